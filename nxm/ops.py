@@ -1,0 +1,192 @@
+"""The memory module's operations: one declaration each, both seams derived from it.
+
+Handlers receive the call `Context` and validated keyword arguments. This module must import
+cheaply (it builds `nxm --help`): services are reached through ``ctx.memory``, lazily.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nxm.record import LAYERS, PRIORITIES, SCOPES, SIGNALS, STATUSES  # noqa: F401
+from nxs.context import Context
+from nxs.ops import Operation, Param
+
+KEY = Param("key", help="Memory key or an unambiguous prefix of it.", required=True, positional=True, max_len=64, aliases=("memory_id",))
+INTRODUCTION = Param("introduction", help="One line, at most 200 characters: the only part a session start sees.", max_len=200)
+CATEGORY = Param("category", help="What kind of knowledge, e.g. conventions, decisions, gotchas.", max_len=64)
+SCOPE = Param("scope", help="project (default), item (the item in refs), user or session.", choices=SCOPES)
+REFS = Param("refs", type="list", help="Item ids, file paths or issue ids this memory is about.", max_len=50, aliases=("ref",))
+PRIORITY = Param("priority", help="HIGH, MEDIUM (default) or LOW.", choices=PRIORITIES)
+
+FILTERS = (
+    Param("status", help="open (default), closed, forgotten or all.", choices=(*STATUSES, "all")),
+    Param("category", help="Only this category.", max_len=64),
+    Param("scope", help="Only this scope.", choices=SCOPES),
+    Param("ref", help="Only memories whose refs include this.", max_len=200),
+    Param("user_id", help="Only this user's memories.", max_len=200),
+    Param("agent_id", help="Only this agent's memories.", max_len=200),
+    Param("session_id", help="Only this session's memories.", max_len=200, aliases=("conversation_id",)),
+    Param("layer", help="PERMANENT or TASK.", choices=LAYERS),
+    Param("priority", help="Only this priority.", choices=PRIORITIES),
+)
+PROVENANCE = (
+    Param("user_id", help="The user this memory belongs to.", max_len=200),
+    Param("agent_id", help="The agent this memory belongs to.", max_len=200),
+    Param("session_id", help="The session or conversation it came from.", max_len=200, aliases=("conversation_id",)),
+    Param("metadata", type="object", help="Free-form JSON object kept with the memory."),
+)
+
+
+def _write(method: str) -> Any:
+    def handler(ctx: Context, **kw: Any) -> Any:
+        return getattr(ctx.memory, method)(now=ctx.now, actor=ctx.actor, **kw)
+
+    handler.__name__ = method
+    return handler
+
+
+def _read(method: str, **fixed: Any) -> Any:
+    def handler(ctx: Context, **kw: Any) -> Any:
+        return getattr(ctx.memory, method)(**fixed, **kw)
+
+    handler.__name__ = method
+    return handler
+
+
+def _search(ctx: Context, **kw: Any) -> Any:
+    return ctx.memory.search(now=ctx.now, **kw)
+
+
+def _state(name: str, summary: str, example: str) -> Operation:
+    return Operation(
+        name=name, tool=f"memory_{name}", cli="nxm", verb=(name,), module="memory", group="core",
+        summary=summary, handler=_write(name), params=(KEY,), writes=True, example=example,
+    )  # fmt: skip
+
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        name="add",
+        tool="memory_add",
+        cli="nxm",
+        verb=("add",),
+        aliases=("remember",),
+        module="memory",
+        group="core",
+        summary="Save a durable project fact (convention, decision and its reason, gotcha, owner). "
+        "The same body twice returns the existing memory.",
+        handler=_write("add"),
+        writes=True,
+        params=(
+            Param("body", help="The full content: self-contained, specific.", required=True, positional=True, max_len=200_000, aliases=("memory", "content")),
+            Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
+            CATEGORY,
+            SCOPE,
+            REFS,
+            PRIORITY,
+            Param("layer", help="PERMANENT (default) or TASK (expires; see --ttl-days).", choices=LAYERS),
+            Param("ttl_days", type="float", help="Days a TASK memory lives (default from config).", min=0.001, max=3650),
+            *PROVENANCE,
+        ),
+        example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
+    ),
+    Operation(
+        name="update",
+        tool="memory_update",
+        cli="nxm",
+        verb=("update",),
+        module="memory",
+        group="core",
+        summary="Correct a memory in place under its key (body, introduction, priority). "
+        "Use when a memory contradicts what you now know.",
+        handler=_write("update"),
+        writes=True,
+        params=(
+            KEY,
+            Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
+            Param("body", help="The new full content.", max_len=200_000, aliases=("memory", "content")),
+            PRIORITY,
+        ),
+        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*" --body "..."',
+    ),
+    Operation(
+        name="classify",
+        tool="memory_classify",
+        cli="nxm",
+        verb=("classify",),
+        module="memory",
+        group="core",
+        summary="File a memory: set its category, scope, refs or introduction.",
+        handler=_write("classify"),
+        writes=True,
+        params=(KEY, CATEGORY, SCOPE, REFS, INTRODUCTION),
+        example="nxm classify 3f2a --scope item --refs NC-103",
+    ),
+    _state("close", "Close a memory that no longer applies (reversible with reopen).", "nxm close 3f2a"),
+    _state("reopen", "Reopen a closed memory.", "nxm reopen 3f2a"),
+    _state("forget", "Forget a wrong memory: hidden everywhere, reversible with restore.", "nxm forget 3f2a"),
+    _state("restore", "Restore a forgotten memory.", "nxm restore 3f2a"),
+    _state("purge", "Delete a forgotten memory for good (cannot be undone).", "nxm purge 3f2a"),
+    Operation(
+        name="show",
+        tool="memory_show",
+        cli="nxm",
+        verb=("show",),
+        module="memory",
+        group="core",
+        summary="Fetch one memory in full (body, classification, provenance, history) by key.",
+        handler=_read("show"),
+        params=(KEY,),
+        example="nxm show 3f2a",
+    ),
+    Operation(
+        name="list",
+        tool="memory_list",
+        cli="nxm",
+        verb=("list",),
+        module="memory",
+        group="core",
+        summary="List memories in reading order with filters and pagination (the live set).",
+        handler=_read("list"),
+        params=(
+            *FILTERS,
+            Param("page", type="int", help="Page number, from 1.", default=1, min=1, max=1_000_000),
+            Param("page_size", type="int", help="Memories per page.", default=20, min=1, max=200, aliases=("limit",)),
+        ),
+        example="nxm list --category conventions --page 2",
+    ),
+    Operation(
+        name="search",
+        tool="memory_search",
+        cli="nxm",
+        verb=("search",),
+        module="memory",
+        group="core",
+        summary="Find memories about something mid-session (hybrid keyword + semantic by default).",
+        handler=_search,
+        params=(
+            Param("query", help="What to look for: words, an identifier, or a question.", required=True, positional=True, max_len=4000),
+            Param("mode", help="hybrid (default), semantic or keyword.", default="hybrid", choices=("hybrid", "semantic", "keyword")),
+            Param("limit", type="int", help="Results to return (default 5, at most 20).", default=5, min=1, max=20, aliases=("max_results",)),
+            *FILTERS,
+        ),
+        example='nxm search "how are releases tagged" --mode hybrid --limit 10',
+    ),
+    Operation(
+        name="history",
+        tool="memory_history",
+        cli="nxm",
+        verb=("history",),
+        module="memory",
+        group="insights",
+        summary="The event timeline of a memory: created, updated, closed, feedback, ...",
+        handler=_read("history"),
+        params=(
+            KEY,
+            Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),
+            Param("order", help="newest (default) or oldest first.", default="newest", choices=("newest", "oldest")),
+        ),
+        example="nxm history 3f2a --order oldest",
+    ),
+]

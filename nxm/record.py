@@ -1,0 +1,143 @@
+"""The memory record (SPEC section 4) and the rules that mint and order it.
+
+A record is a plain dict with exactly the keys of `FIELDS`, so that it serializes the same way
+on every seam and round-trips through export/import unchanged. `new_record` makes one,
+`key_for` mints its content-hash key, `reading_order` sorts records the way list and prime read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from typing import Any
+
+STATUSES = ("open", "closed", "forgotten")
+SCOPES = ("project", "item", "user", "session")  # user: one person's; session: one conversation's
+PRIORITIES = ("HIGH", "MEDIUM", "LOW")
+LAYERS = ("PERMANENT", "TASK")
+PROCESSING = ("PENDING", "READY")
+SIGNALS = ("POSITIVE", "NEGATIVE", "NEUTRAL")
+EVENTS = (
+    "CREATED", "UPDATED", "CLASSIFIED", "CLOSED", "REOPENED", "FORGOTTEN", "RESTORED",
+    "PROMOTED", "FEEDBACK_SUBMITTED", "LINKED", "EMBEDDED", "IMPORTED",
+)  # fmt: skip
+INTRO_MAX = 200
+KEY_LEN = 16
+
+FIELDS: dict[str, Any] = {
+    "key": None,
+    "introduction": "",
+    "body": "",
+    "category": None,
+    "scope": "project",
+    "refs": [],
+    "status": "open",
+    "processing": "PENDING",
+    "priority": "MEDIUM",
+    "layer": "PERMANENT",
+    "expires": None,
+    "actor": None,
+    "created": None,
+    "updated": None,
+    "user_id": None,
+    "agent_id": None,
+    "session_id": None,
+    "persona": None,
+    "program_tool": None,
+    "user_query": None,
+    "billable": False,
+    "company_client": None,
+    "client_project": None,
+    "artifact_url": None,
+    "metadata": {},
+    "model": None,
+    "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0},
+    "events": [],
+}
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(body: str) -> str:
+    """The form a body is hashed in: NFC, whitespace runs folded, ends trimmed."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", body)).strip()
+
+
+def body_hash(body: str) -> str:
+    """Full sha256 hex of the normalised body."""
+    return hashlib.sha256(normalise(body).encode("utf-8")).hexdigest()
+
+
+def key_for(body: str, salt: int = 0) -> str:
+    """The content-hash key of a body (salted only when the plain key is already taken)."""
+    digest = body_hash(body) if salt == 0 else hashlib.sha256(
+        f"{salt}\x00{normalise(body)}".encode()
+    ).hexdigest()
+    return digest[:KEY_LEN]
+
+
+def new_record(**values: Any) -> dict[str, Any]:
+    """A record with every field, defaults filled in (mutable defaults copied)."""
+    record = {k: (v.copy() if isinstance(v, dict | list) else v) for k, v in FIELDS.items()}
+    unknown = set(values) - set(FIELDS)
+    if unknown:
+        raise KeyError(f"unknown record fields: {sorted(unknown)}")
+    record.update(values)
+    return record
+
+
+def complete(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored or imported record with any missing fields defaulted and unknown ones dropped."""
+    return new_record(**{k: v for k, v in record.items() if k in FIELDS})
+
+
+def event(kind: str, at: str, actor: str, **data: Any) -> dict[str, Any]:
+    """One history event."""
+    out: dict[str, Any] = {"type": kind, "at": at, "actor": actor}
+    if data:
+        out["data"] = {k: v for k, v in data.items() if v is not None}
+    return out
+
+
+_PRIORITY_RANK = {p: i for i, p in enumerate(PRIORITIES)}
+
+
+def reading_sort_key(record: dict[str, Any]) -> tuple[Any, ...]:
+    """Reading order: priority (HIGH first), category (uncategorised last), oldest first, key."""
+    category = record.get("category")
+    return (
+        _PRIORITY_RANK.get(record.get("priority", "MEDIUM"), 1),
+        category is None,
+        category or "",
+        record.get("created") or "",
+        record["key"],
+    )
+
+
+def reading_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records sorted in reading order (a total order: ties end at the key)."""
+    return sorted(records, key=reading_sort_key)
+
+
+SUMMARY_FIELDS = (
+    "key", "introduction", "category", "scope", "refs", "status", "priority", "layer",
+    "processing", "expires", "created", "updated",
+)  # fmt: skip
+
+
+def summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The short form list and search return (show returns the whole record)."""
+    return {k: record[k] for k in SUMMARY_FIELDS}
+
+
+def indexed_text(record: dict[str, Any]) -> str:
+    """The text keyword and semantic search see for a record."""
+    parts = [record["introduction"], record["body"]]
+    if record.get("category"):
+        parts.append(f"category: {record['category']}")
+    if record.get("refs"):
+        parts.append("refs: " + " ".join(record["refs"]))
+    if record.get("user_query"):
+        parts.append(record["user_query"])
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,479 @@
+"""The memory service: every memory operation's behaviour, whichever seam calls it.
+
+Seams validate arguments against the operation table, then call one method here with plain
+keyword arguments plus ``now`` and ``actor``. Methods return JSON-able dicts; refusals raise from
+`nxs.errors` before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from nxm import rank
+from nxm.projection import render_projection
+from nxm.record import (
+    INTRO_MAX,
+    body_hash,
+    event,
+    indexed_text,
+    key_for,
+    new_record,
+    normalise,
+    reading_order,
+    summary,
+)
+from nxm.store import Store
+from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
+from nxs.paths import atomic_write
+from nxs.render import parse_timestamp, timestamp
+from nxs.workspace import Workspace
+
+if TYPE_CHECKING:
+    import numpy as np
+
+PROVENANCE = (
+    "user_id", "agent_id", "session_id", "persona", "program_tool", "user_query", "billable",
+    "company_client", "client_project", "artifact_url", "metadata",
+)  # fmt: skip
+LIST_FILTERS = (
+    "status", "category", "scope", "ref", "user_id", "agent_id", "session_id", "layer", "priority",
+)  # fmt: skip
+
+
+def _intro(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise ValidationError(
+            "introduction must not be empty",
+            suggestion="write one line that states the memory's point (at most 200 characters)",
+        )
+    if "\n" in text or "\r" in text:
+        raise ValidationError("introduction must be one line", suggestion="put the detail in the body")
+    if len(text) > INTRO_MAX:
+        raise ValidationError(f"introduction is {len(text)} characters; at most {INTRO_MAX}")
+    return text
+
+
+def _body(text: str) -> str:
+    if not text.strip():
+        raise ValidationError("body must not be empty", suggestion="say what should be remembered")
+    return text.strip("\n")
+
+
+def _refs(scope: str | None, refs: list[str] | None) -> list[str] | None:
+    if refs is not None:
+        refs = list(dict.fromkeys(r.strip() for r in refs if r.strip()))
+    if scope == "item" and not refs:
+        raise ValidationError(
+            "scope 'item' needs the item in refs",
+            suggestion="pass --ref ITEM (an issue id, a file path, a board item)",
+        )
+    return refs
+
+
+class MemoryService:
+    """Memory operations over one workspace's store."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.config = ws.section("memory")
+        self.model_name: str = self.config["model"]
+        self._embedder: Any = None
+        self._embed_error: str | None = None
+        self.store = Store(ws)
+
+    # -- embedding ------------------------------------------------------------------------------
+
+    def embedder(self) -> Any:
+        """The embedder, or None (with the reason kept) when the model cannot be loaded."""
+        if self._embedder is None and self._embed_error is None:
+            try:
+                from nxm.embed import load_embedder  # deferred: fastembed is heavy
+
+                self._embedder = load_embedder(self.model_name)
+                self.store.dim = self._embedder.dim
+            except Exception as exc:  # a missing or broken model must never block a write
+                self._embed_error = getattr(exc, "message", None) or str(exc)
+                print(f"nxs: semantic search unavailable: {self._embed_error}", file=sys.stderr)
+        return self._embedder
+
+    def _vectors(self, records: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+        emb = self.embedder()
+        if emb is None or not records:
+            return {}
+        vecs = emb.embed([indexed_text(r) for r in records])
+        return {r["key"]: v for r, v in zip(records, vecs, strict=True)}
+
+    def _ready(self, records: list[dict[str, Any]], vectors: dict[str, Any]) -> None:
+        for r in records:
+            if r["key"] in vectors:
+                r["processing"], r["model"] = "READY", self.model_name
+
+    # -- lookup ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def resolve(records: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
+        """The record a key or an unambiguous key prefix names.
+
+        Raises:
+            NotFoundError: no key starts with it.
+            ConflictError: several do.
+        """
+        key = key.strip().lower()
+        if key in records:
+            return records[key]
+        hits = [k for k in records if k.startswith(key)] if key else []
+        if not hits:
+            raise NotFoundError(
+                f"no memory with key {key!r}", suggestion="find keys with `nxm list` or `nxm search`"
+            )
+        if len(hits) > 1:
+            shown = ", ".join(sorted(hits)[:5])
+            raise ConflictError(
+                f"key prefix {key!r} matches {len(hits)} memories: {shown}",
+                suggestion="give more characters of the key",
+                code="AMBIGUOUS_KEY",
+            )
+        return records[hits[0]]
+
+    def _write(
+        self,
+        current: dict[str, dict[str, Any]],
+        changed: list[dict[str, Any]],
+        vectors: dict[str, Any] | None = None,
+        deletes: list[str] = (),  # type: ignore[assignment]
+    ) -> None:
+        self.store.commit(current, changed, vectors, list(deletes))
+        atomic_write(self.ws.root / "NEXUS_MEMORY.md", render_projection(current).encode())
+
+    @staticmethod
+    def _out(record: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in record.items() if k != "events"}
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def add(
+        self,
+        *,
+        body: str,
+        introduction: str,
+        now: str,
+        actor: str,
+        category: str | None = None,
+        scope: str | None = None,
+        refs: list[str] | None = None,
+        priority: str | None = None,
+        layer: str | None = None,
+        ttl_days: float | None = None,
+        **provenance: Any,
+    ) -> dict[str, Any]:
+        """Add a memory under its content-hash key; the same body again returns the existing one."""
+        body, introduction = _body(body), _intro(introduction)
+        refs = _refs(scope, refs) or []
+        layer = layer or "PERMANENT"
+        if ttl_days is not None and layer != "TASK":
+            raise ValidationError("ttl_days applies to TASK memories", suggestion="add --layer TASK")
+        expires = None
+        if layer == "TASK":
+            days = ttl_days if ttl_days is not None else float(self.config["task_ttl_days"])
+            expires = timestamp(parse_timestamp(now) + timedelta(days=days))
+        record = new_record(
+            body=body,
+            introduction=introduction,
+            category=category,
+            scope=scope or "project",
+            refs=refs,
+            priority=priority or "MEDIUM",
+            layer=layer,
+            expires=expires,
+            actor=actor,
+            created=now,
+            updated=now,
+            **{k: v for k, v in provenance.items() if v is not None},
+        )
+        record["events"] = [event("CREATED", now, actor)]
+        record["key"] = key_for(body)
+        vector = self._vectors([record]).get(record["key"])
+        with self.store.writing() as current:
+            digest = body_hash(body)
+            same = next((r for r in current.values() if body_hash(r["body"]) == digest), None)
+            if same is not None:
+                return {"created": False, "memory": self._out(same)}
+            salt = 0
+            while record["key"] in current:
+                salt += 1
+                record["key"] = key_for(body, salt)
+            vectors = {record["key"]: vector} if vector is not None else {}
+            self._ready([record], vectors)
+            self._write(current, [record], vectors)
+        return {"created": True, "memory": self._out(record)}
+
+    def _change(
+        self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False
+    ) -> dict[str, Any]:
+        """Read-modify-write one record under the lock.
+
+        ``apply(record, current)`` mutates a copy and returns the event's (type, data), or raises
+        to refuse; with ``embed`` the changed text is embedded again.
+        """
+        if embed:
+            self.embedder()  # load the model before taking the lock
+        with self.store.writing() as current:
+            before = self.resolve(current, key)
+            after = {**before, "refs": list(before["refs"]), "events": list(before["events"])}
+            after["feedback"] = dict(before["feedback"])
+            kind, data = apply(after, current)
+            after["updated"], after["actor"] = now, actor
+            after["events"].append(event(kind, now, actor, **data))
+            vectors = None
+            if embed:
+                after["processing"] = "PENDING"
+                vectors = self._vectors([after])
+                self._ready([after], vectors)
+            self._write(current, [after], vectors)
+        return {"memory": self._out(after)}
+
+    def update(
+        self,
+        *,
+        key: str,
+        introduction: str,
+        now: str,
+        actor: str,
+        body: str | None = None,
+        priority: str | None = None,
+    ) -> dict[str, Any]:
+        """Change body, introduction or priority; a call that changes nothing is refused."""
+        introduction = _intro(introduction)
+        body = _body(body) if body is not None else None
+
+        def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            changed = []
+            if body is not None and normalise(body) != normalise(r["body"]):
+                digest = body_hash(body)
+                twin = next(
+                    (k for k, o in current.items() if k != r["key"] and body_hash(o["body"]) == digest),
+                    None,
+                )
+                if twin:
+                    raise ConflictError(
+                        f"memory {twin} already has that body",
+                        suggestion=f"forget one of them: `nxm forget {twin}`",
+                    )
+                r["body"] = body
+                changed.append("body")
+            if introduction != r["introduction"]:
+                r["introduction"] = introduction
+                changed.append("introduction")
+            if priority is not None and priority != r["priority"]:
+                r["priority"] = priority
+                changed.append("priority")
+            if not changed:
+                raise ValidationError(
+                    f"update of {r['key']} changes nothing",
+                    suggestion="pass a different body, introduction or priority",
+                    code="NO_CHANGE",
+                )
+            return "UPDATED", {"fields": changed}
+
+        return self._change(key, now, actor, apply, embed=body is not None)
+
+    def classify(
+        self,
+        *,
+        key: str,
+        now: str,
+        actor: str,
+        category: str | None = None,
+        scope: str | None = None,
+        refs: list[str] | None = None,
+        introduction: str | None = None,
+    ) -> dict[str, Any]:
+        """Set category, scope, refs or introduction; a call that changes nothing is refused."""
+        introduction = _intro(introduction) if introduction is not None else None
+
+        def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            new = {"category": category, "scope": scope, "refs": refs, "introduction": introduction}
+            if new["category"] == "":
+                new["category"] = None  # an empty category clears it
+            changed = {
+                k: v for k, v in new.items()
+                if (v is not None or (k == "category" and category == "")) and v != r[k]
+            }  # fmt: skip
+            final_refs = _refs(changed.get("scope", r["scope"]), changed.get("refs", r["refs"]))
+            if "refs" in changed:
+                changed["refs"] = final_refs
+                if changed["refs"] == r["refs"]:
+                    del changed["refs"]
+            if not changed:
+                raise ValidationError(
+                    f"classify of {r['key']} changes nothing",
+                    suggestion="pass a different category, scope, refs or introduction",
+                    code="NO_CHANGE",
+                )
+            r.update(changed)
+            return "CLASSIFIED", {"fields": sorted(changed)}
+
+        return self._change(key, now, actor, apply, embed=introduction is not None)
+
+    def _transition(self, key: str, now: str, actor: str, kind: str, allowed: dict[str, str]) -> dict[str, Any]:
+        def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            status = r["status"]
+            if status not in allowed:
+                verb = kind.lower().removesuffix("ed").removesuffix("d")
+                raise ConflictError(
+                    f"memory {r['key']} is {status}; cannot {verb} it",
+                    suggestion=f"see its state with `nxm show {r['key']}`",
+                    code="BAD_STATE",
+                )
+            target = allowed[status]
+            if target == "*":  # restore: back to the status it was forgotten from
+                forgot = [e for e in r["events"] if e["type"] == "FORGOTTEN"]
+                target = forgot[-1].get("data", {}).get("from", "open") if forgot else "open"
+            r["status"] = target
+            return kind, {"from": status, "to": target}
+
+        return self._change(key, now, actor, apply)
+
+    def close(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
+        """Close an open memory (reversible with reopen)."""
+        return self._transition(key, now, actor, "CLOSED", {"open": "closed"})
+
+    def reopen(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
+        """Reopen a closed memory."""
+        return self._transition(key, now, actor, "REOPENED", {"closed": "open"})
+
+    def forget(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
+        """Forget a memory: hidden from list, search and prime; reversible with restore."""
+        return self._transition(key, now, actor, "FORGOTTEN", {"open": "forgotten", "closed": "forgotten"})
+
+    def restore(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
+        """Restore a forgotten memory to the status it had."""
+        return self._transition(key, now, actor, "RESTORED", {"forgotten": "*"})
+
+    def purge(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
+        """Delete a forgotten memory for good."""
+        with self.store.writing() as current:
+            r = self.resolve(current, key)
+            if r["status"] != "forgotten":
+                raise ConflictError(
+                    f"memory {r['key']} is {r['status']}; only forgotten memories can be purged",
+                    suggestion=f"forget it first: `nxm forget {r['key']}`",
+                    code="BAD_STATE",
+                )
+            self._write(current, [], deletes=[r["key"]])
+        return {"purged": True, "key": r["key"]}
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def show(self, *, key: str) -> dict[str, Any]:
+        """One memory, untruncated, with its history."""
+        return {"memory": self.resolve(self.store.records(), key)}
+
+    def history(self, *, key: str, limit: int = 20, order: str = "newest") -> dict[str, Any]:
+        """The event timeline of a memory."""
+        r = self.resolve(self.store.records(), key)
+        events = [{**e, "n": i} for i, e in enumerate(r["events"], 1)]
+        if order == "newest":
+            events.reverse()
+        return {"key": r["key"], "events": events[:limit], "order": order, "total": len(events)}
+
+    def _select(self, records: dict[str, dict[str, Any]], filters: dict[str, Any]) -> list[dict[str, Any]]:
+        status = filters.get("status") or "open"
+        out = []
+        for r in records.values():
+            if status != "all" and r["status"] != status:
+                continue
+            if filters.get("ref") is not None and filters["ref"] not in r["refs"]:
+                continue
+            if any(
+                filters.get(f) is not None and r[f] != filters[f]
+                for f in LIST_FILTERS
+                if f not in ("status", "ref")
+            ):
+                continue
+            out.append(r)
+        return out
+
+    def list(self, *, page: int = 1, page_size: int = 20, **filters: Any) -> dict[str, Any]:
+        """Memories in reading order, filtered and paginated, with totals."""
+        chosen = reading_order(self._select(self.store.records(), filters))
+        total = len(chosen)
+        start = (page - 1) * page_size
+        return {
+            "memories": [summary(r) for r in chosen[start : start + page_size]],
+            "page": page,
+            "page_size": page_size,
+            "total": total,
+            "total_pages": math.ceil(total / page_size) if total else 0,
+        }
+
+    def search(
+        self, *, query: str, mode: str = "hybrid", limit: int = 5, now: str, **filters: Any
+    ) -> dict[str, Any]:
+        """Hybrid, semantic or keyword search with the list filters; scores in the answer."""
+        if not query.strip():
+            raise ValidationError("query must not be empty", suggestion="say what to look for")
+        status = filters.pop("status", None) or "open"
+        lance_filters = {k: v for k, v in filters.items() if v is not None}
+        if status != "all":
+            lance_filters["status"] = status
+        lance_filters["not_expired"] = now
+        note = None
+        vector = None
+        if mode in ("hybrid", "semantic"):
+            emb = self.embedder()
+            if emb is None:
+                if mode == "semantic":
+                    raise UpstreamError(
+                        f"semantic search needs the embedding model: {self._embed_error}",
+                        suggestion="run `nxm model setup`, or search with --mode keyword",
+                        code="MODEL_UNAVAILABLE",
+                    )
+                note = "semantic search unavailable (no embedding model); keyword results only"
+            else:
+                vector = emb.embed([query])[0]
+        pool = max(limit * 4, 40)
+        keyword = self.store.keyword(query, lance_filters, pool) if mode != "semantic" else []
+        semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
+        records = self.store.records()
+        hits = rank.fuse(keyword, semantic, records, mode)[:limit]
+        out: dict[str, Any] = {
+            "mode": mode,
+            "query": query,
+            "results": [{**summary(records[k]), **scores} for k, scores in hits],
+            "total": len(hits),
+        }
+        if note:
+            out["note"] = note
+        return out
+
+    # -- maintenance ----------------------------------------------------------------------------
+
+    def embed_pending(self, *, all: bool = False, progress: Any = None) -> dict[str, Any]:
+        """Embed every PENDING memory (or every memory with ``all``) in batches."""
+        if self.embedder() is None:
+            raise UpstreamError(
+                f"cannot embed: {self._embed_error}",
+                suggestion="run `nxm model setup`",
+                code="MODEL_UNAVAILABLE",
+            )
+        done = 0
+        with self.store.writing() as current:
+            todo = [
+                r for r in reading_order(list(current.values()))
+                if all or r["processing"] != "READY" or r["model"] != self.model_name
+            ]  # fmt: skip
+            for start in range(0, len(todo), 512):
+                batch = [dict(r) for r in todo[start : start + 512]]
+                vectors = self._vectors(batch)
+                self._ready(batch, vectors)
+                self.store.commit(current, batch, vectors)
+                done += len(batch)
+                if progress:
+                    progress(len(batch))
+            pending = sum(1 for r in current.values() if r["processing"] != "READY")
+        return {"embedded": done, "model": self.model_name, "pending": pending}

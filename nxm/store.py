@@ -1,0 +1,324 @@
+"""The memory store: one LanceDB table in `.nxs/memory/`, guarded by a lock, cached for reads.
+
+LanceDB holds every record (as its JSON document plus the columns filters need), its vector,
+and the native full-text index. Three rules keep it whole and fast:
+
+- **One writer at a time.** Writes take an exclusive file lock and `checkout_latest()` inside
+  it, so two processes never upsert the same key twice or lose a read-modify-write.
+- **Compaction as it grows.** Every write makes a LanceDB version and fragment; after
+  `COMPACT_EVERY` fragments the writer calls `optimize()` (which also folds new rows into the
+  full-text index), so search time does not grow with the number of writes.
+- **A read cache.** Importing lancedb costs seconds, so `show`, `list` and `prime` read
+  `.nxs/cache/records.json`, a snapshot of every record that writers refresh under the lock.
+  A writer deletes it before committing and writes it after, so a crash in between leaves no
+  snapshot (the next reader rebuilds it under the lock), never a stale one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from nxm.record import body_hash, complete, indexed_text
+from nxs.errors import UpstreamError
+from nxs.paths import atomic_write
+from nxs.workspace import Workspace
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TABLE = "memories"
+COMPACT_EVERY = 24  # fragments before optimize(); measured in docs/benchmarks.md
+FILTER_COLUMNS = (
+    "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
+    "session_id", "created", "updated", "expires",
+)  # fmt: skip
+
+
+def _sql(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def where(filters: dict[str, Any]) -> str | None:
+    """A LanceDB filter for equality filters (``ref`` matches one of the refs; ``not_expired``)."""
+    parts = []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "ref":
+            parts.append(f"array_has(refs, {_sql(value)})")
+        elif name == "not_expired":
+            parts.append(f"(expires IS NULL OR expires > {_sql(value)})")
+        elif name == "status_in":
+            parts.append("status IN (" + ", ".join(_sql(v) for v in value) + ")")
+        elif name in FILTER_COLUMNS:
+            parts.append(f"{name} = {_sql(value)}")
+        else:
+            raise KeyError(name)
+    return " AND ".join(parts) or None
+
+
+class Store:
+    """The LanceDB-backed memory store of one workspace."""
+
+    def __init__(self, ws: Workspace, dim: int = 384) -> None:
+        self.ws = ws
+        configured = ws.section("memory").get("store")
+        self.uri = str(configured) if configured else str(ws.dir / "memory")
+        self.local = "://" not in self.uri
+        self.dim = dim
+        self.cache_path = ws.dir / "cache" / "records.json"
+        self.lock_path = ws.dir / "memory.lock"
+        self._db: Any = None
+        self._table: Any = None
+        self._storage_options = ws.section("memory").get("storage_options") or None
+
+    # -- LanceDB ---------------------------------------------------------------------------
+
+    def _schema(self, dim: int) -> Any:
+        import pyarrow as pa
+
+        cols = [pa.field("key", pa.string()), pa.field("hash", pa.string())]
+        cols += [pa.field(c, pa.string()) for c in FILTER_COLUMNS]
+        cols += [
+            pa.field("refs", pa.list_(pa.string())),
+            pa.field("text", pa.string()),
+            pa.field("doc", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+        return pa.schema(cols)
+
+    def table(self, create: bool = False) -> Any:
+        """The LanceDB table (opened once per process), or None when there is none yet."""
+        if self._table is not None:
+            return self._table
+        import lancedb  # deferred: ~1.5-4 s of import, paid only by searches and writes
+
+        try:
+            if self._db is None:
+                self._db = lancedb.connect(self.uri, storage_options=self._storage_options)
+            try:
+                self._table = self._db.open_table(TABLE)
+            except (FileNotFoundError, ValueError):
+                if not create:
+                    return None
+                self._table = self._db.create_table(
+                    TABLE, schema=self._schema(self.dim), exist_ok=True
+                )
+        except OSError as exc:
+            raise UpstreamError(
+                f"cannot open the memory store at {self.uri}: {exc}",
+                suggestion="check the path's permissions and free space",
+                code="STORE_UNAVAILABLE",
+            ) from None
+        return self._table
+
+    def _rows(self, records: list[dict[str, Any]], vectors: dict[str, Any]) -> Any:
+        import pyarrow as pa
+
+        dim = self.table_dim()
+        zero = [0.0] * dim
+        rows = []
+        for r in records:
+            row = {c: r.get(c) for c in FILTER_COLUMNS}
+            vec = vectors.get(r["key"])
+            if vec is None or len(vec) != dim:
+                vec, row["processing"] = zero, "PENDING"
+            row.update(
+                key=r["key"],
+                hash=body_hash(r["body"]),
+                refs=list(r["refs"]),
+                text=indexed_text(r),
+                doc=orjson.dumps(r, option=orjson.OPT_SORT_KEYS).decode(),
+                vector=[float(x) for x in vec],
+            )
+            rows.append(row)
+        return pa.Table.from_pylist(rows, schema=self._schema(dim))
+
+    def table_dim(self) -> int:
+        table = self.table(create=True)
+        return int(table.schema.field("vector").type.list_size)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def _scan(self) -> dict[str, dict[str, Any]]:
+        table = self.table()
+        if table is None:
+            return {}
+        table.checkout_latest()
+        docs = table.search().select(["doc"]).limit(None).to_arrow().column("doc").to_pylist()
+        records = [complete(orjson.loads(d)) for d in docs]
+        return {r["key"]: r for r in records}
+
+    def _read_cache(self) -> dict[str, dict[str, Any]] | None:
+        if not self.local:
+            return None
+        try:
+            data = orjson.loads(self.cache_path.read_bytes())
+        except (FileNotFoundError, orjson.JSONDecodeError):
+            return None
+        return {r["key"]: r for r in data["records"]}
+
+    def _write_cache(self, records: dict[str, dict[str, Any]]) -> None:
+        if self.local:
+            body = {"records": [records[k] for k in sorted(records)], "version": 1}
+            atomic_write(self.cache_path, orjson.dumps(body))
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every record by key: from the read cache when present, else from LanceDB."""
+        cached = self._read_cache()
+        if cached is not None:
+            return cached
+        if self.local and not Path(self.uri, f"{TABLE}.lance").exists():
+            return {}
+        with self._locked():
+            cached = self._read_cache()
+            if cached is None:
+                cached = self._scan()
+                self._write_cache(cached)
+        return cached
+
+    def vectors(self, keys: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of READY records among ``keys``."""
+        table = self.table()
+        if table is None or not keys:
+            return {}
+        cond = "key IN (" + ", ".join(_sql(k) for k in keys) + ") AND processing = 'READY'"
+        got = table.search().where(cond).select(["key", "vector"]).limit(None).to_arrow()
+        return dict(zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True))
+
+    # -- writes ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.ws.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UpstreamError(
+                f"cannot take the write lock {self.lock_path}: {exc.strerror}",
+                suggestion="check that the workspace's .nxs/ directory is writable",
+                code="STORE_READONLY",
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[dict[str, dict[str, Any]]]:
+        """Hold the write lock and yield the current records, freshly read inside it."""
+        with self._locked():
+            table = self.table()
+            if table is not None:
+                table.checkout_latest()
+            current = self._read_cache()
+            if current is None:
+                current = self._scan()
+            yield current
+
+    def commit(
+        self,
+        current: dict[str, dict[str, Any]],
+        upserts: list[dict[str, Any]],
+        vectors: dict[str, Any] | None = None,
+        deletes: list[str] = (),  # type: ignore[assignment]
+    ) -> None:
+        """Write changed records (with new vectors where given) and deletions; call in `writing`.
+
+        Records without a new vector keep the one stored. ``current`` is updated in place.
+        """
+        if not upserts and not deletes:
+            return
+        table = self.table(create=True)
+        vectors = dict(vectors or {})
+        keep = [r["key"] for r in upserts if r["key"] not in vectors and r["processing"] == "READY"]
+        vectors.update(self.vectors(keep))
+        self.cache_path.unlink(missing_ok=True)
+        try:
+            if upserts:
+                rows = self._rows(upserts, vectors)
+                (
+                    table.merge_insert("key")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(rows)
+                )
+                for r, processing in zip(upserts, rows.column("processing").to_pylist(), strict=True):
+                    r["processing"] = processing
+            if deletes:
+                table.delete("key IN (" + ", ".join(_sql(k) for k in deletes) + ")")
+        except OSError as exc:
+            raise UpstreamError(
+                f"the memory store refused the write: {exc}",
+                suggestion="check free disk space and permissions of .nxs/; nothing was written",
+                code="STORE_WRITE_FAILED",
+            ) from None
+        for r in upserts:
+            current[r["key"]] = r
+        for k in deletes:
+            current.pop(k, None)
+        self._maintain(table)
+        self._write_cache(current)
+
+    def _maintain(self, table: Any) -> None:
+        """Create the full-text index once; compact when fragments pile up."""
+        if not any(i.index_type == "FTS" for i in table.list_indices()):
+            if table.count_rows() == 0:
+                return
+            from lancedb.index import FTS
+
+            table.create_index("text", config=FTS(with_position=False), replace=True)
+        elif table.stats()["fragment_stats"]["num_fragments"] >= COMPACT_EVERY:
+            table.optimize()
+
+    def compact(self) -> dict[str, Any]:
+        """Compact now (under the lock); returns fragment counts before and after."""
+        with self._locked():
+            table = self.table()
+            if table is None:
+                return {"fragments_before": 0, "fragments_after": 0}
+            table.checkout_latest()
+            before = table.stats()["fragment_stats"]["num_fragments"]
+            table.optimize()
+            after = table.stats()["fragment_stats"]["num_fragments"]
+        return {"fragments_before": before, "fragments_after": after}
+
+    # -- search ------------------------------------------------------------------------------
+
+    def keyword(self, query: str, filters: dict[str, Any], limit: int) -> list[tuple[str, float]]:
+        """BM25 matches from the full-text index: (key, score), best first."""
+        table = self.table()
+        if table is None or not query.strip():
+            return []
+        table.checkout_latest()
+        if not any(i.index_type == "FTS" for i in table.list_indices()):
+            return []
+        q = table.search(query, query_type="fts").limit(limit).select(["key", "_score"])
+        cond = where(filters)
+        if cond:
+            q = q.where(cond, prefilter=True)
+        got = q.to_arrow()
+        return list(zip(got.column("key").to_pylist(), got.column("_score").to_pylist(), strict=True))
+
+    def semantic(self, vector: np.ndarray, filters: dict[str, Any], limit: int) -> list[tuple[str, float]]:
+        """Nearest READY records by cosine similarity: (key, similarity), best first."""
+        table = self.table()
+        if table is None:
+            return []
+        table.checkout_latest()
+        cond = where({**filters, "processing": "READY"})
+        q = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
+        got = q.where(cond, prefilter=True).limit(limit).select(["key", "_distance"]).to_arrow()
+        return [
+            (k, 1.0 - float(d))
+            for k, d in zip(got.column("key").to_pylist(), got.column("_distance").to_pylist(), strict=True)
+        ]

@@ -1,0 +1,51 @@
+"""The `nxs` CLI: workspaces, the session bootstrap, the MCP server, integrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from nxs.clitool import JsonOpt, emit, fail
+from nxs.clitool import main as run_app
+from nxs.errors import NxsError
+from nxs.render import render
+
+app = typer.Typer(
+    name="nxs",
+    help="nxs: a CLI-first memory suite for coding agents (workspaces, prime, MCP, Linear).",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="Workspace root (default: the current directory).")] = Path("."),
+    module: Annotated[list[str] | None, typer.Option("--module", "-m", help="Module to activate: memory, linear.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create `.nxs/` here, or activate more modules in an existing one.
+
+    Example:
+
+        nxs init --module memory
+    """
+    from nxs.workspace import init as init_ws
+
+    try:
+        ws, added = init_ws(path, module or ["memory"])
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    result: dict[str, Any] = {"workspace": str(ws.root), "modules": ws.modules, "activated": added}
+    if as_json:
+        emit(render(result))
+    else:
+        typer.echo(f"workspace ready at {ws.root} (modules: {', '.join(ws.modules)})")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    run_app(app, "nxs")

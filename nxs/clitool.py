@@ -1,0 +1,207 @@
+"""The CLI seam: Typer verbs derived from the operation table.
+
+`register(app, ops)` adds one verb per operation, with the declared parameters as arguments and
+options plus the seam options every verb takes (``--json``, ``--now``, ``--actor``,
+``--workspace``). `run_op` is the one place the CLI calls a handler: it validates, calls, and
+prints either the serializer's bytes (``--json``) or a human rendering; errors go through
+`fail`, which prints the same envelope and exits with the kind's code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from nxs.context import CLI_ACTOR_ENV, Context, resolve_actor, resolve_now
+from nxs.errors import NxsError, ValidationError
+from nxs.ops import Operation, Param, validate
+from nxs.render import render
+
+_TYPES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "list": list[str], "object": str}
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON answer (the MCP tool's bytes).")]
+NowOpt = Annotated[str | None, typer.Option("--now", help="Timestamp a write stamps (ISO-8601).")]
+ActorOpt = Annotated[str | None, typer.Option("--actor", help="Author recorded on a write.")]
+WorkspaceOpt = Annotated[
+    str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found walking up; NXS_WORKSPACE).")
+]
+Humanizer = Callable[[str, Any], None]
+
+
+def emit(data: bytes) -> None:
+    """Write bytes to stdout exactly."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def fail(err: NxsError, as_json: bool) -> typer.Exit:
+    """Report an error (JSON on stdout with --json, a message on stderr otherwise)."""
+    if as_json:
+        emit(render(err))
+    else:
+        from rich.console import Console
+
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        console.print(f"[bold red]error[/]: {err.message}", markup=True)
+        if err.suggestion:
+            console.print(f"[dim]hint[/]: {err.suggestion}", markup=True)
+    return typer.Exit(err.exit_code)
+
+
+def internal(exc: BaseException) -> NxsError:
+    """An unexpected exception as an internal error (no locals, no secrets; NXS_DEBUG shows it)."""
+    if os.environ.get("NXS_DEBUG"):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    return NxsError(
+        f"internal error: {type(exc).__name__}",
+        suggestion="re-run with NXS_DEBUG=1 to see the traceback, and report it",
+    )
+
+
+def run_op(
+    op: Operation,
+    arguments: dict[str, Any],
+    *,
+    as_json: bool,
+    now: str | None,
+    actor: str | None,
+    workspace: str | None,
+    human: Humanizer | None = None,
+) -> None:
+    """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
+    try:
+        kwargs = validate(op, arguments)
+        ctx = Context(now=resolve_now(now), actor=resolve_actor(actor, CLI_ACTOR_ENV), workspace_arg=workspace)
+        result = op.handler(ctx, **kwargs)
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    except (KeyboardInterrupt, typer.Exit):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
+        raise fail(internal(exc), as_json) from None
+    if as_json or human is None:
+        emit(render(result))
+    else:
+        human(op.name, result)
+
+
+def _cli_param(p: Param) -> inspect.Parameter:
+    help_text = p.help
+    if p.choices:
+        help_text += f" [{'|'.join(p.choices)}]"
+    if p.type == "object":
+        help_text += " (JSON object)"
+    pytype = _TYPES[p.type]
+    if p.positional:
+        info: Any = typer.Argument(help=help_text, show_default=False)
+        annotation = Annotated[pytype if p.required else pytype | None, info]
+        default = inspect.Parameter.empty if p.required else None
+    else:
+        decls = [p.flag] if p.type != "bool" else [f"{p.flag}/--no-{p.flag[2:]}"]
+        if p.type == "list" and p.name.endswith("s"):
+            decls.append(p.flag[:-1])  # --refs x --ref y: both spellings repeat
+        info = typer.Option(*decls, help=help_text, show_default=p.default is not None)
+        annotation = Annotated[pytype | None, info]
+        default = None
+    return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
+    """A function whose signature Typer reads as the verb's arguments and options."""
+    names = [p.name for p in op.params]
+
+    def command(**kw: Any) -> None:
+        arguments = {n: kw[n] for n in names if kw.get(n) is not None}
+        run_op(
+            op,
+            arguments,
+            as_json=kw["json_"],
+            now=kw["now"],
+            actor=kw["actor"],
+            workspace=kw["workspace"],
+            human=human,
+        )
+
+    seam = [
+        inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False),
+        inspect.Parameter("now", inspect.Parameter.KEYWORD_ONLY, annotation=NowOpt, default=None),
+        inspect.Parameter("actor", inspect.Parameter.KEYWORD_ONLY, annotation=ActorOpt, default=None),
+        inspect.Parameter("workspace", inspect.Parameter.KEYWORD_ONLY, annotation=WorkspaceOpt, default=None),
+    ]
+    params = [_cli_param(p) for p in op.params] + seam
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    command.__name__ = op.verb[-1].replace("-", "_")
+    command.__doc__ = help_for(op)
+    return command
+
+
+def help_for(op: Operation) -> str:
+    """A verb's --help text: the summary, the MCP tool it mirrors, an example."""
+    text = f"{op.summary}\n\nMCP tool: {op.tool}."
+    if op.example:
+        text += f"\n\nExample:\n\n    {op.example}"
+    return text
+
+
+def sub_app(app: typer.Typer, path: tuple[str, ...], groups: dict[tuple[str, ...], typer.Typer]) -> typer.Typer:
+    """The Typer that holds verbs under ``path`` (created on first use)."""
+    if not path:
+        return app
+    if path not in groups:
+        parent = sub_app(app, path[:-1], groups)
+        groups[path] = typer.Typer(no_args_is_help=True, help=f"{' '.join(path).capitalize()} commands.")
+        parent.add_typer(groups[path], name=path[-1])
+    return groups[path]
+
+
+def register(
+    app: typer.Typer,
+    ops: list[Operation],
+    human: Humanizer | None = None,
+    groups: dict[tuple[str, ...], typer.Typer] | None = None,
+) -> None:
+    """Add one verb per operation to ``app`` (nested verbs get sub-apps)."""
+    groups = {} if groups is None else groups
+    for op in ops:
+        target = sub_app(app, op.verb[:-1], groups)
+        cmd = make_command(op, human)
+        target.command(op.verb[-1])(cmd)
+        for alias in op.aliases:
+            target.command(alias, hidden=True)(cmd)
+
+
+def main(app: typer.Typer, prog: str) -> None:
+    """Run a Typer app; usage errors under --json print the validation envelope."""
+    import click
+
+    as_json = "--json" in sys.argv[1:]
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=sys.argv[1:], prog_name=prog, standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        code = 0
+    except click.UsageError as exc:
+        if as_json:
+            emit(render(ValidationError(exc.format_message(), suggestion=f"see `{prog} --help`")))
+        else:
+            exc.show()
+        code = 2
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.Abort:
+        print("aborted", file=sys.stderr)
+        code = 130
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    sys.exit(code if isinstance(code, int) else 0)

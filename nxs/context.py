@@ -1,0 +1,77 @@
+"""The call context both seams build: workspace, clock, actor, and the services over them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nxs.errors import ValidationError
+from nxs.render import parse_timestamp, timestamp
+from nxs.workspace import Workspace, find
+
+if TYPE_CHECKING:
+    from nxm.service import MemoryService
+
+# Actor resolution (seed 003): the umbrella writes as one identity; the nxm CLI may be told
+# apart by NXM_ACTOR first.
+SERVER_ACTOR_ENV = ("NXS_ACTOR", "NXF_ACTOR", "USER")
+CLI_ACTOR_ENV = ("NXM_ACTOR", *SERVER_ACTOR_ENV)
+
+
+def resolve_actor(explicit: str | None, env: tuple[str, ...] = SERVER_ACTOR_ENV) -> str:
+    """The first of: the explicit actor, the named environment variables, ``nxs``."""
+    for value in (explicit, *(os.environ.get(name) for name in env)):
+        if value and value.strip():
+            return value.strip()[:100]
+    return "nxs"
+
+
+def resolve_now(explicit: str | None) -> str:
+    """The timestamp a write stamps: the explicit one normalised, else the current time.
+
+    Raises:
+        ValidationError: ``now`` is not an ISO-8601 timestamp.
+    """
+    if explicit is None:
+        return timestamp()
+    try:
+        return timestamp(parse_timestamp(explicit))
+    except (ValueError, TypeError):
+        raise ValidationError(
+            f"now must be an ISO-8601 timestamp, got {explicit!r}",
+            suggestion="e.g. 2026-05-29T10:00:00Z",
+        ) from None
+
+
+@dataclass
+class Context:
+    """What a handler gets besides its arguments."""
+
+    now: str
+    actor: str
+    workspace_arg: str | None = None
+    services: dict[str, Any] = field(default_factory=dict)  # shared cache (the server keeps it)
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace this call opens (found lazily, so a bad one errors as the call's error)."""
+        key = ("workspace", self.workspace_arg)
+        if key not in self.services:
+            self.services[key] = find(self.workspace_arg)
+        return self.services[key]
+
+    @property
+    def memory(self) -> MemoryService:
+        """The memory service of this call's workspace."""
+        ws = self.workspace
+        ws.require("memory")
+        key = ("memory", ws.root)
+        if key not in self.services:
+            from nxm.service import MemoryService  # deferred: keeps `--help` and prime light
+
+            self.services[key] = MemoryService(ws)
+        return self.services[key]
+
+
+__all__ = ["CLI_ACTOR_ENV", "SERVER_ACTOR_ENV", "Context", "resolve_actor", "resolve_now"]

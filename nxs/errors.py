@@ -1,0 +1,88 @@
+"""The one error tree shared by every seam.
+
+    NxsError                 kind "internal"    exit 1
+     ├── ValidationError     kind "validation"  exit 2   bad or missing arguments, a no-op write
+     ├── NotFoundError       kind "not_found"   exit 3   no such key, workspace, entity, label
+     ├── ConflictError       kind "conflict"    exit 4   the state forbids it (purge an open memory)
+     └── UpstreamError       kind "upstream"    exit 5   Linear, the model hub, the disk said no
+
+Both seams render an error with `to_dict()` (seed 000's envelope: ``error``, ``code``,
+``message``, ``suggestion``, plus the stable ``kind``). The CLI exits with ``exit_code``;
+the MCP server returns it as a tool result with ``isError: true``. A refused call writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class NxsError(Exception):
+    """Base of every error a seam reports; carries a stable kind and code."""
+
+    kind = "internal"
+    code = "INTERNAL_ERROR"
+    exit_code = 1
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        suggestion: str | None = None,
+        code: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.suggestion = suggestion
+        if code:
+            self.code = code
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error envelope both seams print."""
+        out: dict[str, Any] = {
+            "error": True,
+            "kind": self.kind,
+            "code": self.code,
+            "message": self.message,
+        }
+        if self.suggestion:
+            out["suggestion"] = self.suggestion
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+class ValidationError(NxsError):
+    """The arguments are wrong: a missing, mistyped or out-of-range value, or a no-op."""
+
+    kind = "validation"
+    code = "VALIDATION_ERROR"
+    exit_code = 2
+
+
+class NotFoundError(NxsError):
+    """The thing named does not exist."""
+
+    kind = "not_found"
+    code = "NOT_FOUND"
+    exit_code = 3
+
+
+class ConflictError(NxsError):
+    """The current state forbids the call (an ambiguous prefix, purging an open memory)."""
+
+    kind = "conflict"
+    code = "CONFLICT"
+    exit_code = 4
+
+
+class UpstreamError(NxsError):
+    """Something outside nxs failed: Linear, the disk, the model files."""
+
+    kind = "upstream"
+    code = "UPSTREAM_ERROR"
+    exit_code = 5
+
+
+__all__ = ["ConflictError", "NotFoundError", "NxsError", "UpstreamError", "ValidationError"]

@@ -1,0 +1,244 @@
+"""The operation table: every operation declared once, exposed by both seams.
+
+An `Operation` names the service word, the MCP tool, the CLI verb, its typed parameters with
+limits, and a handler over the service. The Typer verb (`nxs.clitool`) and the MCP tool
+(`nxs.mcpserver`) are both derived from it; `validate` is the one place arguments are checked,
+so a seam cannot accept what the other refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from nxs.errors import ValidationError
+
+# Python types a Param may carry, and the JSON Schema type each becomes.
+_JSON_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "object": "object",
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of an operation."""
+
+    name: str
+    type: str = "str"  # str | int | float | bool | list (of strings) | object (JSON object)
+    help: str = ""
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    min: float | None = None
+    max: float | None = None
+    max_len: int | None = None  # characters for str, items for list
+    positional: bool = False  # a CLI argument rather than an --option
+    aliases: tuple[str, ...] = ()  # other names accepted on the MCP seam (seed spellings)
+    clamp: bool = False  # out-of-range numbers are clamped instead of refused
+
+    @property
+    def flag(self) -> str:
+        """The CLI option name, e.g. ``--user-id``."""
+        return "--" + self.name.replace("_", "-")
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema fragment for this parameter."""
+        out: dict[str, Any] = {"type": _JSON_TYPES[self.type]}
+        if self.help:
+            out["description"] = self.help
+        if self.type == "list":
+            out["items"] = {"type": "string"}
+            if self.max_len is not None:
+                out["maxItems"] = self.max_len
+        if self.choices:
+            out["enum"] = list(self.choices)
+        if self.type == "str" and self.max_len is not None:
+            out["maxLength"] = self.max_len
+        if self.type in ("int", "float") and not self.clamp:
+            if self.min is not None:
+                out["minimum"] = self.min
+            if self.max is not None:
+                out["maximum"] = self.max
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation: a verb on the CLI, a tool on the MCP server, one handler."""
+
+    name: str  # the service word, e.g. "add"
+    tool: str  # the MCP tool, e.g. "memory_add"
+    cli: str  # "nxm" or "nxs"
+    verb: tuple[str, ...]  # the CLI path under that program, e.g. ("graph", "search")
+    module: str  # the workspace module that must be active: "memory" | "linear"
+    group: str  # the MCP tool group: core | session | knowledge | insights | linear
+    summary: str  # one line: what it does and when a model should call it
+    handler: Callable[..., Any]  # handler(ctx, **arguments) -> JSON-able result
+    params: tuple[Param, ...] = ()
+    writes: bool = False
+    example: str = ""
+    aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def command(self) -> str:
+        """The full CLI command, e.g. ``nxm graph search``."""
+        return " ".join((self.cli, *self.verb))
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
+
+    def input_schema(self) -> dict[str, Any]:
+        """The MCP tool's JSON input schema, seam-only parameters included."""
+        props = {p.name: p.schema() for p in self.params}
+        for p in SEAM_PARAMS:
+            props[p.name] = p.schema()
+        required = [p.name for p in self.params if p.required]
+        schema: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            schema["required"] = required
+        return schema
+
+
+# Parameters that exist on every tool (seed 003) and as --now/--actor/--workspace on every verb.
+SEAM_PARAMS = (
+    Param("now", help="Timestamp a write stamps (ISO-8601); default: the current time."),
+    Param("actor", help="Author recorded on a write; default: the server's identity."),
+    Param("workspace", help="Workspace path for this call; default: the launch workspace."),
+)
+SEAM_NAMES = frozenset(p.name for p in SEAM_PARAMS)
+
+
+def _type_error(op: Operation, p: Param, expected: str, value: Any) -> ValidationError:
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return ValidationError(
+        f"{p.name} must be {expected}, got {shown}",
+        suggestion=f"see `{op.command} --help`",
+    )
+
+
+def _coerce(op: Operation, p: Param, value: Any) -> Any:
+    """Check one value against its declaration; return the value to pass on."""
+    if p.type == "str":
+        if not isinstance(value, str):
+            raise _type_error(op, p, "a string", value)
+        if "\x00" in value:
+            raise ValidationError(f"{p.name} must not contain NUL characters")
+        if p.choices:
+            match = next((c for c in p.choices if c.lower() == value.lower()), None)
+            if match is None:
+                raise ValidationError(
+                    f"{p.name} must be one of {', '.join(p.choices)}, got {value!r}"
+                )
+            value = match
+        if p.max_len is not None and len(value) > p.max_len:
+            raise ValidationError(
+                f"{p.name} is {len(value)} characters; at most {p.max_len} are allowed"
+            )
+        return value
+    if p.type == "bool":
+        if not isinstance(value, bool):
+            raise _type_error(op, p, "true or false", value)
+        return value
+    if p.type in ("int", "float"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _type_error(op, p, "a number" if p.type == "float" else "an integer", value)
+        if p.type == "int":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise _type_error(op, p, "an integer", value)
+                value = int(value)
+        elif not math.isfinite(value):
+            raise _type_error(op, p, "a finite number", value)
+        low, high = p.min, p.max
+        if p.clamp:
+            if low is not None:
+                value = max(value, type(value)(low))
+            if high is not None:
+                value = min(value, type(value)(high))
+        elif (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"from {_num(low)} to {_num(high)}" if high is not None else f"at least {_num(low)}"
+            raise ValidationError(f"{p.name} must be {bounds}, got {value}")
+        return value
+    if p.type == "list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise _type_error(op, p, "a list of strings", value)
+        if p.max_len is not None and len(value) > p.max_len:
+            raise ValidationError(f"{p.name} has {len(value)} items; at most {p.max_len}")
+        if any("\x00" in v for v in value):
+            raise ValidationError(f"{p.name} must not contain NUL characters")
+        return list(value)
+    if p.type == "object":
+        if isinstance(value, str):
+            try:
+                value = orjson.loads(value)
+            except orjson.JSONDecodeError as exc:
+                raise ValidationError(
+                    f"{p.name} is not valid JSON: {exc}",
+                    suggestion='pass a JSON object, e.g. \'{"source": "review"}\'',
+                ) from None
+        if not isinstance(value, dict):
+            raise _type_error(op, p, "a JSON object", value)
+        return value
+    raise AssertionError(f"unknown param type {p.type}")  # a declaration bug, not input
+
+
+def _num(x: float | None) -> str:
+    return str(int(x)) if x is not None and float(x).is_integer() else str(x)
+
+
+def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Check arguments against the declaration; return handler keyword arguments.
+
+    ``None`` means "not given". Unknown names are refused, so a typo is never a silent no-op.
+
+    Raises:
+        ValidationError: a missing, unknown, mistyped or out-of-range argument.
+    """
+    by_name = {p.name: p for p in op.params}
+    for p in op.params:
+        for alias in p.aliases:
+            by_name.setdefault(alias, p)
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if name in SEAM_NAMES:
+            continue
+        p = by_name.get(name)
+        if p is None:
+            known = ", ".join(sorted(x.name for x in op.params)) or "none"
+            raise ValidationError(
+                f"unknown parameter {name!r} for {op.tool}",
+                suggestion=f"parameters: {known}",
+            )
+        if value is None:
+            continue
+        if p.name in out:
+            raise ValidationError(f"{p.name} was given twice (as {name!r})")
+        out[p.name] = _coerce(op, p, value)
+    for p in op.params:
+        if p.name not in out:
+            if p.required:
+                raise ValidationError(
+                    f"{p.name} is required",
+                    suggestion=f"see `{op.command} --help`",
+                )
+            out[p.name] = p.default
+    return out
+
+
+__all__ = ["SEAM_NAMES", "SEAM_PARAMS", "Operation", "Param", "validate"]

@@ -1,0 +1,64 @@
+"""The wire contract: one serializer for every seam.
+
+`render(value)` turns a result or an error into the bytes both seams emit: the CLI writes them
+to stdout for ``--json``, the MCP server returns them (decoded) as the tool's text content.
+
+- orjson, keys sorted, so the same value always gives the same bytes whoever built the dict;
+- one trailing newline;
+- timestamps are strings made by `timestamp()`: UTC ISO-8601 with milliseconds and ``Z``;
+- no NaN or infinity (orjson writes them as null; `clean` rounds floats first), no numpy types.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from nxs.errors import NxsError
+
+_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+def clean(value: Any) -> Any:
+    """Round floats to 6 places and turn numpy scalars into Python numbers, recursively."""
+    if isinstance(value, float):
+        return round(value, 6) if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str | bytes):
+        return clean(value.item())
+    return value
+
+
+def render(value: Any) -> bytes:
+    """Serialize a result (or an `NxsError`) to the bytes both seams emit."""
+    if isinstance(value, NxsError):
+        value = value.to_dict()
+    return orjson.dumps(clean(value), option=_OPTS)
+
+
+def line(value: Any) -> bytes:
+    """Serialize one JSON Lines record (export, logs): sorted keys, one line."""
+    return orjson.dumps(clean(value), option=_OPTS)
+
+
+def timestamp(moment: datetime | None = None) -> str:
+    """UTC ISO-8601 with milliseconds, e.g. ``2026-11-29T22:51:22.123Z``."""
+    moment = (moment or datetime.now(UTC)).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Parse an ISO-8601 timestamp (``Z`` or offset; naive means UTC) into an aware datetime."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+__all__ = ["clean", "line", "parse_timestamp", "render", "timestamp"]

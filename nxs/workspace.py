@@ -1,0 +1,156 @@
+"""Workspaces: finding `.nxs/`, reading its config, creating one.
+
+A workspace is a directory holding `.nxs/` (like git's `.git/`). Every verb finds it by walking
+up from the current directory, unless `--workspace` / ``NXS_WORKSPACE`` names one.
+`.nxs/config.toml` says which modules are active and how they are set; it holds nothing private.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nxs.errors import NotFoundError, ValidationError
+from nxs.paths import atomic_write
+
+DIRNAME = ".nxs"
+MODULES = ("memory", "linear")
+DEFAULT_CONFIG: dict[str, Any] = {
+    "memory": {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "task_ttl_days": 7,
+        "prime_budget": 6000,
+    },
+    "mcp": {"tools": ["core", "session", "knowledge"]},
+}
+
+
+@dataclass
+class Workspace:
+    """An opened workspace: its root, its `.nxs/` directory and its config."""
+
+    root: Path
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dir(self) -> Path:
+        return self.root / DIRNAME
+
+    @property
+    def modules(self) -> list[str]:
+        return list(self.config.get("nxs", {}).get("modules", []))
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A config section merged over its defaults."""
+        return {**DEFAULT_CONFIG.get(name, {}), **self.config.get(name, {})}
+
+    def require(self, module: str) -> None:
+        """Raises NotFoundError when the module is not active here."""
+        if module not in self.modules:
+            cmd = "nxm init" if module == "memory" else f"nxs init --module {module}"
+            raise NotFoundError(
+                f"the {module} module is not active in the workspace at {self.root}",
+                suggestion=f"run `{cmd}` there",
+                code="MODULE_INACTIVE",
+            )
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(
+            f"{path} is not valid TOML: {exc}",
+            suggestion="fix the file by hand or restore it from version control",
+            code="BAD_CONFIG",
+        ) from None
+    except FileNotFoundError:
+        return {}
+
+
+def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = None) -> Workspace:
+    """Open the workspace named explicitly, by ``NXS_WORKSPACE``, or found walking up.
+
+    Raises:
+        NotFoundError: no `.nxs/` there or above.
+        ValidationError: its config.toml is unreadable.
+    """
+    named = explicit or os.environ.get("NXS_WORKSPACE")
+    if named:
+        root = Path(named).expanduser().resolve()
+        if root.name == DIRNAME:
+            root = root.parent
+        if not (root / DIRNAME).is_dir():
+            raise NotFoundError(
+                f"no nxs workspace at {root}",
+                suggestion=f"run `nxm init` in {root}, or name another with --workspace",
+                code="NO_WORKSPACE",
+            )
+    else:
+        here = (start or Path.cwd()).resolve()
+        root = next((d for d in (here, *here.parents) if (d / DIRNAME).is_dir()), None)  # type: ignore[assignment]
+        if root is None:
+            raise NotFoundError(
+                f"no nxs workspace in {here} or any parent directory",
+                suggestion="run `nxm init` in your project's root (or pass --workspace / set NXS_WORKSPACE)",
+                code="NO_WORKSPACE",
+            )
+    return Workspace(root=root, config=_read_config(root / DIRNAME / "config.toml"))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def dump_config(config: dict[str, Any]) -> str:
+    """Write a config of flat sections as TOML (the shape `init` makes)."""
+    out = ["# nxs workspace configuration. Committed with the project: nothing private here.\n"]
+    for section, values in config.items():
+        out.append(f"\n[{section}]\n")
+        out.extend(f"{k} = {_toml_value(v)}\n" for k, v in values.items())
+    return "".join(out)
+
+
+def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
+    """Create or extend a workspace at ``path``; return it and the modules newly activated.
+
+    Raises:
+        ValidationError: an unknown module, or an unreadable existing config.
+    """
+    unknown = [m for m in modules if m not in MODULES]
+    if unknown:
+        raise ValidationError(
+            f"unknown module {unknown[0]!r}", suggestion=f"modules: {', '.join(MODULES)}"
+        )
+    root = path.resolve()
+    nxs_dir = root / DIRNAME
+    config = _read_config(nxs_dir / "config.toml")
+    active = list(config.get("nxs", {}).get("modules", []))
+    added = [m for m in modules if m not in active]
+    if added or not (nxs_dir / "config.toml").exists():
+        config.setdefault("nxs", {})["version"] = 1
+        config["nxs"]["modules"] = active + added
+        for m in added:
+            for k, v in DEFAULT_CONFIG.get(m, {}).items():
+                config.setdefault(m, {}).setdefault(k, v)
+        if "mcp" not in config:
+            config["mcp"] = dict(DEFAULT_CONFIG["mcp"])
+        nxs_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(nxs_dir / "config.toml", dump_config(config).encode())
+        ignore = nxs_dir / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, b"# derived and machine-local files\ncache/\n*.lock\n")
+    return Workspace(root=root, config=config), added
+
+
+__all__ = ["DIRNAME", "MODULES", "Workspace", "dump_config", "find", "init"]
