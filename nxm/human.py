@@ -18,7 +18,9 @@ def console() -> Any:
     return _console
 
 
-def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]], title: str | None = None) -> Any:
+def _table(
+    rows: list[dict[str, Any]], columns: list[tuple[str, str]], title: str | None = None
+) -> Any:
     from rich.table import Table
 
     table = Table(title=title, show_lines=False, header_style="bold", title_justify="left")
@@ -49,12 +51,20 @@ def show(name: str, result: Any) -> None:
     """Print an operation's result for a person."""
     out = console()
     if name == "list":
-        rows = [{**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])} for m in result["memories"]]
+        rows = [
+            {**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])}
+            for m in result["memories"]
+        ]
         out.print(_table(rows, [("key", "key"), ("introduction", "introduction"), ("category", "category"),
                                 ("priority", "priority"), ("status", "status"), ("scope", "scope")]))  # fmt: skip
-        out.print(f"[dim]page {result['page']} of {max(result['total_pages'], 1)} · {result['total']} memories[/]")
+        out.print(
+            f"[dim]page {result['page']} of {max(result['total_pages'], 1)} · {result['total']} memories[/]"
+        )
     elif name == "search":
-        rows = [{**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])} for m in result["results"]]
+        rows = [
+            {**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])}
+            for m in result["results"]
+        ]
         out.print(_table(rows, [("score", "score"), ("key", "key"), ("introduction", "introduction"),
                                 ("category", "category"), ("keyword", "keyword"), ("semantic", "semantic")]))  # fmt: skip
         if result.get("note"):
@@ -63,18 +73,40 @@ def show(name: str, result: Any) -> None:
         from rich.panel import Panel
 
         m = result["memory"]
-        facts = " · ".join(str(x) for x in (m["category"], m["scope"], m["priority"], m["layer"], m["status"], m["processing"]) if x)
+        facts = " · ".join(
+            str(x)
+            for x in (
+                m["category"],
+                m["scope"],
+                m["priority"],
+                m["layer"],
+                m["status"],
+                m["processing"],
+            )
+            if x
+        )
         head = f"[bold]{_escape(m['introduction'])}[/]\n[dim]{m['key']} · {facts}[/]"
         if m["refs"]:
             head += f"\n[dim]refs: {_escape(', '.join(m['refs']))}[/]"
         out.print(Panel(f"{head}\n\n{_escape(m['body'])}", expand=False))
-        out.print(f"[dim]created {m['created']} · updated {m['updated']} by {_escape(str(m['actor']))} · {len(m['events'])} events[/]")
+        out.print(
+            f"[dim]created {m['created']} · updated {m['updated']} by {_escape(str(m['actor']))} · {len(m['events'])} events[/]"
+        )
     elif name == "history":
-        out.print(_table(result["events"], [("n", "#"), ("at", "at"), ("type", "event"), ("actor", "actor"), ("data", "data")]))
+        out.print(
+            _table(
+                result["events"],
+                [("n", "#"), ("at", "at"), ("type", "event"), ("actor", "actor"), ("data", "data")],
+            )
+        )
     elif isinstance(result, dict) and "memory" in result:
         m = result["memory"]
-        verb = PAST.get(name, name) if name != "add" or result.get("created") else "already stored as"
-        out.print(f"{verb} [bold]{m['key']}[/] {_escape(m['introduction'])} [dim]({m['status']}, {m['processing']})[/]")
+        verb = (
+            PAST.get(name, name) if name != "add" or result.get("created") else "already stored as"
+        )
+        out.print(
+            f"{verb} [bold]{m['key']}[/] {_escape(m['introduction'])} [dim]({m['status']}, {m['processing']})[/]"
+        )
     else:
         from rich.json import JSON
 

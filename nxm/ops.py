@@ -12,11 +12,32 @@ from nxm.record import LAYERS, PRIORITIES, SCOPES, SIGNALS, STATUSES  # noqa: F4
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
-KEY = Param("key", help="Memory key or an unambiguous prefix of it.", required=True, positional=True, max_len=64, aliases=("memory_id",))
-INTRODUCTION = Param("introduction", help="One line, at most 200 characters: the only part a session start sees.", max_len=200)
-CATEGORY = Param("category", help="What kind of knowledge, e.g. conventions, decisions, gotchas.", max_len=64)
-SCOPE = Param("scope", help="project (default), item (the item in refs), user or session.", choices=SCOPES)
-REFS = Param("refs", type="list", help="Item ids, file paths or issue ids this memory is about.", max_len=50, aliases=("ref",))
+KEY = Param(
+    "key",
+    help="Memory key or an unambiguous prefix of it.",
+    required=True,
+    positional=True,
+    max_len=64,
+    aliases=("memory_id",),
+)
+INTRODUCTION = Param(
+    "introduction",
+    help="One line, at most 200 characters: the only part a session start sees.",
+    max_len=200,
+)
+CATEGORY = Param(
+    "category", help="What kind of knowledge, e.g. conventions, decisions, gotchas.", max_len=64
+)
+SCOPE = Param(
+    "scope", help="project (default), item (the item in refs), user or session.", choices=SCOPES
+)
+REFS = Param(
+    "refs",
+    type="list",
+    help="Item ids, file paths or issue ids this memory is about.",
+    max_len=50,
+    aliases=("ref",),
+)
 PRIORITY = Param("priority", help="HIGH, MEDIUM (default) or LOW.", choices=PRIORITIES)
 
 FILTERS = (
@@ -26,14 +47,24 @@ FILTERS = (
     Param("ref", help="Only memories whose refs include this.", max_len=200),
     Param("user_id", help="Only this user's memories.", max_len=200),
     Param("agent_id", help="Only this agent's memories.", max_len=200),
-    Param("session_id", help="Only this session's memories.", max_len=200, aliases=("conversation_id",)),
+    Param(
+        "session_id",
+        help="Only this session's memories.",
+        max_len=200,
+        aliases=("conversation_id",),
+    ),
     Param("layer", help="PERMANENT or TASK.", choices=LAYERS),
     Param("priority", help="Only this priority.", choices=PRIORITIES),
 )
 PROVENANCE = (
     Param("user_id", help="The user this memory belongs to.", max_len=200),
     Param("agent_id", help="The agent this memory belongs to.", max_len=200),
-    Param("session_id", help="The session or conversation it came from.", max_len=200, aliases=("conversation_id",)),
+    Param(
+        "session_id",
+        help="The session or conversation it came from.",
+        max_len=200,
+        aliases=("conversation_id",),
+    ),
     Param("metadata", type="object", help="Free-form JSON object kept with the memory."),
 )
 
@@ -79,14 +110,31 @@ OPERATIONS: list[Operation] = [
         handler=_write("add"),
         writes=True,
         params=(
-            Param("body", help="The full content: self-contained, specific.", required=True, positional=True, max_len=200_000, aliases=("memory", "content")),
+            Param(
+                "body",
+                help="The full content: self-contained, specific.",
+                required=True,
+                positional=True,
+                max_len=200_000,
+                aliases=("memory", "content"),
+            ),
             Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
             CATEGORY,
             SCOPE,
             REFS,
             PRIORITY,
-            Param("layer", help="PERMANENT (default) or TASK (expires; see --ttl-days).", choices=LAYERS),
-            Param("ttl_days", type="float", help="Days a TASK memory lives (default from config).", min=0.001, max=3650),
+            Param(
+                "layer",
+                help="PERMANENT (default) or TASK (expires; see --ttl-days).",
+                choices=LAYERS,
+            ),
+            Param(
+                "ttl_days",
+                type="float",
+                help="Days a TASK memory lives (default from config).",
+                min=0.001,
+                max=3650,
+            ),
             *PROVENANCE,
         ),
         example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
@@ -105,7 +153,9 @@ OPERATIONS: list[Operation] = [
         params=(
             KEY,
             Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
-            Param("body", help="The new full content.", max_len=200_000, aliases=("memory", "content")),
+            Param(
+                "body", help="The new full content.", max_len=200_000, aliases=("memory", "content")
+            ),
             PRIORITY,
         ),
         example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*" --body "..."',
@@ -123,9 +173,15 @@ OPERATIONS: list[Operation] = [
         params=(KEY, CATEGORY, SCOPE, REFS, INTRODUCTION),
         example="nxm classify 3f2a --scope item --refs NC-103",
     ),
-    _state("close", "Close a memory that no longer applies (reversible with reopen).", "nxm close 3f2a"),
+    _state(
+        "close", "Close a memory that no longer applies (reversible with reopen).", "nxm close 3f2a"
+    ),
     _state("reopen", "Reopen a closed memory.", "nxm reopen 3f2a"),
-    _state("forget", "Forget a wrong memory: hidden everywhere, reversible with restore.", "nxm forget 3f2a"),
+    _state(
+        "forget",
+        "Forget a wrong memory: hidden everywhere, reversible with restore.",
+        "nxm forget 3f2a",
+    ),
     _state("restore", "Restore a forgotten memory.", "nxm restore 3f2a"),
     _state("purge", "Delete a forgotten memory for good (cannot be undone).", "nxm purge 3f2a"),
     Operation(
@@ -152,7 +208,15 @@ OPERATIONS: list[Operation] = [
         params=(
             *FILTERS,
             Param("page", type="int", help="Page number, from 1.", default=1, min=1, max=1_000_000),
-            Param("page_size", type="int", help="Memories per page.", default=20, min=1, max=200, aliases=("limit",)),
+            Param(
+                "page_size",
+                type="int",
+                help="Memories per page.",
+                default=20,
+                min=1,
+                max=200,
+                aliases=("limit",),
+            ),
         ),
         example="nxm list --category conventions --page 2",
     ),
@@ -166,9 +230,28 @@ OPERATIONS: list[Operation] = [
         summary="Find memories about something mid-session (hybrid keyword + semantic by default).",
         handler=_search,
         params=(
-            Param("query", help="What to look for: words, an identifier, or a question.", required=True, positional=True, max_len=4000),
-            Param("mode", help="hybrid (default), semantic or keyword.", default="hybrid", choices=("hybrid", "semantic", "keyword")),
-            Param("limit", type="int", help="Results to return (default 5, at most 20).", default=5, min=1, max=20, aliases=("max_results",)),
+            Param(
+                "query",
+                help="What to look for: words, an identifier, or a question.",
+                required=True,
+                positional=True,
+                max_len=4000,
+            ),
+            Param(
+                "mode",
+                help="hybrid (default), semantic or keyword.",
+                default="hybrid",
+                choices=("hybrid", "semantic", "keyword"),
+            ),
+            Param(
+                "limit",
+                type="int",
+                help="Results to return (default 5, at most 20).",
+                default=5,
+                min=1,
+                max=20,
+                aliases=("max_results",),
+            ),
             *FILTERS,
         ),
         example='nxm search "how are releases tagged" --mode hybrid --limit 10',
@@ -185,7 +268,12 @@ OPERATIONS: list[Operation] = [
         params=(
             KEY,
             Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),
-            Param("order", help="newest (default) or oldest first.", default="newest", choices=("newest", "oldest")),
+            Param(
+                "order",
+                help="newest (default) or oldest first.",
+                default="newest",
+                choices=("newest", "oldest"),
+            ),
         ),
         example="nxm history 3f2a --order oldest",
     ),

@@ -38,18 +38,33 @@ def parse_lines(data: bytes) -> list[dict[str, Any]]:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise ValidationError(f"line {n} is not valid JSON: {exc}", suggestion="nothing was imported") from None
+            raise ValidationError(
+                f"line {n} is not valid JSON: {exc}", suggestion="nothing was imported"
+            ) from None
         if not isinstance(obj, dict):
-            raise ValidationError(f"line {n} is not a JSON object", suggestion="nothing was imported")
-        missing = [f for f in ("key", "body", "introduction") if not isinstance(obj.get(f), str) or not obj[f].strip()]
+            raise ValidationError(
+                f"line {n} is not a JSON object", suggestion="nothing was imported"
+            )
+        missing = [
+            f
+            for f in ("key", "body", "introduction")
+            if not isinstance(obj.get(f), str) or not obj[f].strip()
+        ]
         if missing:
-            raise ValidationError(f"line {n} lacks {', '.join(missing)}", suggestion="nothing was imported")
+            raise ValidationError(
+                f"line {n} lacks {', '.join(missing)}", suggestion="nothing was imported"
+            )
         unknown = sorted(set(obj) - set(FIELDS))
         if unknown:
-            raise ValidationError(f"line {n} has unknown fields: {', '.join(unknown)}", suggestion="nothing was imported")
+            raise ValidationError(
+                f"line {n} has unknown fields: {', '.join(unknown)}",
+                suggestion="nothing was imported",
+            )
         record = complete(obj)
         if record["status"] not in STATUSES or record["priority"] not in PRIORITIES:
-            raise ValidationError(f"line {n} has an unknown status or priority", suggestion="nothing was imported")
+            raise ValidationError(
+                f"line {n} has an unknown status or priority", suggestion="nothing was imported"
+            )
         record["processing"] = "PENDING"
         out.append(record)
     return out

@@ -71,9 +71,11 @@ def body_hash(body: str) -> str:
 
 def key_for(body: str, salt: int = 0) -> str:
     """The content-hash key of a body (salted only when the plain key is already taken)."""
-    digest = body_hash(body) if salt == 0 else hashlib.sha256(
-        f"{salt}\x00{normalise(body)}".encode()
-    ).hexdigest()
+    digest = (
+        body_hash(body)
+        if salt == 0
+        else hashlib.sha256(f"{salt}\x00{normalise(body)}".encode()).hexdigest()
+    )
     return digest[:KEY_LEN]
 
 

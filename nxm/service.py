@@ -51,7 +51,9 @@ def _intro(text: str) -> str:
             suggestion="write one line that states the memory's point (at most 200 characters)",
         )
     if "\n" in text or "\r" in text:
-        raise ValidationError("introduction must be one line", suggestion="put the detail in the body")
+        raise ValidationError(
+            "introduction must be one line", suggestion="put the detail in the body"
+        )
     if len(text) > INTRO_MAX:
         raise ValidationError(f"introduction is {len(text)} characters; at most {INTRO_MAX}")
     return text
@@ -128,7 +130,8 @@ class MemoryService:
         hits = [k for k in records if k.startswith(key)] if key else []
         if not hits:
             raise NotFoundError(
-                f"no memory with key {key!r}", suggestion="find keys with `nxm list` or `nxm search`"
+                f"no memory with key {key!r}",
+                suggestion="find keys with `nxm list` or `nxm search`",
             )
         if len(hits) > 1:
             shown = ", ".join(sorted(hits)[:5])
@@ -175,7 +178,9 @@ class MemoryService:
         refs = _refs(scope, refs) or []
         layer = layer or "PERMANENT"
         if ttl_days is not None and layer != "TASK":
-            raise ValidationError("ttl_days applies to TASK memories", suggestion="add --layer TASK")
+            raise ValidationError(
+                "ttl_days applies to TASK memories", suggestion="add --layer TASK"
+            )
         expires = None
         if layer == "TASK":
             days = ttl_days if ttl_days is not None else float(self.config["task_ttl_days"])
@@ -255,7 +260,11 @@ class MemoryService:
             if body is not None and normalise(body) != normalise(r["body"]):
                 digest = body_hash(body)
                 twin = next(
-                    (k for k, o in current.items() if k != r["key"] and body_hash(o["body"]) == digest),
+                    (
+                        k
+                        for k, o in current.items()
+                        if k != r["key"] and body_hash(o["body"]) == digest
+                    ),
                     None,
                 )
                 if twin:
@@ -319,7 +328,9 @@ class MemoryService:
 
         return self._change(key, now, actor, apply, embed=introduction is not None)
 
-    def _transition(self, key: str, now: str, actor: str, kind: str, allowed: dict[str, str]) -> dict[str, Any]:
+    def _transition(
+        self, key: str, now: str, actor: str, kind: str, allowed: dict[str, str]
+    ) -> dict[str, Any]:
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             status = r["status"]
             if status not in allowed:
@@ -348,7 +359,9 @@ class MemoryService:
 
     def forget(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
         """Forget a memory: hidden from list, search and prime; reversible with restore."""
-        return self._transition(key, now, actor, "FORGOTTEN", {"open": "forgotten", "closed": "forgotten"})
+        return self._transition(
+            key, now, actor, "FORGOTTEN", {"open": "forgotten", "closed": "forgotten"}
+        )
 
     def restore(self, *, key: str, now: str, actor: str) -> dict[str, Any]:
         """Restore a forgotten memory to the status it had."""
@@ -381,7 +394,9 @@ class MemoryService:
             events.reverse()
         return {"key": r["key"], "events": events[:limit], "order": order, "total": len(events)}
 
-    def _select(self, records: dict[str, dict[str, Any]], filters: dict[str, Any]) -> list[dict[str, Any]]:
+    def _select(
+        self, records: dict[str, dict[str, Any]], filters: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         status = filters.get("status") or "open"
         out = []
         for r in records.values():

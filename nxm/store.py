@@ -191,7 +191,9 @@ class Store:
             return {}
         cond = "key IN (" + ", ".join(_sql(k) for k in keys) + ") AND processing = 'READY'"
         got = table.search().where(cond).select(["key", "vector"]).limit(None).to_arrow()
-        return dict(zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True))
+        return dict(
+            zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True)
+        )
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -252,7 +254,9 @@ class Store:
                     .when_not_matched_insert_all()
                     .execute(rows)
                 )
-                for r, processing in zip(upserts, rows.column("processing").to_pylist(), strict=True):
+                for r, processing in zip(
+                    upserts, rows.column("processing").to_pylist(), strict=True
+                ):
                     r["processing"] = processing
             if deletes:
                 table.delete("key IN (" + ", ".join(_sql(k) for k in deletes) + ")")
@@ -307,9 +311,13 @@ class Store:
         if cond:
             q = q.where(cond, prefilter=True)
         got = q.to_arrow()
-        return list(zip(got.column("key").to_pylist(), got.column("_score").to_pylist(), strict=True))
+        return list(
+            zip(got.column("key").to_pylist(), got.column("_score").to_pylist(), strict=True)
+        )
 
-    def semantic(self, vector: np.ndarray, filters: dict[str, Any], limit: int) -> list[tuple[str, float]]:
+    def semantic(
+        self, vector: np.ndarray, filters: dict[str, Any], limit: int
+    ) -> list[tuple[str, float]]:
         """Nearest READY records by cosine similarity: (key, similarity), best first."""
         table = self.table()
         if table is None:
@@ -320,5 +328,7 @@ class Store:
         got = q.where(cond, prefilter=True).limit(limit).select(["key", "_distance"]).to_arrow()
         return [
             (k, 1.0 - float(d))
-            for k, d in zip(got.column("key").to_pylist(), got.column("_distance").to_pylist(), strict=True)
+            for k, d in zip(
+                got.column("key").to_pylist(), got.column("_distance").to_pylist(), strict=True
+            )
         ]

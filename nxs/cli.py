@@ -23,8 +23,12 @@ app = typer.Typer(
 
 @app.command()
 def init(
-    path: Annotated[Path, typer.Argument(help="Workspace root (default: the current directory).")] = Path("."),
-    module: Annotated[list[str] | None, typer.Option("--module", "-m", help="Module to activate: memory, linear.")] = None,
+    path: Annotated[
+        Path, typer.Argument(help="Workspace root (default: the current directory).")
+    ] = Path("."),
+    module: Annotated[
+        list[str] | None, typer.Option("--module", "-m", help="Module to activate: memory, linear.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Create `.nxs/` here, or activate more modules in an existing one.

@@ -22,13 +22,25 @@ from nxs.errors import NxsError, ValidationError
 from nxs.ops import Operation, Param, validate
 from nxs.render import render
 
-_TYPES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "list": list[str], "object": str}
+_TYPES: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "list": list[str],
+    "object": str,
+}
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the JSON answer (the MCP tool's bytes).")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the JSON answer (the MCP tool's bytes).")
+]
 NowOpt = Annotated[str | None, typer.Option("--now", help="Timestamp a write stamps (ISO-8601).")]
 ActorOpt = Annotated[str | None, typer.Option("--actor", help="Author recorded on a write.")]
 WorkspaceOpt = Annotated[
-    str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found walking up; NXS_WORKSPACE).")
+    str | None,
+    typer.Option(
+        "--workspace", "-w", help="Workspace path (default: found walking up; NXS_WORKSPACE)."
+    ),
 ]
 Humanizer = Callable[[str, Any], None]
 
@@ -79,7 +91,9 @@ def run_op(
     """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
     try:
         kwargs = validate(op, arguments)
-        ctx = Context(now=resolve_now(now), actor=resolve_actor(actor, CLI_ACTOR_ENV), workspace_arg=workspace)
+        ctx = Context(
+            now=resolve_now(now), actor=resolve_actor(actor, CLI_ACTOR_ENV), workspace_arg=workspace
+        )
         result = op.handler(ctx, **kwargs)
     except NxsError as err:
         raise fail(err, as_json) from None
@@ -111,7 +125,9 @@ def _cli_param(p: Param) -> inspect.Parameter:
         info = typer.Option(*decls, help=help_text, show_default=p.default is not None)
         annotation = Annotated[pytype | None, info]
         default = None
-    return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+    return inspect.Parameter(
+        p.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
 
 
 def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
@@ -131,10 +147,16 @@ def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
         )
 
     seam = [
-        inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False),
+        inspect.Parameter(
+            "json_", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False
+        ),
         inspect.Parameter("now", inspect.Parameter.KEYWORD_ONLY, annotation=NowOpt, default=None),
-        inspect.Parameter("actor", inspect.Parameter.KEYWORD_ONLY, annotation=ActorOpt, default=None),
-        inspect.Parameter("workspace", inspect.Parameter.KEYWORD_ONLY, annotation=WorkspaceOpt, default=None),
+        inspect.Parameter(
+            "actor", inspect.Parameter.KEYWORD_ONLY, annotation=ActorOpt, default=None
+        ),
+        inspect.Parameter(
+            "workspace", inspect.Parameter.KEYWORD_ONLY, annotation=WorkspaceOpt, default=None
+        ),
     ]
     params = [_cli_param(p) for p in op.params] + seam
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -152,13 +174,17 @@ def help_for(op: Operation) -> str:
     return text
 
 
-def sub_app(app: typer.Typer, path: tuple[str, ...], groups: dict[tuple[str, ...], typer.Typer]) -> typer.Typer:
+def sub_app(
+    app: typer.Typer, path: tuple[str, ...], groups: dict[tuple[str, ...], typer.Typer]
+) -> typer.Typer:
     """The Typer that holds verbs under ``path`` (created on first use)."""
     if not path:
         return app
     if path not in groups:
         parent = sub_app(app, path[:-1], groups)
-        groups[path] = typer.Typer(no_args_is_help=True, help=f"{' '.join(path).capitalize()} commands.")
+        groups[path] = typer.Typer(
+            no_args_is_help=True, help=f"{' '.join(path).capitalize()} commands."
+        )
         parent.add_typer(groups[path], name=path[-1])
     return groups[path]
 

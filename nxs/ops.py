@@ -170,7 +170,9 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
             if high is not None:
                 value = min(value, type(value)(high))
         elif (low is not None and value < low) or (high is not None and value > high):
-            bounds = f"from {_num(low)} to {_num(high)}" if high is not None else f"at least {_num(low)}"
+            bounds = (
+                f"from {_num(low)} to {_num(high)}" if high is not None else f"at least {_num(low)}"
+            )
             raise ValidationError(f"{p.name} must be {bounds}, got {value}")
         return value
     if p.type == "list":
