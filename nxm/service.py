@@ -12,7 +12,8 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import rank
+from nxm import derive, rank
+from nxm.categories import categorize
 from nxm.projection import render_projection
 from nxm.record import (
     INTRO_MAX,
@@ -150,6 +151,7 @@ class MemoryService:
         deletes: list[str] = (),  # type: ignore[assignment]
     ) -> None:
         self.store.commit(current, changed, vectors, list(deletes))
+        derive.on_write(self, current, changed, list(deletes))
         atomic_write(self.ws.root / "NEXUS_MEMORY.md", render_projection(current).encode())
 
     @staticmethod
@@ -188,7 +190,7 @@ class MemoryService:
         record = new_record(
             body=body,
             introduction=introduction,
-            category=category,
+            category=category if category is not None else categorize(f"{introduction}\n{body}"),
             scope=scope or "project",
             refs=refs,
             priority=priority or "MEDIUM",

@@ -50,6 +50,16 @@ def init(
         typer.echo(f"workspace ready at {ws.root} (modules: {', '.join(ws.modules)})")
 
 
+from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
+from nxs.clitool import register  # noqa: E402
+from nxs.linear import cli as linear_cli  # noqa: E402
+from nxs.registry import operations  # noqa: E402
+
+app.add_typer(mcpcli.app, name="mcp")
+app.add_typer(linear_cli.app, name="linear")
+register(app, [op for op in operations() if op.cli == "nxs"], groups={("linear",): linear_cli.app})
+
+
 def main() -> None:
     """Console-script entry point."""
     run_app(app, "nxs")

@@ -1,0 +1,51 @@
+"""Shared fixtures: every test runs with private user directories and its own workspace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nxs.context import Context
+from nxs.workspace import init
+
+# The real model lives in the user's cache (installed by `nxm model setup`); remember where
+# before the user directories are isolated, so model tests can still find it.
+REAL_CACHE = os.environ.get("NXS_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nxs"
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("NXS_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("NXS_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("NXS_CACHE_DIR", REAL_CACHE)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in ("NXS_WORKSPACE", "NXS_ACTOR", "NXM_ACTOR", "NXF_ACTOR", "LINEAR_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("USER", "tester")
+
+
+def make_workspace(root: Path, model: str = "hash") -> Path:
+    """A memory workspace at ``root`` using the given embedding model ("hash" is the test one)."""
+    ws, _ = init(root, ["memory"])
+    cfg = ws.dir / "config.toml"
+    cfg.write_text(cfg.read_text().replace("sentence-transformers/all-MiniLM-L6-v2", model))
+    return ws.root
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh memory workspace (deterministic hash embedder); the current directory is inside it."""
+    root = make_workspace(tmp_path / "proj")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def ctx(workspace: Path) -> Context:
+    """A call context on the fresh workspace with a fixed clock and actor."""
+    return Context(now="2026-05-29T10:00:00.000Z", actor="tester", workspace_arg=str(workspace))
