@@ -1,0 +1,1 @@
+"""Cross-seam byte parity: the seeded state and the cases every operation must have."""
