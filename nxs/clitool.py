@@ -207,27 +207,28 @@ def register(
 
 def main(app: typer.Typer, prog: str) -> None:
     """Run a Typer app; usage errors under --json print the validation envelope."""
-    import click
+    # typer >= 0.20 vendors click as typer._click: its commands raise these, not click's.
+    from typer._click import exceptions as click_exc
 
     as_json = "--json" in sys.argv[1:]
     command = typer.main.get_command(app)
     try:
         code = command.main(args=sys.argv[1:], prog_name=prog, standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+    except click_exc.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         code = 0
-    except click.UsageError as exc:
+    except click_exc.UsageError as exc:
         if as_json:
             emit(render(ValidationError(exc.format_message(), suggestion=f"see `{prog} --help`")))
         else:
             exc.show()
         code = 2
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.Abort:
+    except typer.Abort:
         print("aborted", file=sys.stderr)
         code = 130
-    except click.ClickException as exc:
+    except click_exc.ClickException as exc:
         exc.show()
         code = exc.exit_code
     sys.exit(code if isinstance(code, int) else 0)
