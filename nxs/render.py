@@ -30,8 +30,8 @@ def clean(value: Any) -> Any:
         return {k: clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [clean(v) for v in value]
-    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str | bytes):
-        return clean(value.item())
+    if hasattr(value, "tolist") and callable(value.tolist) and not isinstance(value, str | bytes):
+        return clean(value.tolist())  # numpy scalars and arrays alike
     return value
 
 
