@@ -50,6 +50,35 @@ def init(
         typer.echo(f"workspace ready at {ws.root} (modules: {', '.join(ws.modules)})")
 
 
+@app.command()
+def prime(
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", min=0, help="Bytes for the memory block (default: config)."),
+    ] = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format", help="text, or claude-code (SessionStart hook JSON).", show_default=True
+        ),
+    ] = "text",
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
+    ] = None,
+    now: Annotated[str | None, typer.Option("--now", hidden=True)] = None,
+) -> None:
+    """Print the session bootstrap: the rules and the memory index. Never fails a session.
+
+    Example:
+
+        nxs prime --format claude-code
+    """
+    from nxs.prime import claude_code_hook, prime_text  # deferred: the CLI's other verbs skip it
+
+    text = prime_text(workspace, budget=budget, now=now)
+    emit(claude_code_hook(text) if format_ == "claude-code" else text.encode())
+
+
 from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
 from nxs.clitool import register  # noqa: E402
 from nxs.linear import cli as linear_cli  # noqa: E402

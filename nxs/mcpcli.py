@@ -1,7 +1,140 @@
-"""`nxs mcp …` and `nxs prime` (filled in by the MCP issue)."""
+"""`nxs mcp serve` and `nxs mcp install`: run the MCP server, register it with a host."""
 
 from __future__ import annotations
 
+import os
+from typing import Annotated, Any
+
 import typer
 
+from nxs.clitool import JsonOpt, emit, fail, internal
+from nxs.errors import NxsError
+from nxs.render import render
+
 app = typer.Typer(no_args_is_help=True, help="The MCP server: serve it, install it into a host.")
+
+
+@app.command()
+def serve(
+    transport: Annotated[
+        str, typer.Option("--transport", "-t", help="stdio, or http (streamable HTTP).")
+    ] = "stdio",
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools",
+            help="Tool groups, comma-separated: core, session, knowledge, insights, linear, all "
+            "(default: [mcp] tools in the workspace config, else core,session).",
+        ),
+    ] = None,
+    actor: Annotated[
+        str | None,
+        typer.Option("--actor", help="Identity writes are recorded under (NXS_ACTOR, USER)."),
+    ] = None,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", "-w", help="Launch workspace (default: found from here)."),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="HTTP: address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP: port to listen on.")] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="NXS_MCP_TOKEN",
+            show_envvar=True,
+            help="HTTP: require `Authorization: Bearer TOKEN` (needed beyond 127.0.0.1).",
+        ),
+    ] = None,
+) -> None:
+    """Serve the workspace's operations as MCP tools (stdio by default).
+
+    Example:
+
+        nxs mcp serve --tools core,session
+    """
+    import logging
+
+    import anyio
+
+    from nxs.mcpserver import Seam, check_http, serve_http, serve_stdio
+
+    logging.basicConfig(
+        level=logging.DEBUG if os.environ.get("NXS_DEBUG") else logging.WARNING,
+        format="nxs mcp: %(levelname)s %(name)s: %(message)s",
+    )  # stderr: stdout belongs to the protocol
+    try:
+        if transport not in ("stdio", "http"):
+            from nxs.errors import ValidationError
+
+            raise ValidationError(
+                f"unknown transport {transport!r}", suggestion="use stdio or http"
+            )
+        if transport == "http":
+            check_http(host, token)
+        seam = Seam(workspace=workspace, actor=actor, groups=tools)
+    except NxsError as err:
+        raise fail(err, False) from None
+    try:
+        if transport == "stdio":
+            anyio.run(serve_stdio, seam)
+        else:
+            anyio.run(serve_http, seam, host, port, token)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def install(
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="claude-desktop, claude-code, cursor, windsurf or vscode.",
+            show_default=False,
+        ),
+    ],
+    scope: Annotated[
+        str,
+        typer.Option("--scope", help="user (every project) or project (this workspace's files)."),
+    ] = "user",
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", "-w", help="Workspace the server opens (default: found)."),
+    ] = None,
+    tools: Annotated[
+        str | None, typer.Option("--tools", help="Tool groups to pass to `nxs mcp serve`.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would change; write nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Register `nxs mcp serve` in a host's MCP config (merging, with a backup).
+
+    Example:
+
+        nxs mcp install --host claude-code --scope project
+    """
+    from nxs.install import install as do_install
+
+    try:
+        result: dict[str, Any] = do_install(
+            host, scope=scope, workspace=workspace, tools=tools, dry_run=dry_run
+        )
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    except Exception as exc:  # noqa: BLE001 - the command's one catch-all
+        raise fail(internal(exc), as_json) from None
+    if as_json:
+        emit(render(result))
+        return
+    verb = "would write" if dry_run else "wrote"
+    for change in result["changes"]:
+        typer.echo(f"{verb} {change['path']}: {change['summary']}")
+        if change.get("backup"):
+            typer.echo(f"  previous file kept at {change['backup']}")
+    if not result["changes"]:
+        typer.echo(f"{result['host']} already has this configuration; nothing to change")
+    for hint in result.get("next", []):
+        typer.echo(hint)

@@ -24,7 +24,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "task_ttl_days": 7,
         "prime_budget": 6000,
     },
-    "mcp": {"tools": ["core", "session", "knowledge"]},
+    "mcp": {"tools": ["core", "session"]},  # at most 20 tools by default (docs/mcp.md)
 }
 
 
