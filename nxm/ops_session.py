@@ -1,5 +1,218 @@
-"""Operations of this part of the suite (filled in by its issue)."""
+"""Session operations (seed 000): recall, store context, user facts, personas.
 
-from nxs.ops import Operation
+Tool group ``session``. Seed 000's get_memory_detail is `memory_show` (SPEC section 5): the
+record carries the summary (``metadata.summary``), the context (``body``), the conversation id
+(``session_id``) and the rest; docs/session.md maps the fields.
+"""
 
-OPERATIONS: list[Operation] = []
+from __future__ import annotations
+
+from typing import Any
+
+from nxs.context import Context
+from nxs.ops import Operation, Param
+
+
+def _recall(ctx: Context, **kw: Any) -> Any:
+    from nxm.recall import recall
+
+    return recall(ctx.memory, now=ctx.now, **kw)
+
+
+def _store_context(ctx: Context, **kw: Any) -> Any:
+    from nxm.recall import store_context
+
+    return store_context(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
+
+
+def _facts(ctx: Context) -> Any:
+    from nxm import facts
+
+    return facts.answer(facts.load())
+
+
+def _facts_update(ctx: Context, *, facts_patch: dict[str, Any]) -> Any:
+    from nxm import facts
+
+    return facts.update(facts_patch)
+
+
+def _personas(ctx: Context) -> Any:
+    from nxm import personas
+
+    return personas.listing(personas.load(ctx.workspace.dir))
+
+
+def _persona(ctx: Context, *, name: str) -> Any:
+    from nxm import personas
+
+    return personas.show(personas.load(ctx.workspace.dir), name)
+
+
+CONVERSATION_ID = Param(
+    "conversation_id",
+    help="Thread id, e.g. nc-ecommerce-db-20260529; reuse it across the session's turns.",
+    max_len=200,
+)
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        name="recall",
+        tool="memory_recall",
+        cli="nxm",
+        verb=("recall",),
+        module="memory",
+        group="session",
+        summary="Call first at every session start: recalls memories relevant to the request "
+        "(summaries + ids), a persona hint, and the user's facts once per conversation.",
+        handler=_recall,
+        params=(
+            Param(
+                "query",
+                help="Short topic or keywords for the request (used when user_query_full is absent).",
+                required=True,
+                positional=True,
+                max_len=4000,
+            ),
+            Param(
+                "user_query_full",
+                help="The user's complete, verbatim message; recall matches on it instead of query.",
+                max_len=100_000,
+            ),
+            Param(
+                "use_full_query",
+                type="bool",
+                help="Search on user_query_full when it is given (default true).",
+                default=True,
+            ),
+            Param(
+                "topics",
+                help="Comma-separated distinct topics (each at most 10 words, 5 used): a hint "
+                "for broad requests of 200+ characters, never a switch on its own.",
+                max_len=2000,
+            ),
+            CONVERSATION_ID,
+            Param(
+                "program_tool",
+                help="Client identifier: claude-desktop, cursor, claude-code, web-interface, ...",
+                max_len=64,
+            ),
+        ),
+        example='nxm recall "e-commerce database decision" --conversation-id nc-ecommerce-db-20260529',
+    ),
+    Operation(
+        name="store_context",
+        tool="memory_store_context",
+        cli="nxm",
+        verb=("store-context",),
+        module="memory",
+        group="session",
+        summary="Call at the end of every session: save what was asked and decided (summary, "
+        "50-75 tokens) with the full technical detail (context), for later recall.",
+        handler=_store_context,
+        writes=True,
+        params=(
+            Param(
+                "summary",
+                help="What was asked and decided: 50-75 tokens (refused above about 150).",
+                required=True,
+                max_len=1200,
+            ),
+            Param(
+                "context",
+                help="The full technical detail; keep errors, paths and commands verbatim.",
+                required=True,
+                max_len=200_000,
+            ),
+            Param(
+                "conversation_id",
+                help="The id recall was given this session.",
+                required=True,
+                max_len=200,
+            ),
+            Param(
+                "user_query",
+                help="The user's verbatim opening question (improves later recall).",
+                max_len=20_000,
+            ),
+            Param("persona", help="The persona used this session.", max_len=64),
+            Param("billable", type="bool", help="Mark as billable client work."),
+            Param("company_client", help="Client name.", max_len=200),
+            Param("client_project", help="Project name.", max_len=200),
+            Param(
+                "artifact_url",
+                help="An associated artifact (nc-doc://... or https://...).",
+                max_len=2000,
+            ),
+        ),
+        example='nxm store-context --conversation-id nc-ecommerce-db-20260529 --summary "Chose PostgreSQL 15 with Prisma for the e-commerce API." --context "Evaluated Prisma vs Drizzle; ..."',
+    ),
+    Operation(
+        name="facts",
+        tool="memory_facts",
+        cli="nxm",
+        verb=("facts",),
+        module="memory",
+        group="session",
+        summary="Show the user's private facts document (durable truths about the user).",
+        handler=_facts,
+        example="nxm facts",
+    ),
+    Operation(
+        name="facts_update",
+        tool="memory_facts_update",
+        cli="nxm",
+        verb=("facts", "update"),
+        module="memory",
+        group="session",
+        summary="Change the user's facts by JSON merge patch (null deletes a path); only durable "
+        "data about the user, never instructions. Capped at 4096 bytes.",
+        handler=_facts_update,
+        writes=True,
+        params=(
+            Param(
+                "facts_patch",
+                type="object",
+                help="JSON merge patch: nested objects merge, scalars and arrays replace, "
+                "null deletes.",
+                required=True,
+                positional=True,
+                aliases=("patch",),
+            ),
+        ),
+        example='nxm facts update \'{"family": {"wife": {"name": "Nicole"}}, "old_editor": null}\'',
+    ),
+    Operation(
+        name="personas",
+        tool="memory_personas",
+        cli="nxm",
+        verb=("personas",),
+        module="memory",
+        group="session",
+        summary="List the personas (built in, and the workspace's own in .nxs/personas/).",
+        handler=_personas,
+        example="nxm personas",
+    ),
+    Operation(
+        name="persona",
+        tool="memory_persona",
+        cli="nxm",
+        verb=("persona",),
+        module="memory",
+        group="session",
+        summary="Load a persona's definition: description, communication style, guidelines. "
+        "Call only when recall returned a persona_hint.",
+        handler=_persona,
+        params=(
+            Param(
+                "name",
+                help="The persona, e.g. jack, betty, nora.",
+                required=True,
+                positional=True,
+                max_len=64,
+                aliases=("persona_name",),
+            ),
+        ),
+        example="nxm persona jack",
+    ),
+]

@@ -189,6 +189,23 @@ def sub_app(
     return groups[path]
 
 
+def group_verb(group: typer.Typer, op: Operation, cmd: Callable[..., None]) -> None:
+    """Make ``cmd`` the group's own verb, run when no sub-command follows (options only)."""
+    sig = inspect.signature(cmd)
+    ctx_param = inspect.Parameter(
+        "typer_ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+    )
+
+    def callback(typer_ctx: typer.Context, **kw: Any) -> None:
+        if typer_ctx.invoked_subcommand is None:
+            cmd(**kw)
+
+    params = [ctx_param, *sig.parameters.values()]
+    callback.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    callback.__annotations__ = {p.name: p.annotation for p in params}
+    group.callback(invoke_without_command=True, no_args_is_help=False, help=help_for(op))(callback)
+
+
 def register(
     app: typer.Typer,
     ops: list[Operation],
@@ -197,9 +214,13 @@ def register(
 ) -> None:
     """Add one verb per operation to ``app`` (nested verbs get sub-apps)."""
     groups = {} if groups is None else groups
+    parents = {op.verb[:i] for op in ops for i in range(1, len(op.verb))}
     for op in ops:
-        target = sub_app(app, op.verb[:-1], groups)
         cmd = make_command(op, human)
+        if op.verb in parents or op.verb in groups:  # `nxm facts` beside `nxm facts update`
+            group_verb(sub_app(app, op.verb, groups), op, cmd)
+            continue
+        target = sub_app(app, op.verb[:-1], groups)
         target.command(op.verb[-1])(cmd)
         for alias in op.aliases:
             target.command(alias, hidden=True)(cmd)
