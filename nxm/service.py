@@ -336,7 +336,9 @@ class MemoryService:
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             status = r["status"]
             if status not in allowed:
-                verb = kind.lower().removesuffix("ed").removesuffix("d")
+                verb = {"CLOSED": "close", "REOPENED": "reopen", "FORGOTTEN": "forget"}.get(
+                    kind, kind.lower().removesuffix("d")
+                )
                 raise ConflictError(
                     f"memory {r['key']} is {status}; cannot {verb} it",
                     suggestion=f"see its state with `nxm show {r['key']}`",
