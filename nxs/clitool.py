@@ -107,7 +107,7 @@ def run_op(
         human(op.name, result)
 
 
-def _cli_param(p: Param) -> inspect.Parameter:
+def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Parameter:
     help_text = p.help
     if p.choices:
         help_text += f" [{'|'.join(p.choices)}]"
@@ -120,7 +120,7 @@ def _cli_param(p: Param) -> inspect.Parameter:
         default = inspect.Parameter.empty if p.required else None
     else:
         decls = [p.flag] if p.type != "bool" else [f"{p.flag}/--no-{p.flag[2:]}"]
-        if p.type == "list" and p.name.endswith("s"):
+        if p.type == "list" and p.name.endswith("s") and p.flag[:-1] not in taken:
             decls.append(p.flag[:-1])  # --refs x --ref y: both spellings repeat
         info = typer.Option(*decls, help=help_text, show_default=p.default is not None)
         annotation = Annotated[pytype | None, info]
@@ -158,7 +158,8 @@ def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
             "workspace", inspect.Parameter.KEYWORD_ONLY, annotation=WorkspaceOpt, default=None
         ),
     ]
-    params = [_cli_param(p) for p in op.params] + seam
+    taken = frozenset(p.flag for p in op.params)  # --team-ids must not shadow --team-id
+    params = [_cli_param(p, taken) for p in op.params] + seam
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
     command.__name__ = op.verb[-1].replace("-", "_")
