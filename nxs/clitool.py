@@ -110,7 +110,7 @@ def run_op(
 def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Parameter:
     help_text = p.help
     if p.choices:
-        help_text += f" [{'|'.join(p.choices)}]"
+        help_text += f" \\[{' | '.join(p.choices)}]"  # escaped: rich eats [lower_case]; spaced: long lists wrap
     if p.type == "object":
         help_text += " (JSON object)"
     pytype = _TYPES[p.type]
