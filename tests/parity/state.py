@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import orjson
@@ -30,6 +31,7 @@ ACTOR = "parity"
 MODEL = "hash"
 
 _template: Path | None = None
+_lock = threading.Lock()
 
 
 def seed_workspace(root: Path) -> Path:
@@ -48,13 +50,19 @@ def seed_workspace(root: Path) -> Path:
     return ws.root
 
 
-def seeded_copy(dest: Path) -> Path:
-    """A fresh copy of the seeded workspace at ``dest`` (the template is built once)."""
+def template() -> Path:
+    """The seeded workspace this process copies from, built on first use (thread-safe)."""
     global _template
-    if _template is None or not _template.exists():
-        _template = seed_workspace(Path(tempfile.mkdtemp(prefix="nxs-parity-")) / "seed")
-    shutil.copytree(_template, dest, symlinks=True)
+    with _lock:
+        if _template is None or not _template.exists():
+            _template = seed_workspace(Path(tempfile.mkdtemp(prefix="nxs-parity-")) / "seed")
+        return _template
+
+
+def seeded_copy(dest: Path) -> Path:
+    """A fresh copy of the seeded workspace at ``dest``."""
+    shutil.copytree(template(), dest, symlinks=True)
     return dest
 
 
-__all__ = ["ACTOR", "KEYS", "NOW", "SEED", "seed_workspace", "seeded_copy"]
+__all__ = ["ACTOR", "KEYS", "NOW", "SEED", "seed_workspace", "seeded_copy", "template"]
