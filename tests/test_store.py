@@ -1,0 +1,182 @@
+"""The LanceDB store: compaction, the read cache, filters, vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from nxm.service import MemoryService
+from nxm.store import COMPACT_EVERY, Store, where
+from nxs.context import Context
+from nxs.workspace import find
+
+NOW = "2026-05-29T10:00:00.000Z"
+
+
+@pytest.fixture
+def svc(ctx: Context) -> MemoryService:
+    return ctx.memory
+
+
+def add(svc: MemoryService, body: str, **kw: object) -> str:
+    kw.setdefault("category", "notes")
+    out = svc.add(body=body, introduction=body[:50], now=NOW, actor="t", **kw)
+    return out["memory"]["key"]
+
+
+def fragments(svc: MemoryService) -> int:
+    table = svc.store.table()
+    table.checkout_latest()
+    return table.stats()["fragment_stats"]["num_fragments"]
+
+
+def test_single_writes_keep_fragments_bounded(svc: MemoryService) -> None:
+    seen = []
+    keys = []
+    for i in range(60):
+        keys.append(
+            add(svc, f"Fact number {i}: the widget-{i} service listens on port {8000 + i}.")
+        )
+        seen.append(fragments(svc))
+    assert max(seen) < COMPACT_EVERY
+    assert min(seen[COMPACT_EVERY:]) < COMPACT_EVERY // 2  # it did compact, more than once
+    table = svc.store.table()
+    assert table.count_rows() == 60
+    assert [i.index_type for i in table.list_indices()] == ["FTS"]
+    # rows written before and after the compactions are all found by the full-text index
+    for i in (0, 30, 59):
+        got = svc.search(query=f"widget-{i}", mode="keyword", limit=1, now=NOW)["results"]
+        assert [r["key"] for r in got] == [keys[i]]
+
+
+def test_compact_reports_fragments(svc: MemoryService) -> None:
+    for i in range(3):
+        add(svc, f"note {i}")
+    got = svc.store.compact()
+    assert got["fragments_before"] == 3
+    assert got["fragments_after"] < 3  # lance keeps the indexed first fragment apart
+    again = svc.store.compact()
+    assert again["fragments_before"] == got["fragments_after"]
+    assert again["fragments_after"] <= again["fragments_before"]
+    assert svc.store.table().count_rows() == 3
+
+
+def test_compact_on_an_empty_workspace(svc: MemoryService) -> None:
+    assert svc.store.compact() == {"fragments_before": 0, "fragments_after": 0}
+
+
+def test_read_cache_matches_lancedb_after_writes(svc: MemoryService) -> None:
+    a = add(svc, "alpha")
+    b = add(svc, "beta")
+    svc.close(key=a, now=NOW, actor="t")
+    svc.forget(key=b, now=NOW, actor="t")
+    svc.purge(key=b, now=NOW, actor="t")
+    cached = orjson.loads(svc.store.cache_path.read_bytes())
+    assert cached["version"] == 1
+    assert cached["records"] == [svc.store._scan()[a]]
+    assert [r["key"] for r in cached["records"]] == [a]
+
+
+def test_missing_or_corrupt_cache_is_rebuilt_from_lancedb(svc: MemoryService) -> None:
+    keys = sorted([add(svc, "one"), add(svc, "two")])
+    scanned = svc.store._scan()
+    expected = orjson.loads(svc.store.cache_path.read_bytes())
+    svc.store.cache_path.unlink()
+    fresh = Store(find(svc.ws.root))
+    assert sorted(fresh.records()) == keys
+    assert fresh.records() == scanned
+    assert orjson.loads(svc.store.cache_path.read_bytes()) == expected
+    svc.store.cache_path.write_bytes(b'{"records": [')
+    assert Store(find(svc.ws.root)).records() == scanned
+    assert orjson.loads(svc.store.cache_path.read_bytes()) == expected
+
+
+def test_a_writer_refreshes_a_stale_cache_from_lancedb(svc: MemoryService) -> None:
+    """A deleted cache (a crash between commit and cache write) is rebuilt inside the lock."""
+    a = add(svc, "one")
+    svc.store.cache_path.unlink()
+    b = add(svc, "two")
+    assert sorted(orjson.loads(svc.store.cache_path.read_bytes())["records"], key=str) == sorted(
+        svc.store._scan().values(), key=str
+    )
+    assert sorted(svc.store.records()) == sorted([a, b])
+
+
+def test_records_of_a_workspace_without_a_table_is_empty_and_creates_nothing(
+    svc: MemoryService,
+) -> None:
+    assert svc.store.records() == {}
+    assert not (svc.ws.dir / "memory").exists()
+    assert not svc.store.cache_path.exists()
+
+
+def test_commit_without_changes_makes_no_version(svc: MemoryService) -> None:
+    add(svc, "one")
+    table = svc.store.table()
+    table.checkout_latest()
+    version = table.version
+    with svc.store.writing() as current:
+        svc.store.commit(current, [], None, [])
+    table.checkout_latest()
+    assert table.version == version
+
+
+def test_vectors_are_returned_for_ready_records_only(svc: MemoryService) -> None:
+    a = add(svc, "one")
+    vec = svc.store.vectors([a, "missing"])
+    assert list(vec) == [a]
+    assert len(vec[a]) == svc.store.table_dim()
+    with svc.store.writing() as current:
+        pending = {**current[a], "processing": "PENDING"}
+        svc.store.commit(current, [pending], {})
+    assert svc.store.vectors([a]) == {}
+    assert svc.store.records()[a]["processing"] == "PENDING"
+
+
+def test_an_update_keeps_the_stored_vector_when_the_text_is_unchanged(svc: MemoryService) -> None:
+    a = add(svc, "one")
+    before = svc.store.vectors([a])[a]
+    svc.close(key=a, now=NOW, actor="t")
+    assert svc.store.vectors([a])[a] == before
+    assert svc.store.records()[a]["processing"] == "READY"
+
+
+def test_where_builds_quoted_sql() -> None:
+    assert where({}) is None
+    assert where({"status": None}) is None
+    assert where({"status": "open", "user_id": "O'Brien"}) == (
+        "status = 'open' AND user_id = 'O''Brien'"
+    )
+    assert where({"ref": "ENG-1", "not_expired": NOW}) == (
+        f"array_has(refs, 'ENG-1') AND (expires IS NULL OR expires > '{NOW}')"
+    )
+    assert where({"status_in": ["open", "closed"]}) == "status IN ('open', 'closed')"
+    with pytest.raises(KeyError):
+        where({"body": "x"})
+
+
+def test_filter_values_with_quotes_search_safely(svc: MemoryService) -> None:
+    k = add(svc, "Tea is brewed by O'Brien.", user_id="O'Brien")
+    got = svc.search(query="brewed", mode="keyword", user_id="O'Brien", now=NOW)["results"]
+    assert [r["key"] for r in got] == [k]
+    assert (
+        svc.search(query="brewed", mode="keyword", user_id="x' OR '1'='1", now=NOW)["results"] == []
+    )
+
+
+def test_a_uri_store_skips_the_read_cache(tmp_path: Path) -> None:
+    from conftest import make_workspace
+
+    root = make_workspace(tmp_path / "proj")
+    cfg = root / ".nxs" / "config.toml"
+    store_dir = tmp_path / "remote"
+    text = cfg.read_text().replace("[memory]\n", f'[memory]\nstore = "file://{store_dir}"\n')
+    cfg.write_text(text)
+    svc = MemoryService(find(root))
+    assert svc.store.local is False
+    k = add(svc, "kept remotely")
+    assert not svc.store.cache_path.exists()
+    assert (store_dir / "memories.lance").is_dir()
+    assert list(MemoryService(find(root)).store.records()) == [k]
