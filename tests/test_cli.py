@@ -1,0 +1,253 @@
+"""The nxm CLI seam: exit codes by kind, seam options, usage errors under --json, human output."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from nxm import cli
+from nxm.cli import app
+
+NOW = "2026-05-29T10:00:00.000Z"
+runner = CliRunner()
+
+
+def nxm(*args: str, env: dict[str, str] | None = None) -> Any:
+    return runner.invoke(app, list(args), env=env)
+
+
+def added(*args: str) -> dict[str, Any]:
+    result = nxm("add", *args, "--json", "--now", NOW, "--actor", "tester")
+    assert result.exit_code == 0, result.stdout
+    return orjson.loads(result.stdout_bytes)["memory"]
+
+
+def envelope(result: Any) -> dict[str, Any]:
+    out = orjson.loads(result.stdout_bytes)
+    assert out["error"] is True
+    return out
+
+
+@pytest.mark.usefixtures("workspace")
+def test_add_prints_the_service_answer_with_seam_options() -> None:
+    result = nxm(
+        "add",
+        "Release tags are cut from main only.",
+        "--introduction",
+        "Tags from main",
+        "--category",
+        "conventions",
+        "--ref",
+        "ENG-1",
+        "--refs",
+        "ci.yml",
+        "--metadata",
+        '{"source": "review"}',
+        "--json",
+        "--now",
+        "2026-05-29T12:00:00+02:00",
+        "--actor",
+        "alice",
+    )
+    assert result.exit_code == 0
+    assert result.stdout_bytes.endswith(b"}\n")
+    out = orjson.loads(result.stdout_bytes)
+    assert out["created"] is True
+    m = out["memory"]
+    assert (m["created"], m["updated"], m["actor"]) == (NOW, NOW, "alice")
+    assert (m["refs"], m["metadata"], m["category"]) == (
+        ["ENG-1", "ci.yml"],
+        {"source": "review"},
+        "conventions",
+    )
+
+
+@pytest.mark.usefixtures("workspace")
+def test_remember_is_an_alias_of_add() -> None:
+    first = added("Same body.", "--introduction", "Same")
+    again = nxm("remember", "Same body.", "--introduction", "Other", "--json")
+    assert again.exit_code == 0
+    assert orjson.loads(again.stdout_bytes) == {"created": False, "memory": first}
+
+
+@pytest.mark.usefixtures("workspace")
+def test_actor_comes_from_nxm_actor_then_nxs_actor_then_user() -> None:
+    def actor(body: str, env: dict[str, str]) -> str:
+        result = nxm("add", body, "--introduction", "x", "--category", "c", "--json", env=env)
+        return orjson.loads(result.stdout_bytes)["memory"]["actor"]
+
+    assert actor("a", {"NXM_ACTOR": "m", "NXS_ACTOR": "s", "USER": "u"}) == "m"
+    assert actor("b", {"NXS_ACTOR": "s", "USER": "u"}) == "s"
+    assert actor("c", {"USER": "u"}) == "u"
+
+
+@pytest.mark.usefixtures("workspace")
+def test_a_bad_now_is_a_validation_error() -> None:
+    result = nxm("add", "b", "--introduction", "i", "--now", "yesterday", "--json")
+    assert result.exit_code == 2
+    assert envelope(result) == {
+        "code": "VALIDATION_ERROR",
+        "error": True,
+        "kind": "validation",
+        "message": "now must be an ISO-8601 timestamp, got 'yesterday'",
+        "suggestion": "e.g. 2026-05-29T10:00:00Z",
+    }
+    assert not Path("NEXUS_MEMORY.md").exists()
+
+
+@pytest.mark.usefixtures("workspace")
+def test_exit_codes_by_kind() -> None:
+    key = added("Deploys need two approvals.", "--introduction", "Two approvals")["key"]
+    cases = [
+        (("add", "x", "--introduction", "two\nlines"), 2, "validation"),
+        (("update", key, "--introduction", "Two approvals"), 2, "validation"),
+        (("list", "--status", "bogus"), 2, "validation"),
+        (("show", "0000000000"), 3, "not_found"),
+        (("reopen", key), 4, "conflict"),
+        (("purge", key), 4, "conflict"),
+    ]
+    for args, code, kind in cases:
+        result = nxm(*args, "--json")
+        assert (result.exit_code, envelope(result)["kind"]) == (code, kind), args
+
+
+@pytest.mark.usefixtures("workspace")
+def test_errors_without_json_go_to_stderr() -> None:
+    result = nxm("show", "0000000000")
+    assert result.exit_code == 3
+    assert result.stdout_bytes == b""
+    assert result.stderr == (
+        "error: no memory with key '0000000000'\nhint: find keys with `nxm list` or `nxm search`\n"
+    )
+
+
+def test_semantic_search_without_a_model_exits_5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import make_workspace
+
+    monkeypatch.setenv("NXS_CACHE_DIR", str(tmp_path / "empty-cache"))
+    root = make_workspace(tmp_path / "proj", "sentence-transformers/all-MiniLM-L6-v2")
+    result = nxm("search", "anything", "--mode", "semantic", "--json", "-w", str(root))
+    assert result.exit_code == 5
+    out = envelope(result)
+    assert (out["kind"], out["code"]) == ("upstream", "MODEL_UNAVAILABLE")
+    assert out["suggestion"] == "run `nxm model setup`, or search with --mode keyword"
+
+
+@pytest.mark.usefixtures("workspace")
+def test_an_unexpected_exception_is_an_internal_error_without_details(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nxm.service import MemoryService
+
+    def boom(self: Any, **kw: Any) -> Any:
+        raise RuntimeError("token lin_api_SECRET leaked")
+
+    monkeypatch.setattr(MemoryService, "list", boom)
+    result = nxm("list", "--json")
+    assert result.exit_code == 1
+    assert result.stdout_bytes == (
+        b'{"code":"INTERNAL_ERROR","error":true,"kind":"internal","message":"internal error:'
+        b' RuntimeError","suggestion":"re-run with NXS_DEBUG=1 to see the traceback, and report'
+        b' it"}\n'
+    )
+    assert "SECRET" not in result.stderr
+    debug = nxm("list", "--json", env={"NXS_DEBUG": "1"})
+    assert debug.exit_code == 1
+    assert "RuntimeError: token lin_api_SECRET leaked" in debug.stderr
+
+
+@pytest.mark.usefixtures("workspace")
+def test_human_output_is_not_json() -> None:
+    added("Release tags are cut from main only.", "--introduction", "Tags from main")
+    result = nxm("list")
+    assert result.exit_code == 0
+    assert "Tags from main" in result.stdout
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(result.stdout_bytes)
+
+
+def test_workspace_option_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import make_workspace
+
+    one, two = make_workspace(tmp_path / "one"), make_workspace(tmp_path / "two")
+    monkeypatch.chdir(tmp_path)
+    assert nxm("add", "in one", "--introduction", "1", "-w", str(one)).exit_code == 0
+    monkeypatch.setenv("NXS_WORKSPACE", str(two))
+    assert nxm("add", "in two", "--introduction", "2", "--json").exit_code == 0
+
+    def total(*args: str) -> int:
+        return orjson.loads(nxm("list", "--json", *args).stdout_bytes)["total"]
+
+    assert (total(), total("--workspace", str(one))) == (1, 1)
+    assert orjson.loads(nxm("list", "--json").stdout_bytes)["memories"][0]["introduction"] == "2"
+
+
+def run_main(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
+    """Run the console-script entry point in-process; return its exit code."""
+    monkeypatch.setattr(sys, "argv", ["nxm", *argv])
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    return info.value.code
+
+
+@pytest.mark.usefixtures("workspace")
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["list", "--page", "abc", "--json"],
+            "Invalid value for '--page': Input should be a valid integer, unable to parse string"
+            " as an integer",
+        ),
+        (["list", "--qqqq", "--json"], "No such option: --qqqq"),
+        (["add", "--json"], "Missing argument 'body'."),
+        (["frobnicate", "--json"], "No such command 'frobnicate'."),
+    ],
+)
+def test_usage_errors_under_json_print_the_validation_envelope(
+    argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(argv, monkeypatch) == 2
+    out = capsysbinary.readouterr().out
+    assert out == (
+        b'{"code":"VALIDATION_ERROR","error":true,"kind":"validation","message":'
+        + orjson.dumps(message)
+        + b',"suggestion":"see `nxm --help`"}\n'
+    )
+
+
+@pytest.mark.usefixtures("workspace")
+def test_usage_errors_without_json_print_usage_on_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(["list", "--page", "abc"], monkeypatch) == 2
+    captured = capsysbinary.readouterr()
+    assert captured.out == b""
+    assert b"Usage: nxm list" in captured.err
+
+
+def test_bare_nxm_prints_help_and_exits_0(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main([], monkeypatch) == 0
+    out = capsysbinary.readouterr().out
+    assert b"Usage: nxm" in out
+    for verb in (b"add", b"search", b"list", b"export", b"import", b"embed"):
+        assert verb in out
+
+
+@pytest.mark.usefixtures("workspace")
+def test_json_success_through_the_entry_point_is_the_serializer_bytes(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(["list", "--json"], monkeypatch) == 0
+    assert capsysbinary.readouterr().out == (
+        b'{"memories":[],"page":1,"page_size":20,"total":0,"total_pages":0}\n'
+    )
