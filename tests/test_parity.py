@@ -67,7 +67,10 @@ def cli_argv(op: Operation, arguments: dict[str, Any]) -> list[str]:
             options.append(p.flag if value else f"--no-{p.flag[2:]}")
         elif p.type == "object":
             text = value if isinstance(value, str) else orjson.dumps(value).decode()
-            options += [p.flag, text]
+            if p.positional:
+                positional[p.name] = [text]
+            else:
+                options += [p.flag, text]
         elif p.type == "list":
             items = [value] if isinstance(value, str) else list(value)
             if p.positional:
