@@ -1,8 +1,127 @@
-"""Default categories for memories added without one (filled in by the lifecycle issue)."""
+"""Default categories for memories added without one: a deterministic keyword classifier.
+
+The vocabulary (`VOCABULARY`, documented in docs/lifecycle.md) names what kind of knowledge a
+memory holds. Each category has cue patterns; a memory scores one point per cue that occurs in
+its introduction and body (two for a strong cue), plus one point for ``tech-stack`` per known
+technology name (`nxm.extract.TECH`). The highest score wins, ties go to the earlier category
+in the vocabulary, and a memory with no cue at all stays uncategorised (None). No model, no
+network: the same text always gets the same category. A caller's category always wins: add only
+calls this when none was given.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
+# category -> (strong cues (2 points), cues (1 point)); every cue is a regex matched whole-word,
+# case-insensitively. Order matters only to break ties.
+VOCABULARY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "preferences": (
+        (r"prefers?", r"preferred", r"preference", r"would rather"),
+        (r"likes?", r"dislikes?", r"favou?rite", r"wants?", r"hates?", r"style of"),
+    ),
+    "decisions": (
+        (r"decided", r"decision", r"we chose", r"chose", r"rejected", r"opted"),
+        (r"instead of", r"trade-?off", r"because", r"went with", r"settled on", r"adr"),
+    ),
+    "gotchas": (
+        (r"gotcha", r"pitfall", r"beware", r"flaky", r"flakes?", r"caveat", r"footgun"),
+        (
+            r"careful",
+            r"breaks?",
+            r"fails?",
+            r"failing",
+            r"bug",
+            r"workaround",
+            r"crash(?:es)?",
+            r"timeouts?",
+            r"surprising(?:ly)?",
+            r"silently",
+            r"watch out",
+            r"trap",
+            r"slow",
+        ),
+    ),  # fmt: skip
+    "conventions": (
+        (r"convention", r"always", r"never", r"naming", r"style guide"),
+        (
+            r"must",
+            r"should",
+            r"do not",
+            r"don't",
+            r"format(?:ted)?",
+            r"lint",
+            r"rule",
+            r"prefix(?:ed)?",
+            r"camelcase",
+            r"snake_case",
+        ),
+    ),  # fmt: skip
+    "people": (
+        (
+            r"owns",
+            r"owner",
+            r"works at",
+            r"works for",
+            r"leads",
+            r"maintainer",
+            r"responsible for",
+            r"reports to",
+        ),
+        (r"ask", r"team", r"manager", r"reviewer", r"on call", r"on-call", r"contact", r"ping"),
+    ),  # fmt: skip
+    "processes": (
+        (r"deploy(?:s|ed|ment)?", r"release(?:s|d)?", r"runbook", r"procedure", r"workflow"),
+        (r"steps?", r"how to", r"pipeline", r"ci", r"run", r"make", r"merge", r"rollback"),
+    ),
+    "status": (
+        (r"this week", r"in progress", r"currently", r"blocked", r"wip", r"until .* lands"),
+        (r"today", r"for now", r"temporar(?:y|ily)", r"this sprint", r"pending"),
+    ),
+    "tech-stack": (
+        (r"stack", r"built (?:with|on)", r"written in", r"framework"),
+        (r"database", r"library", r"version", r"runs on", r"uses", r"dependency"),
+    ),
+}
+
+_CUES = {
+    name: tuple(
+        (re.compile(rf"(?<![\w-]){cue}(?![\w-])", re.IGNORECASE), points)
+        for cues, points in ((strong, 2), (weak, 1))
+        for cue in cues
+    )
+    for name, (strong, weak) in VOCABULARY.items()
+}
+
+
+def scores(text: str) -> dict[str, int]:
+    """Each category's score for ``text`` (only categories with a cue appear)."""
+    from nxm.extract import tech_names  # deferred only to keep the import graph one-way
+
+    out: dict[str, int] = {}
+    for name, cues in _CUES.items():
+        points = sum(points for pattern, points in cues if pattern.search(text))
+        if points:
+            out[name] = points
+    tech = len(tech_names(text))
+    if tech:
+        out["tech-stack"] = out.get("tech-stack", 0) + tech
+    return out
+
 
 def categorize(text: str) -> str | None:
-    """A category for ``text`` from the documented vocabulary, or None."""
-    return None
+    """A category for ``text`` from the documented vocabulary, or None when no cue occurs."""
+    got = scores(text)
+    if not got:
+        return None
+    order = list(VOCABULARY)
+    return min(got, key=lambda name: (-got[name], order.index(name)))
+
+
+def explain(text: str) -> dict[str, Any]:
+    """The category chosen and every score that led to it (for docs and debugging)."""
+    return {"category": categorize(text), "scores": scores(text)}
+
+
+__all__ = ["VOCABULARY", "categorize", "explain", "scores"]

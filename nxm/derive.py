@@ -1,7 +1,15 @@
-"""Derived state kept current on every write (knowledge, entity graph): filled in by its issue."""
+"""Derived state kept current on every write: the entity graph's per-memory extraction.
+
+`on_write` runs under the write lock after each commit (`MemoryService._write`), so the derived
+file never lags the store by more than the write in progress. Knowledge is not stored: it is
+computed from the records on read (docs/lifecycle.md has the measurement behind that choice).
+A failure here must not undo a committed write, so it is reported on stderr, and reads extract
+whatever the stored file lacks.
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -12,3 +20,9 @@ def on_write(
     deleted: list[str],
 ) -> None:
     """Called under the write lock after each commit, before NEXUS_MEMORY.md is rewritten."""
+    from nxm import graph
+
+    try:
+        graph.refresh(service.ws, current)
+    except OSError as exc:  # the commit stands; reads re-extract what the file lacks
+        print(f"nxs: could not update .nxs/{graph.GRAPH_FILE}: {exc}", file=sys.stderr)
