@@ -460,6 +460,9 @@ class MemoryService:
         semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
         records = self.store.records()
         hits = rank.fuse(keyword, semantic, records, mode)[:limit]
+        from nxm.insights import log_search  # one appended line per search, for `nxm stats`
+
+        log_search(self.ws, now, mode)
         out: dict[str, Any] = {
             "mode": mode,
             "query": query,
