@@ -1,0 +1,297 @@
+"""The Linear GraphQL client (httpx), and where its URL and settings come from.
+
+- Personal API keys are sent as ``Authorization: <key>``; OAuth tokens as ``Bearer <token>``.
+- GraphQL errors are read whatever the HTTP status (Linear answers most with 400), the
+  ``extensions.userPresentableMessage`` first; "entity not found" becomes `NotFoundError`,
+  everything else `UpstreamError` with a stable code.
+- Rate limiting is recognised by ``extensions.code == "RATELIMITED"`` (HTTP 400), HTTP 429 and
+  the ``X-RateLimit-*`` headers; the client retries a bounded number of times, waiting until
+  the advertised reset when it is near, and otherwise refuses with ``RATE_LIMITED``.
+- Timeouts and connection failures are retried for queries only: a mutation that may have
+  reached Linear is never sent twice.
+- The credential never appears in an error: messages from the server are scrubbed of it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
+from nxs.linear.connections import Connection
+from nxs.linear.documents import DOCUMENTS, MUTATIONS
+
+DEFAULT_URL = "https://api.linear.app/graphql"
+ENV_URL = "LINEAR_API_URL"
+USER_AGENT = "nxs-linear/0.1"
+TRUSTED_HOSTS = ("127.0.0.1", "localhost", "::1")
+RESET_HEADERS = (
+    ("x-ratelimit-requests-remaining", "x-ratelimit-requests-reset"),
+    ("x-ratelimit-complexity-remaining", "x-ratelimit-complexity-reset"),
+    ("x-ratelimit-endpoint-requests-remaining", "x-ratelimit-endpoint-requests-reset"),
+)
+
+
+def _check_url(url: str, origin: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError(
+            f"{origin} is not an http(s) URL: {url!r}",
+            suggestion=f"e.g. {DEFAULT_URL}",
+            code="BAD_LINEAR_URL",
+        )
+    return url
+
+
+def api_url(conn: Connection, section: dict[str, Any]) -> str:
+    """The GraphQL endpoint: ``LINEAR_API_URL``, the connection's, the workspace's, the default.
+
+    A workspace's ``[linear] api_url`` is committed by anyone with access to the repository, so
+    it is honoured only for Linear itself or a loopback address: a cloned project must not be
+    able to send your key to a server of its choosing.
+
+    Raises:
+        ValidationError: a malformed URL, or a workspace URL pointing elsewhere.
+    """
+    if os.environ.get(ENV_URL, "").strip():
+        return _check_url(os.environ[ENV_URL].strip(), ENV_URL)
+    if conn.api_url:
+        return _check_url(conn.api_url, f"the api_url of Linear workspace {conn.label}")
+    configured = section.get("api_url")
+    if configured:
+        url = _check_url(str(configured), "[linear] api_url in .nxs/config.toml")
+        host = urlsplit(url).hostname or ""
+        if host not in TRUSTED_HOSTS and host != "api.linear.app":
+            raise ValidationError(
+                f"[linear] api_url in .nxs/config.toml points to {host}, which could receive "
+                "your Linear key",
+                suggestion=f"set {ENV_URL} yourself, or `nxs linear connect LABEL --api-url URL`",
+                code="UNTRUSTED_LINEAR_URL",
+            )
+        return url
+    return DEFAULT_URL
+
+
+class LinearClient:
+    """Sends the named documents of `DOCUMENTS` to one organisation's endpoint."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        url: str = DEFAULT_URL,
+        *,
+        timeout: float = 30.0,
+        attempts: int = 3,
+        max_wait: float = 20.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        transport: Any = None,
+    ) -> None:
+        self.conn = conn
+        self.url = url
+        self.timeout = timeout
+        self.attempts = max(1, attempts)
+        self.max_wait = max_wait
+        self.sleep = sleep
+        self.clock = clock
+        self.transport = transport
+        self.sent: list[str] = []  # operation names, in order (tests and debugging)
+        self._http: Any = None
+
+    def __enter__(self) -> LinearClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    def _client(self) -> Any:
+        if self._http is None:
+            import httpx  # deferred: keeps `nxs --help` fast
+
+            self._http = httpx.Client(
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                transport=self.transport,
+                headers={"User-Agent": USER_AGENT, "Content-Type": "application/json"},
+            )
+        return self._http
+
+    def _auth(self) -> str:
+        return f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self.conn.key, "[redacted]") if self.conn.key else text
+
+    def run(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one named document; return its ``data``.
+
+        Raises:
+            NotFoundError: Linear says the entity does not exist.
+            UpstreamError: authentication, rate limiting, timeouts, any other GraphQL error.
+        """
+        import httpx
+
+        document = DOCUMENTS[name]
+        mutation = name in MUTATIONS
+        payload = orjson.dumps(
+            {"query": document, "variables": variables or {}, "operationName": name}
+        )
+        for attempt in range(1, self.attempts + 1):
+            last = attempt == self.attempts
+            try:
+                self.sent.append(name)
+                resp = self._client().post(
+                    self.url, content=payload, headers={"Authorization": self._auth()}
+                )
+            except httpx.TimeoutException:
+                if mutation or last:
+                    raise self._transport_error("did not answer in time", mutation) from None
+                self.sleep(self._backoff(attempt))
+                continue
+            except httpx.TransportError as exc:
+                if mutation or last:
+                    raise self._transport_error(
+                        f"could not be reached ({type(exc).__name__})", mutation
+                    ) from None
+                self.sleep(self._backoff(attempt))
+                continue
+            body = self._json(resp)
+            if self._rate_limited(resp, body):
+                wait = self._reset_wait(resp, attempt)
+                if last or wait > self.max_wait:
+                    raise self._rate_error(wait)
+                self.sleep(wait)
+                continue
+            if resp.status_code >= 500 and not (body and body.get("errors")):
+                if mutation or last:
+                    raise UpstreamError(
+                        f"Linear answered HTTP {resp.status_code}",
+                        suggestion="try again in a minute; https://linearstatus.com has news",
+                        code="LINEAR_UNAVAILABLE",
+                    )
+                self.sleep(self._backoff(attempt))
+                continue
+            return self._data(resp, body)
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+    # -- responses ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _json(resp: Any) -> dict[str, Any] | None:
+        try:
+            body = orjson.loads(resp.content)
+        except orjson.JSONDecodeError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    @staticmethod
+    def _rate_limited(resp: Any, body: dict[str, Any] | None) -> bool:
+        if resp.status_code == 429:
+            return True
+        errors = (body or {}).get("errors") or []
+        if any((e.get("extensions") or {}).get("code") == "RATELIMITED" for e in errors):
+            return True
+        exhausted = any(resp.headers.get(rem) == "0" for rem, _ in RESET_HEADERS)
+        return exhausted and resp.status_code >= 400
+
+    def _backoff(self, attempt: int) -> float:
+        return float(min(2 ** (attempt - 1), self.max_wait))
+
+    def _reset_wait(self, resp: Any, attempt: int) -> float:
+        waits: list[float] = []
+        retry_after = resp.headers.get("retry-after")
+        if retry_after and retry_after.strip().isdigit():
+            waits.append(float(retry_after))
+        for remaining, reset in RESET_HEADERS:
+            value = resp.headers.get(reset)
+            if value and value.strip().isdigit() and resp.headers.get(remaining, "0") == "0":
+                waits.append(max(0.0, int(value) / 1000 - self.clock()))
+        return round(max(waits), 3) if waits else self._backoff(attempt)
+
+    def _rate_error(self, wait: float) -> UpstreamError:
+        return UpstreamError(
+            f"Linear rate limit reached for workspace {self.conn.label}",
+            suggestion=f"wait about {int(wait) + 1} s and try again; fewer or narrower calls help",
+            code="RATE_LIMITED",
+            details={"retry_after_seconds": int(wait) + 1},
+        )
+
+    def _transport_error(self, what: str, mutation: bool) -> UpstreamError:
+        host = urlsplit(self.url).hostname
+        message = f"Linear at {host} {what}"
+        if mutation:
+            message += "; the change may or may not have been applied"
+        return UpstreamError(
+            message,
+            suggestion="check your connection (or LINEAR_API_URL) and read the state back first"
+            if mutation
+            else "check your connection (or LINEAR_API_URL) and try again",
+            code="LINEAR_UNREACHABLE",
+        )
+
+    def _data(self, resp: Any, body: dict[str, Any] | None) -> dict[str, Any]:
+        if body is None:
+            raise UpstreamError(
+                f"Linear answered HTTP {resp.status_code} without a JSON body",
+                suggestion="check LINEAR_API_URL points at a GraphQL endpoint",
+                code="LINEAR_BAD_RESPONSE",
+            )
+        errors = body.get("errors") or []
+        if errors:
+            raise self._graphql_error(resp.status_code, errors)
+        if resp.status_code == 401:
+            raise self._auth_error("authentication failed")
+        if resp.status_code >= 400 or not isinstance(body.get("data"), dict):
+            raise UpstreamError(
+                f"Linear answered HTTP {resp.status_code} with no data",
+                code="LINEAR_BAD_RESPONSE",
+            )
+        return body["data"]
+
+    def _auth_error(self, said: str) -> UpstreamError:
+        kind = "OAuth token" if self.conn.oauth else "API key"
+        return UpstreamError(
+            f"Linear refused the {kind} of workspace {self.conn.label}: {said}",
+            suggestion=f"reconnect it: `nxs linear connect {self.conn.label}` (key on stdin)"
+            if self.conn.source == "config"
+            else "check LINEAR_API_KEY",
+            code="LINEAR_AUTH",
+        )
+
+    def _graphql_error(self, status: int, errors: list[dict[str, Any]]) -> NxsError:
+        first = errors[0] if isinstance(errors[0], dict) else {}
+        ext = first.get("extensions") or {}
+        said = self._scrub(
+            str(ext.get("userPresentableMessage") or first.get("message") or "unknown error")
+        )
+        code = str(ext.get("code") or "")
+        raw = str(first.get("message") or "")
+        if status == 401 or code in ("AUTHENTICATION_ERROR", "UNAUTHENTICATED"):
+            return self._auth_error(said)
+        if code == "FORBIDDEN" or status == 403:
+            return UpstreamError(
+                f"Linear forbids this for workspace {self.conn.label}: {said}",
+                suggestion="the key's user or app lacks access to that team or entity",
+                code="LINEAR_FORBIDDEN",
+            )
+        if raw.startswith("Entity not found") or "could not find" in said.lower():
+            return NotFoundError(
+                f"Linear: {said}",
+                suggestion="check the id; identifiers like NC-103 change when an issue moves team",
+                code="LINEAR_NOT_FOUND",
+            )
+        details = {"linear_code": code} if code else None
+        return UpstreamError(f"Linear: {said}", code="LINEAR_ERROR", details=details)
+
+
+__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url"]

@@ -1,0 +1,245 @@
+"""Linear connections: one key per organisation, under a label, kept owner-only.
+
+Keys live in ``config_dir()/linear.json`` (0600 in a 0700 directory), never in `.nxs/` (which
+people commit) and never in any output or error. When no organisation is connected there, the
+``LINEAR_API_KEY`` environment variable counts as one organisation labelled ``default``.
+
+A call picks its organisation with `select`: with one connected the label is optional and
+ignored; with two or more a missing or unknown label gets the disambiguation answer (a success
+naming the labels), and never another organisation's key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from nxs.errors import ConflictError, NotFoundError, ValidationError
+from nxs.paths import atomic_write, config_dir
+
+FILENAME = "linear.json"
+ENV_KEY = "LINEAR_API_KEY"
+ENV_LABEL = "default"
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+OAUTH_PREFIX = "lin_oauth_"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One connected organisation: its label and credential (the key is never shown)."""
+
+    label: str
+    key: str = field(repr=False)
+    oauth: bool = False
+    api_url: str | None = None
+    source: str = "config"  # "config" or "env"
+
+
+class Disambiguation(Exception):
+    """Raised when a call must name an organisation; carries the answer to return."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        super().__init__(answer["message"])
+        self.answer = answer
+
+
+def path() -> Path:
+    """The file holding the connections."""
+    return config_dir() / FILENAME
+
+
+def _read() -> dict[str, Any]:
+    try:
+        data = orjson.loads(path().read_bytes())
+    except FileNotFoundError:
+        return {"version": 1, "workspaces": {}}
+    except orjson.JSONDecodeError:
+        raise ValidationError(
+            f"{path()} is not valid JSON",
+            suggestion="delete it and connect again with `nxs linear connect LABEL`",
+            code="BAD_LINEAR_CONFIG",
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
+        raise ValidationError(
+            f"{path()} has an unexpected shape",
+            suggestion="delete it and connect again with `nxs linear connect LABEL`",
+            code="BAD_LINEAR_CONFIG",
+        )
+    return data
+
+
+def _write(data: dict[str, Any]) -> None:
+    atomic_write(path(), orjson.dumps(data, option=orjson.OPT_INDENT_2), private=True)
+
+
+def load() -> list[Connection]:
+    """The connected organisations, in label order (``LINEAR_API_KEY`` when none is stored)."""
+    stored = _read()["workspaces"]
+    out = [
+        Connection(
+            label=label,
+            key=entry["key"],
+            oauth=bool(entry.get("oauth")),
+            api_url=entry.get("api_url"),
+        )
+        for label, entry in stored.items()
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str) and entry["key"]
+    ]
+    if not out and os.environ.get(ENV_KEY, "").strip():
+        key = os.environ[ENV_KEY].strip()
+        out.append(
+            Connection(label=ENV_LABEL, key=key, oauth=key.startswith(OAUTH_PREFIX), source="env")
+        )
+    return sorted(out, key=lambda c: c.label.lower())
+
+
+def labels() -> list[str]:
+    """The labels of the connected organisations (never their keys)."""
+    return [c.label for c in load()]
+
+
+def check_label(label: str) -> str:
+    """A valid label, stripped.
+
+    Raises:
+        ValidationError: empty, too long, or with characters other than letters, digits, ``_.-``.
+    """
+    label = label.strip()
+    if not LABEL_RE.match(label):
+        raise ValidationError(
+            f"invalid label {label!r}",
+            suggestion="use 1-40 letters, digits, '_', '.' or '-', e.g. AV",
+        )
+    return label
+
+
+def check_key(key: str) -> str:
+    """A plausible credential, stripped (its value never appears in the error).
+
+    Raises:
+        ValidationError: empty, several lines, containing spaces, or absurdly long.
+    """
+    key = key.strip()
+    if key.lower().startswith("bearer "):
+        key = key[7:].strip()
+    if not key or any(ch.isspace() for ch in key) or len(key) > 1024:
+        raise ValidationError(
+            "that does not look like a Linear API key or OAuth token",
+            suggestion="pass the key alone on stdin (e.g. from your password manager)",
+        )
+    return key
+
+
+def connect(label: str, key: str, *, oauth: bool = False, api_url: str | None = None) -> dict:
+    """Store (or replace) the key of one organisation under its label.
+
+    Raises:
+        ValidationError: a bad label or key.
+        ConflictError: the same key is already stored under another label.
+    """
+    label, key = check_label(label), check_key(key)
+    data = _read()
+    stored: dict[str, Any] = data["workspaces"]
+    same = next((k for k in stored if k.lower() == label.lower()), None)
+    for other, entry in stored.items():
+        if other != same and isinstance(entry, dict) and entry.get("key") == key:
+            raise ConflictError(
+                f"that key is already connected as {other!r}",
+                suggestion=f"one key per organisation: `nxs linear disconnect {other}` first",
+                code="KEY_ALREADY_CONNECTED",
+            )
+    replaced = same is not None
+    if same is not None:
+        del stored[same]
+    entry: dict[str, Any] = {"key": key, "oauth": oauth or key.startswith(OAUTH_PREFIX)}
+    if api_url:
+        entry["api_url"] = api_url
+    stored[label] = entry
+    data["version"] = 1
+    _write(data)
+    return {
+        "connected": label,
+        "replaced": replaced,
+        "oauth": entry["oauth"],
+        "workspaces": labels(),
+        "stored_in": str(path()),
+    }
+
+
+def disconnect(label: str) -> dict:
+    """Forget the key stored under a label (case-insensitive).
+
+    Raises:
+        NotFoundError: no organisation has that label.
+    """
+    data = _read()
+    stored: dict[str, Any] = data["workspaces"]
+    match = next((k for k in stored if k.lower() == label.strip().lower()), None)
+    if match is None:
+        raise NotFoundError(
+            f"no Linear workspace labelled {label!r} is connected",
+            suggestion="list them with `nxs linear workspaces`",
+            code="UNKNOWN_LINEAR_WORKSPACE",
+        )
+    del stored[match]
+    _write(data)
+    return {"disconnected": match, "workspaces": labels()}
+
+
+def select(org: str | None) -> Connection:
+    """The organisation a call uses.
+
+    Raises:
+        NotFoundError: nothing is connected.
+        Disambiguation: two or more are connected and ``org`` names none of them.
+    """
+    conns = load()
+    if not conns:
+        raise NotFoundError(
+            "no Linear workspace is connected",
+            suggestion="run `nxs linear connect LABEL` (key on stdin) or set LINEAR_API_KEY",
+            code="LINEAR_NOT_CONNECTED",
+        )
+    if len(conns) == 1:
+        return conns[0]
+    available = [c.label for c in conns]
+    if org is not None:
+        match = next((c for c in conns if c.label.lower() == org.strip().lower()), None)
+        if match is not None:
+            return match
+        message = (
+            f"No Linear workspace is labelled {org!r}. Pass org with one of: "
+            f"{', '.join(available)}."
+        )
+    else:
+        message = (
+            f"{len(conns)} Linear workspaces are connected. Pass org with one of: "
+            f"{', '.join(available)}."
+        )
+    raise Disambiguation(
+        {
+            "success": True,
+            "disambiguation_required": True,
+            "available_workspaces": available,
+            "message": message,
+        }
+    )
+
+
+__all__ = [
+    "Connection",
+    "Disambiguation",
+    "check_key",
+    "check_label",
+    "connect",
+    "disconnect",
+    "labels",
+    "load",
+    "path",
+    "select",
+]

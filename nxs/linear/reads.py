@@ -1,0 +1,356 @@
+"""The read actions of `linear_query` (seed 000 integration_query): nothing here writes.
+
+Each action takes a `Call` and returns ``(message, data)``; `nxs.linear.actions` wraps them in
+the envelope. Every local check (filters, required pairs) runs before the first request.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from nxm.record import reading_order, summary
+from nxs.errors import ValidationError
+from nxs.linear import shape
+from nxs.linear.session import Call
+
+PAGE = 250
+LIST_CAP = 2000  # pages are followed up to this many items
+QUERY_CHARS = 100
+SEARCH_LIMIT = 25
+CONTEXT_ISSUES = 50
+CONTEXT_MEMORY_ISSUES = 20
+COMMENTS_FIRST = 50
+THREAD_CAP = 1000
+
+FILTER_KEYS = ("state", "label", "project")
+# The seed's state vocabulary, mapped to Linear's workflow state types.
+STATE_TYPES: dict[str, tuple[str, ...]] = {
+    "open": ("started", "unstarted"),
+    "closed": ("completed", "canceled"),
+    "active": ("started",),
+    "in_progress": ("started",),
+    "started": ("started",),
+    "todo": ("unstarted",),
+    "unstarted": ("unstarted",),
+    "done": ("completed",),
+    "completed": ("completed",),
+    "cancelled": ("canceled",),
+    "canceled": ("canceled",),
+    "backlog": ("backlog",),
+    "triage": ("triage",),
+}
+CLOSED_TYPES = ("completed", "canceled")
+
+
+def _all(call: Call, name: str, field: str, cap: int = LIST_CAP) -> tuple[list[dict], bool]:
+    """Every node of a paginated top-level connection, up to ``cap``; True when cut there."""
+    out: list[dict[str, Any]] = []
+    after = None
+    while True:
+        conn = call.run(name, {"first": PAGE, "after": after})[field]
+        out.extend(shape.nodes(conn))
+        page = conn.get("pageInfo") or {}
+        if not page.get("hasNextPage"):
+            return out, False
+        if len(out) >= cap:
+            return out[:cap], True
+        after = page.get("endCursor")
+
+
+def _chars(call: Call) -> int:
+    return call.arg("description_chars", shape.DESCRIPTION_DEFAULT)
+
+
+def _hint(data: dict[str, Any], cut: bool, what: str = "an issue's full description") -> None:
+    if cut:
+        data["detail_hint"] = (
+            f"descriptions were shortened; for {what} call "
+            "linear_query action get_linear_issue with issue_id (e.g. NC-103)"
+        )
+
+
+def get_linear_teams(call: Call) -> tuple[str, dict]:
+    teams, cut = _all(call, "Teams", "teams")
+    rows = [{**shape.team(t), "description": t.get("description")} for t in teams]
+    return "Linear teams retrieved", {"teams": rows, "total": len(rows), "may_be_truncated": cut}
+
+
+def get_linear_projects(call: Call) -> tuple[str, dict]:
+    projects, cut = _all(call, "Projects", "projects")
+    rows = [shape.project(p) for p in projects]
+    return "Linear projects retrieved", {
+        "projects": rows,
+        "total": len(rows),
+        "may_be_truncated": cut,
+    }
+
+
+def get_linear_issue(call: Call) -> tuple[str, dict]:
+    node = call.run("Issue", {"id": call.args["issue_id"]})["issue"]
+    return "Linear issue retrieved", {"issue": shape.issue(node)}
+
+
+def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The IssueFilter fragment for ``search_filters``, and the filters applied.
+
+    Raises:
+        ValidationError: a key other than state, label, project; a bad value.
+    """
+    filters = filters or {}
+    unknown = sorted(k for k in filters if k not in FILTER_KEYS)
+    if unknown:
+        raise ValidationError(
+            f"search_filters does not support {', '.join(repr(k) for k in unknown)}; "
+            f"the supported keys are: {', '.join(FILTER_KEYS)}",
+            suggestion="a dropped filter would return the unfiltered set; narrow with "
+            "state, label or project, or with query / team_id",
+            code="UNSUPPORTED_FILTER",
+        )
+    out: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+    for key in FILTER_KEYS:
+        value = filters.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise ValidationError(f"search_filters.{key} must be a non-empty string")
+        value = value.strip()
+        if key == "state":
+            types = STATE_TYPES.get(value.lower().replace(" ", "_").replace("-", "_"))
+            if types is None:
+                raise ValidationError(
+                    f"search_filters.state {value!r} is not a known state",
+                    suggestion=f"use one of: {', '.join(STATE_TYPES)}",
+                )
+            out["state"] = {"type": {"in": list(types)}}
+            applied["state"] = value.lower()
+            applied["state_types"] = list(types)
+        elif key == "label":
+            out["labels"] = {"some": {"name": {"eq": value}}}  # exact, case-sensitive
+            applied["label"] = value
+        else:
+            out["project"] = {"id": {"eq": value}}
+            applied["project"] = value
+    return out, applied
+
+
+def search_linear_issues(call: Call) -> tuple[str, dict]:
+    query, team_id = call.arg("query"), call.arg("team_id")
+    if query is not None:
+        query = query.strip()[:QUERY_CHARS]
+    if not query and not team_id:
+        raise ValidationError(
+            "search_linear_issues needs query or team_id",
+            suggestion="a filter alone is not enough to scope a search: add query (title "
+            "words) or team_id (from get_linear_teams)",
+        )
+    where, applied = search_filter(call.arg("search_filters"))
+    if query:
+        where["title"] = {"containsIgnoreCase": query}
+    if team_id:
+        where["team"] = {"id": {"eq": team_id}}
+    limit, chars = call.arg("limit", SEARCH_LIMIT), _chars(call)
+    found = shape.nodes(call.run("Issues", {"filter": where, "first": limit})["issues"])
+    issues = [shape.issue(n, chars) for n in found]
+    data: dict[str, Any] = {
+        "issues": issues,
+        "returned_issues": len(issues),
+        "total": len(issues),
+        "may_be_truncated": len(issues) >= limit,
+        "applied_filters": applied,
+    }
+    if query:
+        data["query"] = query
+    if team_id:
+        data["team_id"] = team_id
+    _hint(data, any(i["description_truncated"] for i in issues))
+    return "Linear issues retrieved", data
+
+
+def get_linear_project_detail(call: Call) -> tuple[str, dict]:
+    node = call.run("ProjectDetail", {"id": call.args["project_id"]})["project"]
+    issues = node.get("issues") or {}
+    project = {
+        **shape.project(node),
+        "lead": shape.ref(node.get("lead"), "id", "name"),
+        "members": [shape.ref(m, "id", "name") for m in shape.nodes(node.get("members"))],
+        "labels": [shape.ref(lb, "id", "name", "color") for lb in shape.nodes(node.get("labels"))],
+        "issue_count": len(shape.nodes(issues)),
+        "issue_count_is_floor": bool((issues.get("pageInfo") or {}).get("hasNextPage")),
+    }
+    return "Linear project retrieved", {"project": project}
+
+
+def get_linear_team_detail(call: Call) -> tuple[str, dict]:
+    node = call.run("TeamDetail", {"id": call.args["team_id"]})["team"]
+    states = sorted(shape.nodes(node.get("states")), key=lambda s: s.get("position") or 0)
+    team = {
+        **shape.team(node),
+        "description": node.get("description"),
+        "issue_count": node.get("issueCount"),
+        "members": [shape.ref(m, "id", "name") for m in shape.nodes(node.get("members"))],
+        "states": [shape.ref(s, "id", "name", "type") for s in states],
+        "labels": [shape.ref(lb, "id", "name", "color") for lb in shape.nodes(node.get("labels"))],
+    }
+    return "Linear team retrieved", {"team": team}
+
+
+def list_linear_labels(call: Call) -> tuple[str, dict]:
+    labels, cut = _all(call, "Labels", "issueLabels")
+    rows = [shape.label(n) for n in labels]
+    data: dict[str, Any] = {"labels": rows, "total": len(rows), "may_be_truncated": cut}
+    if call.arg("team_id"):
+        data["team_id"] = call.args["team_id"]
+        data["note"] = (
+            "labels are not filtered by team_id: workspace-level labels have no team, and "
+            "filtering would hide the labels most issues use"
+        )
+    return "Linear labels retrieved", data
+
+
+def list_linear_project_labels(call: Call) -> tuple[str, dict]:
+    node = call.run("ProjectLabels", {"id": call.args["project_id"]})["project"]
+    rows = [shape.ref(n, "id", "name", "color", "description") for n in shape.nodes(node["labels"])]
+    return "Linear project labels retrieved", {
+        "project": shape.ref(node, "id", "name"),
+        "labels": rows,
+        "total": len(rows),
+    }
+
+
+def list_linear_statuses(call: Call) -> tuple[str, dict]:
+    node = call.run("Statuses", {"id": call.args["team_id"]})["team"]
+    states = sorted(shape.nodes(node.get("states")), key=lambda s: s.get("position") or 0)
+    rows = [shape.ref(s, "id", "name", "type", "color") for s in states]
+    return "Linear statuses retrieved", {
+        "team": shape.team(node),
+        "statuses": rows,
+        "total": len(rows),
+    }
+
+
+def list_linear_users(call: Call) -> tuple[str, dict]:
+    users, cut = _all(call, "Users", "users")
+    rows = [shape.ref(u, "id", "name", "displayName", "email", "active") for u in users]
+    for row in rows:
+        row["display_name"] = row.pop("displayName")
+    return "Linear users retrieved", {"users": rows, "total": len(rows), "may_be_truncated": cut}
+
+
+def _comments(call: Call, first: int, cap: int) -> tuple[dict, list[dict], bool]:
+    variables: dict[str, Any] = {"id": call.args["issue_id"], "first": first, "after": None}
+    found: list[dict[str, Any]] = []
+    while True:
+        node = call.run("Comments", variables)["issue"]
+        conn = node.get("comments") or {}
+        found.extend(shape.nodes(conn))
+        more = bool((conn.get("pageInfo") or {}).get("hasNextPage"))
+        if not more or len(found) >= cap:
+            found.sort(key=lambda c: (c.get("createdAt") or "", c["id"]))
+            return node, found[:cap], more
+        variables["after"] = conn["pageInfo"].get("endCursor")
+
+
+def list_linear_comments(call: Call) -> tuple[str, dict]:
+    node, found, more = _comments(call, COMMENTS_FIRST, COMMENTS_FIRST)
+    rows = [shape.comment(c, shape.COMMENT_EXCERPT) for c in found]
+    data: dict[str, Any] = {
+        "issue": shape.ref(node, "id", "identifier", "title", "url"),
+        "comments": rows,
+        "returned_comments": len(rows),
+        "total": len(rows),
+        "may_be_truncated": more,
+    }
+    if any(r["body_truncated"] for r in rows) or more:
+        data["detail_hint"] = (
+            "comments were excerpted (first 50, 200 characters each); call linear_query action "
+            "get_linear_comment_detail with the same issue_id for the full thread"
+        )
+    return "Linear comments retrieved", data
+
+
+def get_linear_comment_detail(call: Call) -> tuple[str, dict]:
+    node, found, more = _comments(call, PAGE, THREAD_CAP)
+    rows = [shape.comment(c) for c in found]
+    return "Linear comment thread retrieved", {
+        "issue": shape.ref(node, "id", "identifier", "title", "url"),
+        "comments": rows,
+        "total": len(rows),
+        "may_be_truncated": more,
+    }
+
+
+def linked_identifiers(refs: list[str], identifiers: set[str]) -> list[str]:
+    """The identifiers (upper case) a memory's refs name, as ``NC-103`` or ``linear:NC-103``."""
+    out = []
+    for r in refs:
+        text = r.strip().upper()
+        text = text[len("LINEAR:") :] if text.startswith("LINEAR:") else text
+        if text in identifiers:
+            out.append(text)
+    return sorted(set(out))
+
+
+def get_project_context(call: Call) -> tuple[str, dict]:
+    project_id, team_id = call.arg("project_id"), call.arg("team_id")
+    if bool(project_id) == bool(team_id):
+        raise ValidationError(
+            "get_project_context needs project_id or team_id (exactly one)",
+            suggestion="pass project_id (from get_linear_projects) or team_id (from get_linear_teams)",
+        )
+    where: dict[str, Any] = (
+        {"project": {"id": {"eq": project_id}}} if project_id else {"team": {"id": {"eq": team_id}}}
+    )
+    include_closed = call.arg("include_closed", False)
+    if not include_closed:
+        where["state"] = {"type": {"nin": list(CLOSED_TYPES)}}
+    chars = _chars(call)
+    found = shape.nodes(call.run("Issues", {"filter": where, "first": CONTEXT_ISSUES})["issues"])
+    issues = [shape.issue(n, chars) for n in found]
+    data: dict[str, Any] = {
+        "scoped_by": "project" if project_id else "team",
+        "include_closed": include_closed,
+        "issues": issues,
+        "returned_issues": len(issues),
+        "issues_may_be_truncated": len(issues) >= CONTEXT_ISSUES,
+        "patterns": patterns(issues),
+    }
+    data["project_id" if project_id else "team_id"] = project_id or team_id
+    memories, note = related_memories(call, [i["identifier"] for i in issues])
+    data["related_memories"], data["total_memories"] = memories, len(memories)
+    if note:
+        data["memory_note"] = note
+    _hint(data, any(i["description_truncated"] for i in issues))
+    return "Linear project context retrieved", data
+
+
+def related_memories(call: Call, identifiers: list[str]) -> tuple[list[dict], str | None]:
+    """Memories whose refs name one of the first 20 identifiers (not forgotten ones)."""
+    service = call.memory_or_none()
+    if service is None:
+        return [], "no nxs memory workspace here, so no linked memories were looked up"
+    wanted = {i.upper() for i in identifiers[:CONTEXT_MEMORY_ISSUES]}
+    out = []
+    for record in reading_order(list(service.store.records().values())):
+        if record["status"] == "forgotten":
+            continue
+        hits = linked_identifiers(record["refs"], wanted)
+        if hits:
+            out.append({**summary(record), "linked_issues": hits})
+    return out, None
+
+
+def patterns(issues: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Counts across the issues by state, label, priority and assignee."""
+    return {
+        "by_state": dict(Counter(i["state"]["name"] for i in issues if i["state"])),
+        "by_label": dict(Counter(lb["name"] for i in issues for lb in i["labels"])),
+        "by_priority": dict(Counter(i["priority_label"] or str(i["priority"]) for i in issues)),
+        "by_assignee": dict(
+            Counter(i["assignee"]["name"] if i["assignee"] else "Unassigned" for i in issues)
+        ),
+    }
+
+
+__all__ = ["FILTER_KEYS", "STATE_TYPES", "linked_identifiers", "search_filter"]

@@ -1,0 +1,118 @@
+"""One Linear call's state: its arguments, its organisation, its client, its nxs workspace.
+
+The organisation is chosen on first use of the client, after every local check has passed, so
+a refused call never reaches Linear and a disambiguation answer is given only to a well-formed
+call. Tests inject an ``httpx`` transport and a sleeper through ``ctx.services``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nxs.context import Context
+from nxs.errors import NotFoundError, ValidationError
+from nxs.linear import connections
+from nxs.linear.client import LinearClient, api_url
+
+if TYPE_CHECKING:
+    from nxm.service import MemoryService
+
+TRANSPORT = "linear.transport"  # ctx.services key: an httpx transport (tests)
+SLEEP = "linear.sleep"  # ctx.services key: the retry sleeper (tests)
+
+
+@dataclass
+class Call:
+    """What an action function gets: the context, the given arguments, the lazy client."""
+
+    ctx: Context
+    args: dict[str, Any]
+    org: str | None = None
+    _client: LinearClient | None = field(default=None, repr=False)
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        """A given argument, or the default."""
+        value = self.args.get(name)
+        return default if value is None else value
+
+    @property
+    def label(self) -> str | None:
+        """The organisation label once chosen."""
+        return self._client.conn.label if self._client else None
+
+    def section(self) -> dict[str, Any]:
+        """The workspace's ``[linear]`` config, or {} when there is no workspace here."""
+        try:
+            return self.ctx.workspace.section("linear")
+        except NotFoundError:
+            if self.ctx.workspace_arg:
+                self._workspace_hint()
+                raise
+            return {}
+
+    def _workspace_hint(self) -> None:
+        """A seed-style ``workspace: "AV"`` means an organisation here: say so."""
+        name = (self.ctx.workspace_arg or "").strip()
+        if name.lower() in {x.lower() for x in connections.labels()}:
+            raise ValidationError(
+                f"workspace names the nxs workspace path here; {name!r} is a Linear organisation",
+                suggestion=f"pass org={name!r} (alias linear_workspace) to choose it",
+                code="USE_ORG",
+            )
+
+    @property
+    def client(self) -> LinearClient:
+        """The client for the chosen organisation (raises `Disambiguation` when unsure)."""
+        if self._client is None:
+            conn = connections.select(self.org)
+            section = self.section()
+            timeout = section.get("timeout", 30.0)
+            if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+                raise ValidationError(
+                    f"[linear] timeout must be a positive number of seconds, got {timeout!r}",
+                    code="BAD_CONFIG",
+                )
+            self._client = LinearClient(
+                conn,
+                api_url(conn, section),
+                timeout=float(timeout),
+                sleep=self.ctx.services.get(SLEEP, time.sleep),
+                transport=self.ctx.services.get(TRANSPORT),
+            )
+        return self._client
+
+    def run(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one named document through the chosen organisation's client."""
+        return self.client.run(name, variables)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def memory(self) -> MemoryService:
+        """The memory service of the nxs workspace (needed by memory-touching actions).
+
+        Raises:
+            NotFoundError: no workspace, or its memory module is not active.
+        """
+        try:
+            return self.ctx.memory
+        except NotFoundError as err:
+            if self.ctx.workspace_arg:
+                self._workspace_hint()
+            err.message += " (this Linear action reads or stamps memories)"
+            raise
+
+    def memory_or_none(self) -> MemoryService | None:
+        """The memory service, or None when there is no memory workspace here."""
+        if self.ctx.workspace_arg:
+            return self.memory()
+        try:
+            return self.ctx.memory
+        except NotFoundError:
+            return None
+
+
+__all__ = ["SLEEP", "TRANSPORT", "Call"]

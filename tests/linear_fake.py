@@ -1,0 +1,237 @@
+"""A stand-in for Linear's GraphQL API, executing requests against Linear's real schema.
+
+Every request is parsed, validated and executed by graphql-core over ``schema.graphql`` (built
+once per session), so a document or variable the real API would reject is rejected here, and
+every answer has the real types' shape (a missing non-null field is an error, not a pass).
+Resolvers serve two organisations from `linear_fake_data` and model what nxs relies on:
+identifier resolution, team moves (renumbering; the old identifier stops resolving), label
+scope (a team label refused on another team's issue), comment threads, label replacement,
+rate limiting (``RATELIMITED`` with HTTP 400 and ``X-RateLimit-*`` headers) and auth errors
+(personal keys without ``Bearer``, OAuth tokens with it).
+
+Use it three ways:
+
+- ``FakeLinear().transport()`` — an ``httpx.MockTransport`` for in-process tests;
+- ``serve_fake_linear()`` — the same over HTTP on 127.0.0.1 (a thread, once per process), for
+  CLI and MCP-server subprocess tests; ``/graphql`` keeps state (``shared_fake()``), while
+  ``/fresh/graphql`` answers every request from fresh seed data (byte-parity cases);
+- `schema()` — the built schema, for document validation tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+from graphql import GraphQLError, GraphQLSchema, build_ast_schema, graphql_sync, parse
+
+from tests import linear_fake_data as seed
+from tests.linear_fake_roots import Org, Roots, error
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "linear" / "schema.graphql"
+NOW = "2026-05-29T10:00:00.000Z"
+
+
+@functools.cache
+def schema() -> GraphQLSchema:
+    """Linear's real schema (about 2.5 s to build; once per process)."""
+    return build_ast_schema(parse(SCHEMA_PATH.read_text(), no_location=True), assume_valid_sdl=True)
+
+
+class FakeLinear:
+    """The fake API: credentials, rate limiting, the Query and Mutation roots."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.requests: list[dict[str, Any]] = []
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the seed data, no pending rate limits, no recorded requests."""
+        with self.lock:
+            self.orgs = {k: Org(v) for k, v in seed.seed_orgs().items()}
+            self.rate_limited = 0
+            self.reset_in_ms = 1500
+            self.requests.clear()
+
+    def rate_limit_next(self, count: int, reset_in_ms: int = 1500) -> None:
+        """Answer the next ``count`` authenticated requests with RATELIMITED."""
+        self.rate_limited, self.reset_in_ms = count, reset_in_ms
+
+    def transport(self) -> Any:
+        """An httpx.MockTransport answering from this fake."""
+        import httpx
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            status, headers, body = self.handle(dict(request.headers), request.content)
+            return httpx.Response(status, headers=headers, content=body)
+
+        return httpx.MockTransport(handler)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def _org_for(self, authorization: str) -> Org | None:
+        if authorization.startswith("Bearer "):
+            label = seed.OAUTH.get(authorization[7:])
+        else:
+            label = seed.KEYS.get(authorization)
+        return self.orgs.get(label) if label else None
+
+    def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request: (status, headers, body)."""
+        with self.lock:
+            lower = {k.lower(): v for k, v in headers.items()}
+            auth = lower.get("authorization", "")
+            try:
+                payload = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                payload = None
+            self.requests.append({"authorization": auth, "payload": payload})
+            org = self._org_for(auth)
+            limits = {
+                "X-RateLimit-Requests-Limit": "1500",
+                "X-RateLimit-Requests-Remaining": "1499",
+                "X-RateLimit-Requests-Reset": str(int(time.time() * 1000) + 3_600_000),
+            }
+            if org is None:
+                return self._errors(
+                    400,
+                    error(
+                        "Authentication required, not authenticated",
+                        "AUTHENTICATION_ERROR",
+                        "You need to authenticate to access this operation.",
+                    ),
+                )
+            if self.rate_limited > 0:
+                self.rate_limited -= 1
+                limits["X-RateLimit-Requests-Remaining"] = "0"
+                limits["X-RateLimit-Requests-Reset"] = str(
+                    int(time.time() * 1000) + self.reset_in_ms
+                )
+                return self._errors(
+                    400,
+                    error("Rate limit exceeded", "RATELIMITED", "Too many requests."),
+                    limits,
+                )
+            if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+                return self._errors(400, error("Must provide query string.", "BAD_REQUEST"))
+            result = graphql_sync(
+                schema(),
+                payload["query"],
+                root_value=Roots(org),
+                variable_values=payload.get("variables") or {},
+                operation_name=payload.get("operationName"),
+            )
+            out: dict[str, Any] = {"data": result.data}
+            status = 200
+            if result.errors:
+                out["errors"] = [e.formatted for e in result.errors]
+                status = 400 if result.data is None and not _executed(result.errors) else 200
+            return status, {"Content-Type": "application/json", **limits}, orjson.dumps(out)
+
+    @staticmethod
+    def _errors(status: int, err: GraphQLError, headers: dict[str, str] | None = None):
+        body = orjson.dumps({"errors": [err.formatted]})
+        return status, {"Content-Type": "application/json", **(headers or {})}, body
+
+
+def _executed(errors: list[GraphQLError]) -> bool:
+    """True when the errors come from resolvers (a path), not from validation."""
+    return any(e.path for e in errors)
+
+
+# -- the HTTP server --------------------------------------------------------------------------
+
+_server: dict[str, Any] = {}
+_server_lock = threading.Lock()
+
+
+def shared_fake() -> FakeLinear:
+    """The stateful fake behind ``/graphql`` of the session server."""
+    serve_fake_linear()
+    return _server["fake"]
+
+
+def serve_fake_linear() -> str:
+    """Start the fake on 127.0.0.1 (once per process); return its stateful ``/graphql`` URL.
+
+    ``url.replace("/graphql", "/fresh/graphql")`` answers every request from fresh seed data.
+    """
+    with _server_lock:
+        if "url" not in _server:
+            fake = FakeLinear()
+
+            class Handler(BaseHTTPRequestHandler):
+                def do_POST(self) -> None:  # noqa: N802 - http.server's spelling
+                    length = int(self.headers.get("Content-Length") or 0)
+                    body = self.rfile.read(length)
+                    target = fake
+                    if self.path.startswith("/fresh/"):
+                        target = FakeLinear()
+                    elif not self.path.startswith("/graphql"):
+                        self.send_error(404)
+                        return
+                    status, headers, out = target.handle(dict(self.headers.items()), body)
+                    self.send_response(status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+
+                def log_message(self, *args: Any) -> None:  # quiet
+                    pass
+
+            server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            _server.update(fake=fake, server=server)
+            _server["url"] = f"http://127.0.0.1:{server.server_address[1]}/graphql"
+        return _server["url"]
+
+
+def fresh_url() -> str:
+    """The URL whose every request sees fresh seed data (deterministic writes)."""
+    return serve_fake_linear().replace("/graphql", "/fresh/graphql")
+
+
+def run(
+    tool: str,
+    fake: FakeLinear | None = None,
+    *,
+    workspace: Any = None,
+    sleep: Any = None,
+    **arguments: Any,
+) -> dict[str, Any]:
+    """Call `linear_query`/`linear_mutate` in-process against a fake; the answer or error dict.
+
+    Goes through the operation table's `validate`, as both seams do.
+    """
+    from nxs.context import Context
+    from nxs.errors import NxsError
+    from nxs.linear.ops import OPERATIONS
+    from nxs.linear.session import SLEEP, TRANSPORT
+    from nxs.ops import validate
+
+    op = next(o for o in OPERATIONS if o.tool == tool)
+    services: dict[str, Any] = {SLEEP: sleep or (lambda seconds: None)}
+    if fake is not None:
+        services[TRANSPORT] = fake.transport()
+    ctx = Context(
+        now=NOW,
+        actor="tester",
+        workspace_arg=str(workspace) if workspace is not None else None,
+        services=services,
+    )
+    try:
+        return op.handler(ctx, **validate(op, arguments))
+    except NxsError as err:
+        return err.to_dict()
+
+
+__all__ = ["FakeLinear", "fresh_url", "run", "schema", "serve_fake_linear", "shared_fake"]
