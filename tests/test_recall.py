@@ -383,3 +383,119 @@ def test_recall_on_a_store_finds_memories_and_keeps_facts_out_of_the_workspace(
         if path.is_file():
             assert b"zanzibar" not in path.read_bytes(), path
     assert facts.path().parent != workspace / ".nxs"
+
+
+# -- a whole session through a real MCP client ------------------------------------------------
+
+
+def test_a_session_end_to_end_over_mcp(ctx: Context, workspace: Path) -> None:
+    """recall -> persona -> search -> detail -> store context -> facts -> a new conversation."""
+    import os
+    import sys
+
+    import anyio
+    import orjson
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    _run(
+        ctx,
+        "memory_add",
+        body="Auth tokens are refreshed by the gateway 60 s before expiry; a 401 after refresh "
+        "means the clock is skewed, not that the token is bad.",
+        introduction="A 401 right after a token refresh means clock skew",
+        category="gotcha",
+    )
+    _run(
+        ctx,
+        "memory_add",
+        body="Release tags are cut from main only; CI refuses tags on other branches.",
+        introduction="Release tags come from main only",
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from nxs.cli import main; main()", "mcp", "serve"]
+        + ["--workspace", str(workspace)],
+        env=dict(os.environ),
+        cwd=str(workspace),
+    )
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(stdio_client(params), read_timeout_seconds=120) as client:
+
+            async def call(tool: str, **arguments: Any) -> Any:
+                result = await client.call_tool(tool, {**arguments, "now": NOW, "actor": "me"})
+                return result.is_error, orjson.loads(result.content[0].text)
+
+            request = "Debug the failing token refresh: every call returns a 401 error."
+            seen["recall"] = await call(
+                "memory_recall",
+                query="token refresh 401",
+                user_query_full=request,
+                conversation_id="nc-auth-20260529",
+                program_tool="claude-code",
+            )
+            hint = seen["recall"][1]["persona_hint"]
+            seen["persona"] = await call("memory_persona", persona_name=hint)
+            seen["unknown"] = await call("memory_persona", persona_name="bob")
+            seen["search"] = await call("memory_search", query="release tags", max_results=10)
+            first = seen["recall"][1]["memories"][0]["memory_id"]
+            seen["detail"] = await call("memory_show", memory_id=first)
+            seen["stored"] = await call(
+                "memory_store_context",
+                summary="401s after token refresh were clock skew on the CI runner; fixed NTP.",
+                context="Symptom: 401 Unauthorized right after refresh.\n"
+                "Cause: runner clock 90 s ahead (`date -u` vs `curl -sI https://example.invalid`).\n"
+                "Fix: enabled systemd-timesyncd on the runner image.\n",
+                conversation_id="nc-auth-20260529",
+                user_query=request,
+                persona=hint,
+            )
+            seen["facts"] = await call(
+                "memory_facts_update", facts_patch={"ci": {"runner_os": "ubuntu-24.04"}}
+            )
+            seen["next"] = await call(
+                "memory_recall",
+                query="401 token",
+                user_query_full=request,
+                conversation_id="nc-auth-20260530",
+            )
+            seen["again"] = await call(
+                "memory_recall", query="401 token", conversation_id="nc-auth-20260530"
+            )
+
+    anyio.run(session)
+    error, recalled = seen["recall"]
+    assert not error and recalled["fanned_out"] is False
+    assert recalled["persona_hint"] == "jack"
+    assert recalled["memories"][0]["summary"].startswith("A 401 right after a token refresh")
+    assert "user_facts" not in recalled  # no facts yet
+    assert seen["persona"] == (False, {"persona": personas_builtin()["jack"]})
+    assert seen["unknown"][0] is True and seen["unknown"][1]["code"] == "PERSONA_NOT_FOUND"
+    assert seen["search"][1]["results"][0]["introduction"] == "Release tags come from main only"
+    assert seen["detail"][1]["memory"]["body"].startswith("Auth tokens are refreshed")
+    stored = seen["stored"][1]
+    assert stored["created"] is True and stored["conversation_id"] == "nc-auth-20260529"
+    assert seen["facts"] == (
+        False,
+        {"bytes": 35, "facts": {"ci": {"runner_os": "ubuntu-24.04"}}, "max_bytes": 4096},
+    )
+    error, later = seen["next"]
+    assert later["user_facts"] == {"ci": {"runner_os": "ubuntu-24.04"}}
+    assert later["memories"][0] == {
+        "confidence": later["memories"][0]["confidence"],
+        "memory_id": stored["memory_id"],
+        "summary": "401s after token refresh were clock skew on the CI runner; fixed NTP.",
+        "truncated": True,
+    }
+    assert "user_facts" not in seen["again"][1]
+    for path in workspace.rglob("*"):
+        if path.is_file():
+            assert b"ubuntu-24.04" not in path.read_bytes(), path
+
+
+def personas_builtin() -> dict[str, Any]:
+    from nxm.personas import builtin
+
+    return builtin()
