@@ -41,7 +41,9 @@ def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
     if as_json or human_line is None:
         emit(render(result))
     else:
-        human.console().print(human_line(result))
+        text = human_line(result)
+        if text:  # export to stdout has written its bytes already: add nothing after them
+            human.console().print(text)
 
 
 def _service(workspace: str | None) -> Any:
