@@ -84,7 +84,8 @@ def import_records(
         todo = []
         for r in records:
             if r["key"] in current:
-                if not replace or current[r["key"]] == r:
+                # parse_lines marks every record PENDING; that alone is not a change
+                if not replace or {**current[r["key"]], "processing": "PENDING"} == r:
                     counts["skipped"] += 1
                     if progress:
                         progress(1)
