@@ -1,0 +1,87 @@
+"""Heavy modules stay out of the CLI's import path (each costs from 0.3 s to several seconds)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import make_workspace
+
+HEAVY = (
+    "lancedb", "mcp", "fastembed", "httpx", "onnxruntime", "onnx", "pyarrow", "numpy", "pandas",
+    "safetensors", "tokenizers",
+)  # fmt: skip
+
+# Runs argv through a console-script entry point, then reports the heavy modules loaded.
+PROBE = """
+import json, sys
+heavy = {heavy!r}
+mode, *argv = sys.argv[1:]
+if mode == "import":
+    import nxm.cli, nxs.cli
+else:
+    sys.argv = [mode, *argv]
+    main = __import__(mode + ".cli", fromlist=["main"]).main
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    print("exit", code, file=sys.stderr)
+loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy))
+print(json.dumps(loaded), file=sys.stderr)
+"""
+
+
+def loaded(*argv: str, cwd: Path | None = None) -> tuple[list[str], str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(lines[-1]), proc.stdout
+
+
+def test_importing_the_clis_loads_no_heavy_module() -> None:
+    assert loaded("import") == ([], "")
+
+
+def test_nxm_help_loads_no_heavy_module() -> None:
+    mods, out = loaded("nxm", "--help")
+    assert mods == []
+    assert "Usage: nxm" in out
+
+
+def test_nxs_help_loads_no_heavy_module() -> None:
+    mods, out = loaded("nxs", "--help")
+    assert mods == []
+    assert "Usage: nxs" in out
+
+
+def test_list_and_show_from_the_read_cache_load_no_heavy_module(tmp_path: Path) -> None:
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    root = make_workspace(tmp_path / "proj")
+    svc = MemoryService(find(root))
+    key = svc.add(
+        body="Read paths use the cache.",
+        introduction="Cache",
+        category="notes",
+        now="2026-05-29T10:00:00Z",
+        actor="t",
+    )["memory"]["key"]
+    assert svc.store.cache_path.exists()
+    mods, out = loaded("nxm", "list", "--json", cwd=root)
+    assert mods == []
+    assert json.loads(out)["memories"][0]["key"] == key
+    mods, out = loaded("nxm", "show", key[:6], "--json", cwd=root)
+    assert mods == []
+    assert json.loads(out)["memory"]["body"] == "Read paths use the cache."
