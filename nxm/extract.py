@@ -64,17 +64,57 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _alternation(words: dict[str, str]) -> re.Pattern[str]:
-    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<![\w@./#+-])(?:{alts})(?![\w+#]|[.-]\w)")
-
-
 _DICT = {**{w: ("THING", c) for w, c in TECH.items()}}
 _DICT.update({w: ("ORGANIZATION", c) for w, c in ORGS.items()})
 _DICT.update({w: ("PLACE", c) for w, c in PLACES.items()})
-_DICT_RE = _alternation({w: w for w in _DICT})
-_TECH_RE = _alternation(TECH)
-_HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w.-]*[A-Za-z0-9_]")
+_TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
+_KEYS = {tuple(w.split()): hit for w, hit in _DICT.items()}
+_FIRST: dict[str, int] = {}  # first word of a name -> the most words a name starting so has
+for _key in _KEYS:
+    _FIRST[_key[0]] = max(_FIRST.get(_key[0], 0), len(_key))
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """Words with their spans; trailing dots, dashes and possessives are not part of a word."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        word, end = m.group(0), m.end()
+        if word.endswith(("'s", "’s")):
+            word, end = word[:-2], end - 2
+        stripped = word.rstrip(".-'’")
+        out.append((stripped, m.start(), end - (len(word) - len(stripped))))
+    return out
+
+
+def _known(text: str) -> list[tuple[int, int, str, str]]:
+    """Word-list names in ``text``, longest first at each word: (start, end, type, canonical)."""
+    toks = _tokens(text)
+    out = []
+    i = 0
+    while i < len(toks):
+        longest = _FIRST.get(toks[i][0])
+        if longest is None:
+            i += 1
+            continue
+        for n in range(min(longest, len(toks) - i), 0, -1):
+            seq = toks[i : i + n]
+            hit = _KEYS.get(tuple(t[0] for t in seq))
+            if hit is None:
+                continue
+            if any(text[x[2] : y[1]] != " " for x, y in zip(seq, seq[1:], strict=False)):
+                continue
+            start, end = seq[0][1], seq[-1][2]
+            if text[start - 1 : start] in ("/", "@", ".", "-") or text[end : end + 1] == "/":
+                continue  # part of a path, an address or a longer word
+            out.append((start, end, *hit))
+            i += n - 1
+            break
+        i += 1
+    return out
+
+
+_HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
+_CODE = re.compile(r"`[^`]*`")
 _UP = r"[A-ZÀ-ÖØ-Þ]"
 _WORD = rf"{_UP}[^\W_]*(?:[-'’.][^\W_]+)*"
 _CAPS = re.compile(
@@ -86,9 +126,9 @@ _NP = re.compile(
     re.IGNORECASE,
 )
 _NP_DROP = frozenset(
-    "new old current main entire whole same other existing legacy shared internal".split()
+    "new old current main entire whole same other existing legacy shared internal standard".split()
 )
-_NOT_NAME = re.compile(r"^(?:[A-Z]{2,5}|[A-Z][A-Z0-9]*-\d+)$")  # acronyms, issue ids
+_NOT_NAME = re.compile(r"^(?:[A-Z]{2,5}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
 _COREF = re.compile(r"^(?:he|she)\b", re.IGNORECASE)
 _PERSON_BEFORE = re.compile(
@@ -236,7 +276,7 @@ def norm(name: str) -> str:
 
 def tech_names(text: str) -> list[str]:
     """Canonical names of the known technologies mentioned in ``text``."""
-    return sorted({TECH[m.group(0)] for m in _TECH_RE.finditer(text)})
+    return sorted({name for _, _, kind, name in _known(text) if kind == "THING"})
 
 
 class _Mention:
@@ -267,17 +307,17 @@ def _caps_shape(words: list[str]) -> dict[str, int]:
 def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
     """Candidate mentions in one sentence, overlaps resolved (word lists first)."""
     text = sentence.replace("`", " ")
+    prose = _CODE.sub(lambda m: " " * len(m.group(0)), sentence)  # code spans name no one
     found: list[_Mention] = []
-    for m in _DICT_RE.finditer(text):
-        kind, canonical = _DICT[m.group(0)]
-        if canonical == "Golang" and m.start() == 0:
+    for start, end, kind, canonical in _known(text):
+        if canonical == "Golang" and start == 0:
             continue  # "Go to ..." at a sentence start is a verb
-        found.append(_Mention(m.start(), m.end(), canonical, "dict", {kind: 5}))
+        found.append(_Mention(start, end, canonical, "dict", {kind: 5}))
     found.extend(
         _Mention(m.start(), m.end(), m.group(0), "handle", {"PERSON": 3})
-        for m in _HANDLE.finditer(text)
+        for m in _HANDLE.finditer(prose)
     )
-    for m in _NP.finditer(text):
+    for m in _NP.finditer(prose):
         words = m.group(1).split()
         while len(words) > 1 and words[0].casefold() in _NP_DROP:
             words.pop(0)
@@ -289,11 +329,11 @@ def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
         head = head if head in TEAM_HEADS | THING_HEADS else head[:-1]
         kind = "ORGANIZATION" if head in TEAM_HEADS else "THING"
         found.append(_Mention(m.start(1), m.end(1), " ".join(words), "np", {kind: 3}))
-    for m in _CAPS.finditer(text):
+    for m in _CAPS.finditer(prose):
         words = m.group(0).split()
         start = m.start()
         while words and (words[0] in STOP or words[0].rstrip("'’s") in STOP):
-            start = text.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
+            start = prose.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
             words.pop(0)
         while words and words[-1] in STOP:
             words.pop()
@@ -313,7 +353,7 @@ def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
                 or name in FIRST_NAMES
                 or tail.startswith(("'s", "’s"))
                 or _NAME_LIST.match(tail) is not None
-                or (gap != "" and any(p.match(gap) for _, _, p in CONNECTORS))
+                or (gap != "" and any(p.match(gap) for r, _, p in CONNECTORS if ROLE_VOTES[r][0]))
             )
             if not evidence:
                 continue
@@ -324,15 +364,6 @@ def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
     for m in found:
         if all(m.end <= k.start or m.start >= k.end for k in kept):
             kept.append(m)
-        elif m.kind == "caps":
-            # a capitalised run around a known name ("Acme Corp" vs "Corp") keeps the longer run
-            inner = [k for k in kept if k.start >= m.start and k.end <= m.end and k.kind == "caps"]
-            if inner and len(inner) == len(
-                [k for k in kept if not (m.end <= k.start or m.start >= k.end)]
-            ):
-                for k in inner:
-                    kept.remove(k)
-                kept.append(m)
     kept.sort(key=lambda m: m.start)
     return kept
 
@@ -361,6 +392,8 @@ def _allowed(relation: str, source: _Mention, target: _Mention) -> tuple[str, bo
     skind = max(source.votes, key=lambda t: source.votes[t]) if source.votes else "THING"
     if tkind == "PLACE" and relation in ("USES", "MEMBER_OF", "WORKS_AT"):
         return "LOCATED_IN", True
+    if relation == "LOCATED_IN" and tkind != "PLACE" and target.kind != "caps":
+        return None
     if relation == "MEMBER_OF" and target.name.casefold().split()[-1] not in TEAM_HEADS:
         if tkind != "ORGANIZATION" and target.kind != "caps":
             return None
@@ -499,7 +532,7 @@ __all__ = [
 
 def canonical_names(text: str) -> list[str]:
     """Canonical names of every word-list entry (technology, organisation, place) in ``text``."""
-    return sorted({_DICT[m.group(0)][1] for m in _DICT_RE.finditer(text)})
+    return sorted({name for _, _, _, name in _known(text)})
 
 
 def candidate_names(text: str) -> list[str]:

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
+from nxm.lexicon import ORG_SUFFIXES
 from nxm.lifecycle import live
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
@@ -41,6 +42,7 @@ from nxs.workspace import Workspace
 GRAPH_FILE = "graph.json"
 AGENT_FILE = "graph-agent.json"
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
+_SUFFIXES = frozenset(w.casefold() for w in ORG_SUFFIXES)
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
 
 
@@ -201,15 +203,21 @@ def build(
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
             got = _extraction(r)
+        key, user = r["key"], r.get("user_id")
         for m in got["mentions"]:
-            n = norm(m["name"])
-            votes.setdefault(n, Counter()).update(m["votes"])
-            surfaces.setdefault(n, Counter())[m["name"]] += 1
-            if r["key"] not in sources.setdefault(n, []):
-                sources[n].append(r["key"])
-            if r.get("user_id"):
-                users.setdefault(n, set()).add(r["user_id"])
-            first.setdefault(n, (r["key"], m["s"]))
+            name = m["name"]
+            n = norm(name)
+            if n not in votes:
+                votes[n], surfaces[n], sources[n], users[n] = Counter(), Counter(), [], set()
+                first[n] = (key, m["s"])
+            tally = votes[n]
+            for t, k in m["votes"].items():
+                tally[t] += k
+            surfaces[n][name] += 1
+            if sources[n][-1:] != [key]:  # a memory's mentions arrive together
+                sources[n].append(key)
+            if user:
+                users[n].add(user)
         rels.extend(
             (r["key"], x["source"], x["relation"], x["target"], x["s"]) for x in got["relations"]
         )
@@ -260,43 +268,63 @@ def build(
         graph.names[n] = eid
     for short, full in alias.items():
         graph.names[short] = graph.names[full]
+    triples: dict[tuple[str, str, str], dict[str, Any]] = {}
+    ids = {}  # surface name -> entity id (norm() is the hot spot of a large graph)
     for key, src, relation, tgt, s in rels:
-        a, b = graph.names.get(norm(src)), graph.names.get(norm(tgt))
+        for name in (src, tgt):
+            if name not in ids:
+                ids[name] = graph.names.get(norm(name))
+        a, b = ids[src], ids[tgt]
         if a and b and a != b:
-            rel = _relation(graph, a, relation, b)
-            if key not in rel["sourceMemoryIds"]:
+            rel = _relation(triples, a, relation, b)
+            if rel["sourceMemoryIds"][-1:] != [key]:
                 rel["sourceMemoryIds"].append(key)
                 rel["evidence"].append({"memory": key, "sentence": s})
     for x in agent["relations"]:
         a, b = graph.names[norm(x["source"]["name"])], graph.names[norm(x["target"]["name"])]
         if a != b:
-            _relation(graph, a, x["relation"], b)["authored"] = True
-    graph.relations = dict(sorted(graph.relations.items()))
+            _relation(triples, a, x["relation"], b)["authored"] = True
+    graph.relations = dict(sorted((r["id"], r) for r in triples.values()))
     graph.entities = dict(sorted(graph.entities.items()))
     return graph
 
 
-def _relation(graph: Graph, a: str, relation: str, b: str) -> dict[str, Any]:
-    rid = relation_id(a, relation, b)
-    if rid not in graph.relations:
-        graph.relations[rid] = {
-            "id": rid, "source": a, "relation": relation, "target": b,
+def _relation(
+    triples: dict[tuple[str, str, str], dict[str, Any]], a: str, relation: str, b: str
+) -> dict[str, Any]:
+    rel = triples.get((a, relation, b))
+    if rel is None:
+        rel = triples[a, relation, b] = {
+            "id": relation_id(a, relation, b), "source": a, "relation": relation, "target": b,
             "sourceMemoryIds": [], "evidence": [], "authored": False,
         }  # fmt: skip
-    return graph.relations[rid]
+    return rel
 
 
 def _first_name_aliases(types: dict[str, str], keep: Any) -> dict[str, str]:
-    """{"dana": "dana kim"} when exactly one multi-word person starts with a lone first name."""
-    full: dict[str, list[str]] = {}
+    """Short names folded into the one longer name they stand for.
+
+    A lone first name into the one multi-word person starting with it ("dana" → "dana kim");
+    an organisation's bare name into the one "<name> <suffix>" ("acme" → "acme corp").
+    Names an agent wrote are never folded.
+    """
+    people: dict[str, list[str]] = {}
+    orgs: dict[str, list[str]] = {}
     for n, t in types.items():
-        if t == "PERSON" and " " in n:
-            full.setdefault(n.split()[0], []).append(n)
-    return {
-        n: full[n][0]
-        for n, t in types.items()
-        if t == "PERSON" and " " not in n and len(full.get(n, ())) == 1 and n not in keep
-    }
+        words = n.split()
+        if t == "PERSON" and len(words) > 1:
+            people.setdefault(words[0], []).append(n)
+        if t == "ORGANIZATION" and len(words) > 1 and words[-1] in _SUFFIXES:
+            orgs.setdefault(" ".join(words[:-1]), []).append(n)
+    out = {}
+    for n, t in types.items():
+        if n in keep:
+            continue
+        if t == "PERSON" and " " not in n and len(people.get(n, ())) == 1:
+            out[n] = people[n][0]
+        elif t in ("ORGANIZATION", "THING") and len(orgs.get(n, ())) == 1:
+            out[n] = orgs[n][0]
+    return out
 
 
 def _clip(text: str, limit: int) -> str:
