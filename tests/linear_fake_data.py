@@ -1,7 +1,7 @@
 """The canned data of the fake Linear: two organisations, built fresh on every call.
 
 AV ("Acme Ventures") has three teams (NC, ENG, JUN), workspace and team-scoped labels, two
-projects, issues across every state type (one with a 2,600-character description, one with a
+projects, issues across every state type (one with a 2,556-character description, one with a
 comment thread) and ENG-42, which memory 5 of the parity seed names in its refs. JL ("Jolly
 Labs") is a second, smaller organisation, so a key can be shown to reach only its own.
 Ids are UUIDv5 of a readable name, so tests can compute them with `uid`.
@@ -31,7 +31,7 @@ PRIORITY_LABELS = {0: "No priority", 1: "Urgent", 2: "High", 3: "Medium", 4: "Lo
 LONG = (
     "The LanceDB lock is taken per process; a second writer waits on it. "
     "Under load the wait exceeds the default timeout and the write is retried. "
-) * 18  # 2,628 characters
+) * 18  # 2,556 characters
 
 
 def uid(org: str, kind: str, name: str) -> str:

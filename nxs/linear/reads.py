@@ -138,7 +138,7 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
 def search_linear_issues(call: Call) -> tuple[str, dict]:
     query, team_id = call.arg("query"), call.arg("team_id")
     if query is not None:
-        query = query.strip()[:QUERY_CHARS]
+        query = query.strip()[:QUERY_CHARS].strip()
     if not query and not team_id:
         raise ValidationError(
             "search_linear_issues needs query or team_id",
