@@ -215,6 +215,15 @@ class Seam:
         """Open the launch workspace's store and model, so the first call does not pay for them."""
         if "memory" not in self.modules:
             return
+        # Imports first, outside the lock: calls that read the cache (show, list) go on
+        # meanwhile; a call that needs lancedb waits on the import lock anyway.
+        import importlib
+
+        for name in ("lancedb", "nxm.embed"):
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
+                log.warning("warm-up: cannot import %s: %s", name, exc)
         with self.lock:
             try:
                 self._evict_stale()

@@ -1,0 +1,431 @@
+"""The MCP seam: a real client in a separate process over stdio (and streamable HTTP).
+
+One stdio server on a seeded workspace serves most tests; variations of the surface (groups,
+modules, actor) use the SDK's in-process client on the same low-level server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from nxs.mcpserver import GROUPS, Seam, build_server, parse_groups
+from nxs.registry import operations
+from tests.parity.state import KEYS, NOW, seeded_copy
+
+CORE_SESSION = [op.tool for op in operations(["memory"]) if op.group in ("core", "session")]
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    from tests.conftest import REAL_CACHE
+
+    return {
+        "NXS_CONFIG_DIR": str(home / "config"),
+        "NXS_DATA_DIR": str(home / "data"),
+        "NXS_CACHE_DIR": REAL_CACHE,
+        "HF_HUB_OFFLINE": "1",
+        "USER": "tester",
+        **extra,
+    }
+
+
+class StdioSession:
+    """A `nxs mcp serve` process and an SDK client talking to it, usable from sync tests."""
+
+    def __init__(self, stack: ExitStack, args: list[str], env: dict[str, str], log: Path) -> None:
+        from anyio.from_thread import start_blocking_portal
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "nxs", "mcp", "serve", *args],
+            env=env,
+            cwd=str(log.parent),
+        )
+        self.log = log
+        errlog = stack.enter_context(log.open("w"))
+        self.portal = stack.enter_context(start_blocking_portal())
+        client = Client(
+            stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=120
+        )
+        self.client = stack.enter_context(self.portal.wrap_async_context_manager(client))
+
+    def tools(self) -> list[Any]:
+        return self.portal.call(self.client.list_tools).tools
+
+    def call(self, tool: str, arguments: Any) -> Any:
+        return self.portal.call(self.client.call_tool, tool, arguments)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[StdioSession, Path]]:
+    base = tmp_path_factory.mktemp("mcp")
+    root = seeded_copy(base / "proj")
+    with ExitStack() as stack:
+        session = StdioSession(
+            stack, ["--workspace", str(root)], env_for(base / "home"), base / "server.log"
+        )
+        yield session, root
+
+
+def answer(result: Any) -> dict[str, Any]:
+    assert result.structured_content is None
+    assert [c.type for c in result.content] == ["text"]
+    text = result.content[0].text
+    assert text.endswith("\n")
+    return orjson.loads(text)
+
+
+def test_lists_the_default_groups_with_schemas(served: tuple[StdioSession, Path]) -> None:
+    session, _ = served
+    tools = session.tools()
+    assert [t.name for t in tools] == CORE_SESSION
+    assert len(tools) <= 20
+    by_name = {op.tool: op for op in operations()}
+    for tool in tools:
+        op = by_name[tool.name]
+        assert tool.input_schema == op.input_schema()
+        assert tool.description == op.summary
+        assert {"now", "actor", "workspace"} <= set(tool.input_schema["properties"])
+        assert tool.annotations.read_only_hint is (not op.writes)
+
+
+def test_instructions_are_the_prime_text(served: tuple[StdioSession, Path]) -> None:
+    session, root = served
+    out = subprocess.run(
+        [sys.executable, "-m", "nxs", "prime", "--workspace", str(root)],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "NXS_WORKSPACE": ""},
+    ).stdout.decode()
+    assert session.client.instructions == out
+    assert f"- {KEYS[0]}  Run the test suite" in out
+
+
+def test_calls_read_and_write(served: tuple[StdioSession, Path]) -> None:
+    session, root = served
+    shown = answer(session.call("memory_show", {"key": KEYS[1][:6]}))
+    assert shown["memory"]["key"] == KEYS[1]
+    added = session.call(
+        "memory_add",
+        {
+            "body": "The MCP seam answers in the CLI's bytes.",
+            "introduction": "MCP answers are the CLI's --json bytes.",
+            "now": NOW,
+            "actor": "claude",
+        },
+    )
+    assert added.is_error is False
+    memory = answer(added)["memory"]
+    assert memory["actor"] == "claude" and memory["updated"] == "2026-05-29T10:00:00.000Z"
+    listed = answer(session.call("memory_list", {"page_size": 50}))
+    assert memory["key"] in [m["key"] for m in listed["memories"]]
+    found = answer(session.call("memory_search", {"query": "bytes seam", "mode": "keyword"}))
+    assert found["results"][0]["key"] == memory["key"]
+
+
+def test_default_actor_is_the_servers_identity(served: tuple[StdioSession, Path]) -> None:
+    session, _ = served
+    result = answer(session.call("memory_close", {"key": KEYS[2]}))
+    assert result["memory"]["actor"] == "tester"  # USER, as NXS_ACTOR/NXF_ACTOR are unset
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"key": 5}, "key must be a string, got 5"),
+        ({}, "key is required"),
+        ({"key": KEYS[0], "colour": "red"}, "unknown parameter 'colour' for memory_show"),
+        ({"key": "a" * 65}, "key is 65 characters; at most 64 are allowed"),
+        ({"key": KEYS[0], "now": "yesterday"}, "now must be an ISO-8601 timestamp"),
+        ({"key": KEYS[0], "workspace": 3}, "workspace must be a string"),
+    ],
+)
+def test_bad_arguments_are_tool_errors(
+    served: tuple[StdioSession, Path], arguments: dict[str, Any], message: str
+) -> None:
+    session, _ = served
+    result = session.call("memory_show", arguments)
+    assert result.is_error is True
+    body = answer(result)
+    assert body["error"] is True and body["kind"] == "validation"
+    assert body["message"].startswith(message)
+
+
+def test_refusals_and_unknown_tools_are_tool_errors(served: tuple[StdioSession, Path]) -> None:
+    session, _ = served
+    missing = session.call("memory_show", {"key": "ffff0000"})
+    assert missing.is_error is True and answer(missing)["kind"] == "not_found"
+    unknown = session.call("memory_teleport", {})
+    assert unknown.is_error is True and answer(unknown)["code"] == "UNKNOWN_TOOL"
+    hidden = session.call("memory_stats", {})  # insights is not a default group
+    assert hidden.is_error is True and answer(hidden)["code"] == "UNKNOWN_TOOL"
+
+
+def test_per_call_workspace(served: tuple[StdioSession, Path], tmp_path: Path) -> None:
+    session, _ = served
+    other = seeded_copy(tmp_path / "other")
+    result = answer(session.call("memory_forget", {"key": KEYS[0], "workspace": str(other)}))
+    assert result["memory"]["status"] == "forgotten"
+    assert answer(session.call("memory_show", {"key": KEYS[0]}))["memory"]["status"] == "open"
+    nowhere = session.call("memory_list", {"workspace": str(tmp_path / "none")})
+    assert nowhere.is_error is True and answer(nowhere)["code"] == "NO_WORKSPACE"
+
+
+def test_server_log_has_no_traceback(served: tuple[StdioSession, Path]) -> None:
+    session, _ = served
+    session.call("memory_list", {})
+    assert "Traceback" not in session.log.read_text()
+
+
+# -- the raw wire -------------------------------------------------------------------------------
+
+PRINTING_SERVER = """
+import sys, warnings
+from dataclasses import replace
+import nxm.ops as ops
+for i, op in enumerate(ops.OPERATIONS):
+    if op.tool == "memory_show":
+        def noisy(ctx, **kw):
+            print("stray print from a handler")
+            warnings.warn("stray warning")
+            sys.__stdout__.write("stray write to sys.__stdout__\\n")
+            return {"ok": True}
+        ops.OPERATIONS[i] = replace(op, handler=noisy)
+import nxs.mcpserver as server
+warm = server.Seam.warm
+def probe(self):
+    heavy = sorted({"lancedb", "fastembed", "pyarrow"} & set(sys.modules))
+    sys.stderr.write(f"heavy modules when warm-up starts: {heavy}\\n")
+    warm(self)
+server.Seam.warm = probe
+from nxs.cli import main
+main()
+"""
+
+
+def rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
+    root = seeded_copy(tmp_path / "proj")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PRINTING_SERVER, "mcp", "serve", "--workspace", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env_for(tmp_path / "home")},
+    )
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    call = {"name": "memory_show", "arguments": {"key": KEYS[0]}}
+    rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    for i, arguments in enumerate(["a string", [1, 2], 7], start=3):
+        params = {"name": "memory_list", "arguments": arguments}
+        rpc(proc, {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
+    # Read the five answers before closing stdin: EOF ends the session.
+    lines: list[bytes] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        lines.extend(proc.stdout.readline() for _ in range(5))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reader.join(timeout=120)
+    out, err = proc.communicate(timeout=60)
+    assert out == b""  # nothing after the answers either
+    messages = [json.loads(line) for line in lines]  # every stdout line is JSON-RPC
+    assert [m["id"] for m in messages] == [1, 2, 3, 4, 5]
+    assert messages[1]["result"]["content"][0]["text"] == '{"ok":true}\n'
+    for m in messages[2:]:
+        assert m["result"]["isError"] is True
+        assert "tool arguments must be a JSON object" in m["result"]["content"][0]["text"]
+    text = err.decode()
+    assert "stray print from a handler" in text and "stray warning" in text
+    assert "stray write to sys.__stdout__" in text
+    # The heavy modules load after initialize was answered, in the warm-up.
+    assert "heavy modules when warm-up starts: []" in text
+
+
+# -- the surface, in process ----------------------------------------------------------------------
+
+
+async def _listing(seam: Seam) -> list[str]:
+    from mcp import Client
+
+    async with Client(build_server(seam, "instructions"), mode="legacy") as client:
+        assert client.instructions == "instructions"
+        return [t.name for t in (await client.list_tools()).tools]
+
+
+def test_groups_choose_the_tools(workspace: Path) -> None:
+    every = [op.tool for op in operations(["memory"])]
+    assert anyio.run(_listing, Seam(str(workspace), groups="all")) == every
+    core = anyio.run(_listing, Seam(str(workspace), groups="core"))
+    assert core == [op.tool for op in operations(["memory"]) if op.group == "core"]
+    assert anyio.run(_listing, Seam(str(workspace))) == CORE_SESSION  # config: core, session
+    cfg = workspace / ".nxs" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('tools = ["core", "session"]', 'tools = ["insights"]'))
+    insights = anyio.run(_listing, Seam(str(workspace)))
+    assert insights == [op.tool for op in operations(["memory"]) if op.group == "insights"]
+
+
+def test_every_operation_declares_a_documented_group() -> None:
+    assert {op.group for op in operations()} <= set(GROUPS)
+    assert parse_groups("lifecycle,graph,core") == ("insights", "knowledge", "core")
+    assert parse_groups(["all"]) == tuple(GROUPS)
+
+
+def test_a_workspace_without_memory_exposes_no_memory_tools(tmp_path: Path) -> None:
+    from nxs.workspace import init
+
+    ws, _ = init(tmp_path / "lin", ["linear"])
+    names = anyio.run(_listing, Seam(str(ws.root), groups="all"))
+    assert names == [op.tool for op in operations(["linear"])]
+    assert not [n for n in names if n.startswith(("memory_", "graph_"))]
+    assert anyio.run(_listing, Seam(str(tmp_path / "nowhere"), groups="all")) == []
+
+
+def test_actor_resolution(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def actor(seam: Seam, **arguments: Any) -> str:
+        body = f"Actor check {time.monotonic_ns()}"
+        text, failed = seam.call("memory_add", {"body": body, "introduction": "x", **arguments})
+        assert not failed, text
+        return orjson.loads(text)["memory"]["actor"]
+
+    monkeypatch.setenv("NXM_ACTOR", "nxm-only")  # the CLI's variable; the server ignores it
+    monkeypatch.setenv("NXF_ACTOR", "flow")
+    assert actor(Seam(str(workspace))) == "flow"
+    monkeypatch.setenv("NXS_ACTOR", "suite")
+    assert actor(Seam(str(workspace))) == "suite"
+    assert actor(Seam(str(workspace), actor="launch")) == "launch"
+    assert actor(Seam(str(workspace), actor="launch"), actor="call") == "call"
+
+
+def test_unknown_group_refuses_to_start(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "nxs", "mcp", "serve", "--tools", "core,everything"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 2
+    assert "unknown tool group 'everything'" in run.stderr
+    assert run.stdout == ""
+
+
+# -- streamable HTTP --------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_http(root: Path, home: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nxs", "mcp", "serve", "--transport", "http"]
+        + ["--port", str(port), "--workspace", str(root), *extra],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env_for(home)},
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return proc, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError(proc.communicate()[1].decode())
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def test_http_refuses_beyond_loopback_without_a_token() -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "nxs", "mcp", "serve", "--transport", "http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NXS_MCP_TOKEN": ""},
+    )
+    assert refused.returncode == 2 and "without a token" in refused.stderr
+    assert refused.stdout == ""
+
+
+def test_http_serves_with_token_and_dns_rebinding_protection(tmp_path: Path) -> None:
+    import httpx
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    root = seeded_copy(tmp_path / "proj")
+    proc, url = start_http(root, tmp_path / "home", "--token", "s3cret")
+    auth = {"authorization": "Bearer s3cret"}
+    try:
+
+        async def session() -> tuple[list[str], Any]:
+            async with httpx2.AsyncClient(headers=auth) as http:
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(transport, mode="legacy") as client:
+                    tools = [t.name for t in (await client.list_tools()).tools]
+                    return tools, await client.call_tool("memory_show", {"key": KEYS[0]})
+
+        tools, shown = anyio.run(session)
+        assert tools == CORE_SESSION
+        assert answer(shown)["memory"]["key"] == KEYS[0]
+        assert httpx.post(url, json=INIT, headers=ACCEPT).status_code == 401
+        wrong = {**ACCEPT, "authorization": "Bearer nope"}
+        assert httpx.post(url, json=INIT, headers=wrong).status_code == 401
+        ok = httpx.post(url, json=INIT, headers={**ACCEPT, **auth})
+        assert ok.status_code == 200, ok.text
+        rebound = {**ACCEPT, **auth, "host": "evil.example:80"}
+        assert httpx.post(url, json=INIT, headers=rebound).status_code in (403, 421)
+        cross = {**ACCEPT, **auth, "origin": "http://evil.example"}
+        assert httpx.post(url, json=INIT, headers=cross).status_code == 403
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
