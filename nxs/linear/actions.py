@@ -188,7 +188,7 @@ MUTATE = _table(
 )
 
 
-def check(tool: str, spec: Action, given: dict[str, Any]) -> None:
+def check(spec: Action, given: dict[str, Any]) -> None:
     """Refuse parameters the action does not use and missing required ones.
 
     Raises:
@@ -211,11 +211,11 @@ def check(tool: str, spec: Action, given: dict[str, Any]) -> None:
         )
 
 
-def dispatch(ctx: Context, table: dict[str, Action], tool: str, kw: dict[str, Any]) -> dict:
+def dispatch(ctx: Context, table: dict[str, Action], kw: dict[str, Any]) -> dict:
     """Run one action: check its parameters, choose the organisation, wrap the answer."""
     spec = table[kw["action"]]
     given = {k: v for k, v in kw.items() if v is not None and k not in SHARED}
-    check(tool, spec, given)
+    check(spec, given)
     call = Call(ctx=ctx, args=given, org=kw.get("org"))
     try:
         message, data = spec.run(call)

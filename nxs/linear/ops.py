@@ -63,14 +63,14 @@ def linear_query(ctx: Context, **kw: Any) -> dict[str, Any]:
     """Run one read action against the chosen Linear organisation."""
     from nxs.linear.actions import QUERY, dispatch  # deferred: keeps `nxs --help` light
 
-    return dispatch(ctx, QUERY, "linear_query", kw)
+    return dispatch(ctx, QUERY, kw)
 
 
 def linear_mutate(ctx: Context, **kw: Any) -> dict[str, Any]:
     """Run one write action against the chosen Linear organisation."""
     from nxs.linear.actions import MUTATE, dispatch  # deferred: keeps `nxs --help` light
 
-    return dispatch(ctx, MUTATE, "linear_mutate", kw)
+    return dispatch(ctx, MUTATE, kw)
 
 
 OPERATIONS: list[Operation] = [
