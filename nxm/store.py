@@ -301,6 +301,7 @@ class Store:
     def keyword(self, query: str, filters: dict[str, Any], limit: int) -> list[tuple[str, float]]:
         """BM25 matches from the full-text index: (key, score), best first."""
         table = self.table()
+        query = query.replace('"', " ")  # quotes make a phrase query, which needs positions
         if table is None or not query.strip():
             return []
         table.checkout_latest()
