@@ -180,3 +180,25 @@ def test_a_uri_store_skips_the_read_cache(tmp_path: Path) -> None:
     assert not svc.store.cache_path.exists()
     assert (store_dir / "memories.lance").is_dir()
     assert list(MemoryService(find(root)).store.records()) == [k]
+
+
+def test_quotes_in_a_keyword_query_are_plain_characters(svc: MemoryService) -> None:
+    k = add(svc, "The widget service listens on port 8000.")
+    plain = svc.search(query="widget", mode="keyword", now=NOW)["results"]
+    assert [r["key"] for r in plain] == [k]
+    for query in ('"widget"', '"widget', 'widget "port 8000"'):
+        got = svc.search(query=query, mode="keyword", now=NOW)["results"]
+        assert [r["key"] for r in got] == [k], query
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="reported: the FTS index is built at the first write; until optimize() folds later"
+    " rows in, the first row is scored with the index's statistics and the rest without",
+)
+def test_keyword_scores_do_not_depend_on_when_a_memory_was_indexed(svc: MemoryService) -> None:
+    keys = [add(svc, f"{name} widget gauge") for name in ("alpha", "beta", "gamma")]
+    add(svc, "delta other thing")
+    got = svc.search(query="widget", mode="keyword", now=NOW)["results"]
+    assert sorted(r["key"] for r in got) == sorted(keys)
+    assert len({r["score"] for r in got}) == 1  # same length, same term frequency: same BM25
