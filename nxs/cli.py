@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,10 +74,11 @@ def prime(
 
         nxs prime --format claude-code
     """
-    from nxs.prime import claude_code_hook, prime_text  # deferred: the CLI's other verbs skip it
+    from nxs.prime import FORMATS, output  # deferred: the CLI's other verbs skip it
 
-    text = prime_text(workspace, budget=budget, now=now)
-    emit(claude_code_hook(text) if format_ == "claude-code" else text.encode())
+    if format_ not in FORMATS:
+        raise typer.BadParameter(f"use one of {', '.join(FORMATS)}", param_hint="--format")
+    emit(output(workspace, budget=budget, format_=format_, now=now))
 
 
 from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
@@ -91,4 +93,9 @@ register(app, [op for op in operations() if op.cli == "nxs"], groups={("linear",
 
 def main() -> None:
     """Console-script entry point."""
+    if sys.argv[1:2] == ["prime"]:
+        from nxs.prime import fast_main  # at every session start: skip building every verb
+
+        if fast_main(sys.argv[2:]):
+            return
     run_app(app, "nxs")

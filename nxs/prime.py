@@ -103,15 +103,19 @@ def _live(record: dict[str, Any], now: str) -> bool:
         return True  # a malformed expiry is not a reason to hide a memory
 
 
-def index_lines(records: list[dict[str, Any]], now: str) -> list[str]:
-    """The index lines of the memories prime shows, in reading order (no budget applied)."""
+def live_records(records: list[dict[str, Any]], now: str) -> list[dict[str, Any]]:
+    """The memories the index lists, in reading order."""
     from nxm.record import reading_order
 
-    live = [r for r in records if isinstance(r, dict) and r.get("key") and _live(r, now)]
-    return [
-        f"- {one_line(r['key'], 64)}  {one_line(r.get('introduction') or '(no introduction)')}"
-        for r in reading_order(live)
-    ]
+    return reading_order(
+        [r for r in records if isinstance(r, dict) and r.get("key") and _live(r, now)]
+    )
+
+
+def index_line(record: dict[str, Any]) -> str:
+    """One index line: the key and the introduction, each forced onto one line."""
+    intro = record.get("introduction") or "(no introduction)"
+    return f"- {one_line(record['key'], 64)}  {one_line(intro)}"
 
 
 def _left_out(count: int, total: int) -> str:
@@ -131,15 +135,14 @@ def memory_block(ws: Any, budget: int, now: str) -> str:
     try:
         from nxm.store import Store
 
-        records = list(Store(ws).records().values())
-        lines = index_lines(records, now)
+        live = live_records(list(Store(ws).records().values()), now)
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
         return (
             f"{head}\nThe memory index is unavailable ({reason}). "
             "Run `nxm list` to see the memories.\n\n" + STATIC_NOTE + "\n"
         )
-    if not lines:
+    if not live:
         return (
             f"{head}\nNo open project memories yet: the first durable fact you learn is the "
             "first one.\n\n" + STATIC_NOTE + "\n"
@@ -148,17 +151,18 @@ def memory_block(ws: Any, budget: int, now: str) -> str:
     tail = "\n" + STATIC_NOTE + "\n"
     used = len((head + title + tail).encode())
     shown: list[str] = []
-    for n, entry in enumerate(lines):
+    for n, record in enumerate(live):  # lines are made only while the budget lasts
+        entry = index_line(record)
         size = len(entry.encode()) + 1
-        rest = len(lines) - n - 1
-        note = len(_left_out(rest, len(lines)).encode()) + 1 if rest else 0
+        rest = len(live) - n - 1
+        note = len(_left_out(rest, len(live)).encode()) + 1 if rest else 0
         if used + size + note > budget:
             break
         shown.append(entry)
         used += size
     body = "".join(x + "\n" for x in shown)
-    if len(shown) < len(lines):
-        body += _left_out(len(lines) - len(shown), len(lines)) + "\n"
+    if len(shown) < len(live):
+        body += _left_out(len(live) - len(shown), len(live)) + "\n"
     return head + title + body + tail
 
 
@@ -199,10 +203,62 @@ def prime_text(
     return "\n".join(blocks)
 
 
+FORMATS = ("text", "claude-code")
+
+
+def output(
+    workspace: str | None = None,
+    *,
+    budget: int | None = None,
+    format_: str = "text",
+    now: str | None = None,
+) -> bytes:
+    """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it."""
+    text = prime_text(workspace, budget=budget, now=now)
+    return claude_code_hook(text) if format_ == "claude-code" else text.encode()
+
+
+def fast_main(argv: list[str]) -> bool:
+    """Run `nxs prime ARGS` without building the whole CLI; False when typer must handle ARGS.
+
+    Every session start runs prime, and building every verb's parser costs more than prime
+    itself. Anything unusual (--help, a bad value, an unknown option) goes the normal way.
+    """
+    names = {"--budget": "budget", "--format": "format_", "--workspace": "workspace"}
+    names |= {"-w": "workspace", "--now": "now"}
+    values: dict[str, Any] = {}
+    args = list(argv)
+    while args:
+        name, eq, value = args.pop(0).partition("=")
+        if name not in names or (not eq and not args):
+            return False
+        values[names[name]] = value if eq else args.pop(0)
+    if values.get("format_", "text") not in FORMATS:
+        return False
+    if "budget" in values:
+        if not values["budget"].isdigit():
+            return False
+        values["budget"] = int(values["budget"])
+    from nxs.clitool import emit
+
+    emit(output(**values))
+    return True
+
+
 def claude_code_hook(text: str) -> bytes:
     """The SessionStart hook answer Claude Code reads: the text as additional context."""
     payload = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return orjson.dumps(payload, option=orjson.OPT_APPEND_NEWLINE)
 
 
-__all__ = ["DEFAULT_BUDGET", "claude_code_hook", "index_lines", "one_line", "prime_text"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "FORMATS",
+    "claude_code_hook",
+    "fast_main",
+    "index_line",
+    "live_records",
+    "one_line",
+    "output",
+    "prime_text",
+]

@@ -210,3 +210,21 @@ def test_prime_imports_no_heavy_module(ws: Path) -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert "An introduction" in run.stdout
+
+
+def test_fast_path_prints_what_the_typer_command_prints(
+    ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from nxs.prime import fast_main
+
+    write_cache(ws, [record(f"b{n}", f"Intro {n}") for n in range(40)])
+    for args in ([], ["--budget", "3000"], ["--format=claude-code", "-w", str(ws)]):
+        argv = ["--workspace", str(ws), "--now", NOW, *args]
+        assert fast_main(argv) is True
+        fast = capsysbinary.readouterr().out
+        slow = CliRunner().invoke(app, ["prime", *argv])
+        assert slow.exit_code == 0
+        assert fast == slow.stdout_bytes
+    for odd in (["--help"], ["--format", "xml"], ["--budget", "-3"], ["--budget"], ["--x", "1"]):
+        assert fast_main(odd) is False
+    assert capsysbinary.readouterr().out == b""
