@@ -73,7 +73,7 @@ VOCABULARY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),  # fmt: skip
     "processes": (
         (r"deploy(?:s|ed|ment)?", r"release(?:s|d)?", r"runbook", r"procedure", r"workflow"),
-        (r"steps?", r"how to", r"pipeline", r"ci", r"run", r"make", r"merge", r"rollback"),
+        (r"steps?", r"how to", r"pipeline", r"ci", r"run", r"merge", r"rollback"),
     ),
     "status": (
         (r"this week", r"in progress", r"currently", r"blocked", r"wip", r"until .* lands"),

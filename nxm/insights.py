@@ -171,12 +171,7 @@ def profile(
     summary = " ".join(
         r["introduction"].rstrip(".") + "." for r in current[:SUMMARY_MEMORIES]
     )  # fmt: skip
-    df: Counter[str] = Counter()
-    for r in current:
-        df.update(_terms(f"{r['introduction']}\n{r['body']}"))
-    topics = [t for t, _ in sorted(df.items(), key=lambda kv: (-kv[1], kv[0])) if df[t] > 0][
-        :TOPICS
-    ]
+    topics = _topics(current, [e for e in graph_entities if user in e["userIds"]])
     categories = Counter(r.get("category") or "general" for r in current)
     return {
         "categories": dict(sorted(categories.items())),
@@ -184,10 +179,29 @@ def profile(
         "lastActivityAt": max(_last_activity(r) for r in theirs),
         "memoryCount": len(current),
         "summary": summary,
-        "summaryMethod": f"extractive: introductions of the {SUMMARY_MEMORIES} first memories in reading order (priority first)",
+        "summaryMethod": "extractive: introductions of the user's first "
+        f"{SUMMARY_MEMORIES} open memories in reading order (priority first)",
+        "topicsMethod": "entity names in the user's memories (most memories first), then words "
+        "used in two or more of them",
         "topics": topics,
         "userId": user,
     }
+
+
+def _topics(current: list[dict[str, Any]], entities: list[dict[str, Any]]) -> list[str]:
+    """Entity names from the user's memories (most memories first), then words in two or more."""
+    keys = {r["key"] for r in current}
+    named = sorted(
+        ((len(keys.intersection(e["sourceMemoryIds"])), e["name"].casefold()) for e in entities),
+        key=lambda x: (-x[0], x[1]),
+    )
+    out = [name for count, name in named if count]
+    df: Counter[str] = Counter()
+    for r in current:
+        df.update(_terms(f"{r['introduction']}\n{r['body']}"))
+    words = sorted((w for w, n in df.items() if n >= 2), key=lambda w: (-df[w], w))
+    out += [w for w in words if w not in out]
+    return out[:TOPICS]
 
 
 def _terms(text: str) -> set[str]:
