@@ -180,3 +180,26 @@ def test_cli_store_context(workspace: Path) -> None:
     refused = CliRunner().invoke(app, ["store-context", "--summary", SUMMARY, "--json"])
     assert refused.exit_code == 2
     assert b'"message":"context is required"' in refused.stdout_bytes
+
+
+@pytest.mark.model
+def test_real_model_recalls_a_stored_session_by_meaning(tmp_path: Path) -> None:
+    from nxm.model import MODEL_NAME, model_status
+    from tests.conftest import make_workspace
+
+    if not model_status()["installed"]:
+        pytest.skip(f"{MODEL_NAME} is not installed: run `nxm model setup`")
+    root = make_workspace(tmp_path / "real", MODEL_NAME)
+    ctx = Context(now="2026-05-29T10:00:00.000Z", actor="tester", workspace_arg=str(root))
+    _run(
+        ctx,
+        "memory_add",
+        body="Lunch is ordered from the Thai place on Fridays; vegetarian options are marked.",
+        introduction="Friday lunch comes from the Thai place",
+    )
+    stored = store(ctx)
+    out = _run(ctx, "memory_recall", query="which relational database did we pick for the shop")
+    first, second = out["memories"]
+    assert first["memory_id"] == stored["memory_id"]
+    assert first["confidence"] > second["confidence"] + 0.1
+    assert 0.0 <= second["confidence"] < first["confidence"] <= 1.0
