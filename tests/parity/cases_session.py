@@ -27,7 +27,8 @@ LONG = (
     "The memory store is LanceDB under the workspace directory, with vectors and full-text "
     "search together. Imports of lancedb, fastembed and mcp are slow, so they must stay inside "
     "functions. The config loader is moving to tomllib this week and both readers stay until "
-    "then. Staging deploys used to go through a make target. Tell me what applies today."
+    "then. Staging deploys used to go through a make target, and Dana once owned billing. "
+    "Tell me what still applies today, what changed since, and what I should check first."
 )
 
 PERSONA = """\
