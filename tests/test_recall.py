@@ -499,3 +499,11 @@ def personas_builtin() -> dict[str, Any]:
     from nxm.personas import builtin
 
     return builtin()
+
+
+def test_the_parity_texts_sit_on_the_intended_side_of_the_thresholds() -> None:
+    from tests.parity.cases_session import BROAD, LONG
+
+    assert FANOUT_MIN_CHARS <= len(BROAD) <= LONG_QUERY_CHARS
+    assert plan(BROAD, "a, b")[0] == ["a", "b"] and plan(BROAD, None) == ([], False)
+    assert len(LONG) > LONG_QUERY_CHARS and plan(LONG, None)[1] is True
