@@ -10,6 +10,8 @@ from typing import Any
 
 from nxm.record import reading_order
 
+SHARED_SCOPES = ("project", "item")
+
 HEADER = """\
 # NEXUS_MEMORY.md
 
@@ -24,8 +26,14 @@ def _one_line(text: str) -> str:
 
 
 def render_projection(records: dict[str, dict[str, Any]]) -> str:
-    """The Markdown projection of the open memories."""
-    open_ = reading_order([r for r in records.values() if r["status"] == "open"])
+    """The Markdown projection of the open project- and item-scoped memories.
+
+    Session and user memories (stored contexts, one person's notes) stay out: they are not
+    the project's shared knowledge, and a stored context can run to 200 KB.
+    """
+    open_ = reading_order(
+        [r for r in records.values() if r["status"] == "open" and r["scope"] in SHARED_SCOPES]
+    )
     closed = sum(1 for r in records.values() if r["status"] == "closed")
     out = [HEADER, f"\n{len(open_)} open memories ({closed} closed not shown).\n\n## Index\n\n"]
     out.extend(f"- `{r['key']}` {_one_line(r['introduction'])}\n" for r in open_)

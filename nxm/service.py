@@ -431,9 +431,24 @@ class MemoryService:
         }
 
     def search(
-        self, *, query: str, mode: str = "hybrid", limit: int = 5, now: str, **filters: Any
+        self,
+        *,
+        query: str,
+        mode: str = "hybrid",
+        limit: int = 5,
+        now: str,
+        user_query_full: str | None = None,
+        use_full_query: bool | None = None,
+        conversation_id: str | None = None,
+        **filters: Any,
     ) -> dict[str, Any]:
-        """Hybrid, semantic or keyword search with the list filters; scores in the answer."""
+        """Hybrid, semantic or keyword search with the list filters; scores in the answer.
+
+        ``user_query_full`` (seed 000) is searched instead of ``query`` unless ``use_full_query``
+        is false; ``conversation_id`` only labels the search.
+        """
+        if user_query_full and user_query_full.strip() and use_full_query is not False:
+            query = user_query_full
         if not query.strip():
             raise ValidationError("query must not be empty", suggestion="say what to look for")
         status = filters.pop("status", None) or "open"
