@@ -4,8 +4,9 @@ Two sources, kept apart:
 
 - **extracted** — `nxm.extract` runs on every memory when it is written (`refresh`, called by
   `nxm.derive.on_write` under the write lock) and the result is kept per memory in
-  ``.nxs/graph.json``, with a fingerprint of the text it came from. It is derived: deleting the
-  file loses nothing (reads extract whatever is missing or stale, the next write rewrites it).
+  ``.nxs/cache/graph.json`` with a fingerprint of the text it came from. It is derived and
+  machine-local: deleting it loses nothing (reads extract whatever is missing or stale, the
+  next write rewrites it).
 - **agent-authored** — `add` and `relate` write ``.nxs/graph-agent.json``: entities an agent
   added or corrected (name, type, description) and relations it stated. Extraction never
   touches that file, so they survive re-extraction, forgetting and purging.
@@ -39,7 +40,7 @@ from nxs.errors import NotFoundError, ValidationError
 from nxs.paths import atomic_write
 from nxs.workspace import Workspace
 
-GRAPH_FILE = "graph.json"
+GRAPH_FILE = "cache/graph.json"  # derived and machine-local: cache/ is git-ignored
 AGENT_FILE = "graph-agent.json"
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
 _SUFFIXES = frozenset(w.casefold() for w in ORG_SUFFIXES)
@@ -78,8 +79,9 @@ def _load(path: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _dump(data: dict[str, Any]) -> bytes:
-    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+def _dump(data: dict[str, Any], *, pretty: bool = False) -> bytes:
+    indent = orjson.OPT_INDENT_2 if pretty else 0  # the agent's file is committed: diffable
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | indent) + b"\n"
 
 
 def load_extracted(ws: Workspace) -> dict[str, dict[str, Any]]:
@@ -96,7 +98,7 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def refresh(ws: Workspace, current: dict[str, dict[str, Any]]) -> None:
-    """Bring ``.nxs/graph.json`` up to date with ``current`` (call under the write lock)."""
+    """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (call under the write lock)."""
     stored = load_extracted(ws)
     memories = {}
     dirty = set(stored) - set(current)
@@ -133,7 +135,7 @@ def _agent_lock(ws: Workspace) -> Iterator[dict[str, Any]]:
 
 def _save_agent(ws: Workspace, agent: dict[str, Any]) -> None:
     body = {"entities": agent["entities"], "relations": agent["relations"], "version": 1}
-    atomic_write(ws.dir / AGENT_FILE, _dump(body))
+    atomic_write(ws.dir / AGENT_FILE, _dump(body, pretty=True))
 
 
 # -- the assembled graph -------------------------------------------------------------------------
@@ -366,7 +368,8 @@ def add(
         graph = current(service, now)
         known = graph.find(name)
         old = agent["entities"].get(n)
-        entry = dict(old) if old else {"name": name, "created": now, "actor": actor}
+        shown = known["name"] if known else name  # a correction keeps the entity's spelling
+        entry = dict(old) if old else {"name": shown, "created": now, "actor": actor}
         entry["type"] = type or (old or {}).get("type") or (known["type"] if known else "THING")
         if description is not None:
             entry["description"] = description

@@ -347,6 +347,7 @@ def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
     added = graph.add(svc, name="dana kim", description="Billing owner.", now=NOW, actor="agent")
     assert (added["created"], added["changed"]) == (False, True)  # a correction of an extracted one
     assert added["entity"]["description"] == "Billing owner."
+    assert added["entity"]["name"] == "Dana Kim"  # a correction keeps the entity's spelling
     assert added["entity"]["descriptionSource"] == "agent"
     again = graph.add(svc, name="Dana Kim", description="Billing owner.", now=NOW, actor="agent")
     assert again["changed"] is False
