@@ -524,12 +524,6 @@ def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str,
         r["target"] = alias.get(r["target"], r["target"])
 
 
-__all__ = [
-    "CONNECTORS", "ENTITY_TYPES", "EXTRACTOR_VERSION", "RELATIONS",
-    "canonical_names", "candidate_names", "extract", "norm", "sentences", "tech_names",
-]  # fmt: skip
-
-
 def canonical_names(text: str) -> list[str]:
     """Canonical names of every word-list entry (technology, organisation, place) in ``text``."""
     return sorted({name for _, _, _, name in _known(text)})
@@ -542,3 +536,9 @@ def candidate_names(text: str) -> list[str]:
         if m.name not in names:
             names.append(m.name)
     return names
+
+
+__all__ = [
+    "CONNECTORS", "ENTITY_TYPES", "EXTRACTOR_VERSION", "RELATIONS",
+    "canonical_names", "candidate_names", "extract", "norm", "sentences", "tech_names",
+]  # fmt: skip

@@ -181,7 +181,7 @@ def _mentioned(graph: Graph, question: str) -> tuple[list[str], int]:
     found: list[str] = []
     names = set(graph.names) | {norm(n) for n in canonical_names(question)}
     for n in sorted(names, key=lambda x: (-len(x), x)):
-        if n not in graph.names:
+        if n not in graph.names or len(n) < 2:
             continue
         at = q.find(f" {n} ")
         while at >= 0 and any(s <= at + 1 < e for s, e in spans):
@@ -230,17 +230,8 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
         strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
         evidence = 0.75 + 0.2 * strong / len(chosen) if wanted else 0.6
         texts = _relation_sentences(graph, chosen)
-        answers = []
-        for r in chosen:
-            for end in (r["source"], r["target"]):
-                if (
-                    end not in found
-                    or len(found) > 1
-                    and r["source"] in found
-                    and r["target"] in found
-                ) and end not in answers:
-                    answers.append(end)
-        answers = [a for a in answers if a not in found] or answers
+        ends = list(dict.fromkeys(e for r in chosen for e in (r["source"], r["target"])))
+        answers = [e for e in ends if e not in found] or ends  # a relation joining two asked
         sources = list(dict.fromkeys(k for r in chosen for k in r["sourceMemoryIds"]))
     else:
         texts, sources = _mention_sentences(graph, found, wanted)

@@ -318,6 +318,19 @@ def test_confidence_rises_with_independent_support() -> None:
     assert ask(g, question="Where does Dana Kim work?")["confidence"] == 0.95
 
 
+def test_a_relation_joining_two_named_entities_comes_first() -> None:
+    records = _records(
+        "Dana Kim works at Initech.", "Priya works at Initech.", "Dana Kim works at Globex."
+    )
+    g = graph.build(records, {}, NO_AGENT, NOW)
+    got = ask(g, question="Does Dana Kim work at Initech?")
+    assert (got["answer"], [a["name"] for a in got["answers"]]) == (
+        "Dana Kim works at Initech.", ["Dana Kim", "Initech"],
+    )  # fmt: skip
+    who = ask(g, question="Who works at Initech?")
+    assert [a["name"] for a in who["answers"]] == ["Priya", "Dana Kim"]
+
+
 def test_intents() -> None:
     assert [intent(q) for q in (
         "Where is Priya based?", "Who leads the QA guild?", "What does the CLI use?",
