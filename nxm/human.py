@@ -92,6 +92,10 @@ def show(name: str, result: Any) -> None:
         out.print(
             f"[dim]created {m['created']} · updated {m['updated']} by {_escape(str(m['actor']))} · {len(m['events'])} events[/]"
         )
+    elif name == "knowledge" and "content" in result:
+        from rich.markdown import Markdown
+
+        out.print(Markdown(result["content"] or "_(no open memories)_"))
     elif name == "history":
         out.print(
             _table(
