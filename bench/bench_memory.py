@@ -96,7 +96,7 @@ def search(env: Env) -> list[Figure]:
     _need_model(env)
     nxm = env.program("nxm")
     n = QUICK_STORE if env.quick else BIG_STORE
-    root, _ = env.workspace(n)
+    root, _ = env.workspace(n, "bulk")
     ws = ["--workspace", str(root)]
     qs = list(QUERIES)
     answer = orjson.loads(env.output([*nxm, "search", qs[0], "--json", *ws]))
@@ -121,7 +121,7 @@ def search(env: Env) -> list[Figure]:
 def import_(env: Env) -> list[Figure]:
     _need_model(env)
     n = QUICK_STORE if env.quick else BIG_STORE
-    root, took = env.workspace(n)
+    root, took = env.workspace(n, "bulk")
     answer = orjson.loads(
         env.output([*env.program("nxm"), "list", "--json", "--workspace", str(root)])
     )

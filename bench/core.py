@@ -9,9 +9,9 @@ process ``python -c "import typer, orjson"`` measured in the same run.
 
     @bench("prime", help="nxs prime on the 1,000-memory store")
     def prime(env: Env) -> list[Figure]:
-        ws = env.workspace(1000)
-        t = env.time_cli(["nxs", "prime", "--workspace", str(ws)])
-        return [env.figure("nxs prime (1,000 memories)", t, target=5)]
+        root, _ = env.workspace(1000)
+        runs = env.time_runs(lambda _: [*env.program("nxs"), "prime", "--workspace", str(root)])
+        return [env.figure("nxs prime (1,000 memories)", runs, target=5)]
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Env:
         self.baseline: float = 0.0
         self.baseline_runs: list[float] = []
         self.facts: dict[str, Any] = {}  # extra measurements a bench wants in the JSON
-        self._stores: dict[tuple[int, str], tuple[Path, float]] = {}
+        self._stores: dict[tuple[int, str, str], tuple[Path, float]] = {}
         self.env = {
             **os.environ,
             "NO_COLOR": "1",
@@ -186,18 +186,21 @@ class Env:
 
         return bool(model_status()["installed"])
 
-    def workspace(self, n: int, model: str = "default") -> tuple[Path, float]:
+    def workspace(
+        self, n: int, label: str = "shared", model: str = "default"
+    ) -> tuple[Path, float]:
         """A workspace holding ``n`` synthetic memories loaded by `nxm import` (built once per run).
 
-        Returns its root and the wall time of the import. ``model`` "default" keeps the real
-        model of a fresh workspace; any other value is written into its config (e.g. "none"
-        to leave every memory PENDING).
+        Returns its root and the wall time of the import. Benches that write to a store share
+        the "shared" label; a bench that needs it untouched asks for its own label. ``model``
+        "default" keeps the real model of a fresh workspace; any other value is written into its
+        config (e.g. "hash", the test embedder).
         """
-        key = (n, model)
+        key = (n, label, model)
         if key not in self._stores:
             from bench.corpus import jsonl
 
-            root = self.work / f"ws-{n}-{model.replace('/', '_')}"
+            root = self.work / f"ws-{n}-{label}-{model.replace('/', '_')}"
             data = self.work / f"memories-{n}.jsonl"
             if not data.exists():
                 data.write_bytes(jsonl(n))
@@ -207,7 +210,9 @@ class Env:
                 text = cfg.read_text()
                 old = next(ln for ln in text.splitlines() if ln.startswith("model = "))
                 cfg.write_text(text.replace(old, f'model = "{model}"'))
-            self.log(f"  building {n:,}-memory store ({model} model) with nxm import ...")
+            self.log(
+                f"  building the {label} {n:,}-memory store ({model} model) with nxm import ..."
+            )
             took = self.run([*self.program("nxm"), "import", str(data), "--workspace", str(root)])
             self.log(f"  built in {took:.1f} s")
             self._stores[key] = (root, took)
