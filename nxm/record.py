@@ -133,6 +133,19 @@ def summary(record: dict[str, Any]) -> dict[str, Any]:
     return {k: record[k] for k in SUMMARY_FIELDS}
 
 
+_IDENTIFIER = re.compile(r"\b\w+(?:[-./:]\w+)+\b|\b\w*_\w+\b|\b[a-z]+[A-Z]\w*\b")
+
+
+def identifiers(text: str) -> list[str]:
+    """Identifiers in ``text`` joined into one token each (``ERR_LEDGER_LOCKED`` → ``errledgerlocked``).
+
+    The full-text tokenizer splits and stems an identifier into common words; the joined token
+    lets an exact identifier outrank its near namesakes (``ERR_LEDGER_LOCK_TIMEOUT``).
+    """
+    joined = (re.sub(r"[\W_]+", "", m).lower() for m in _IDENTIFIER.findall(text))
+    return list(dict.fromkeys(j for j in joined if len(j) >= 4))
+
+
 def indexed_text(record: dict[str, Any]) -> str:
     """The text keyword and semantic search see for a record."""
     parts = [record["introduction"], record["body"]]
@@ -142,4 +155,7 @@ def indexed_text(record: dict[str, Any]) -> str:
         parts.append("refs: " + " ".join(record["refs"]))
     if record.get("user_query"):
         parts.append(record["user_query"])
+    ids = identifiers("\n".join(parts))
+    if ids:
+        parts.append("identifiers: " + " ".join(ids))
     return "\n".join(p for p in parts if p)

@@ -55,8 +55,9 @@ def test_compact_reports_fragments(svc: MemoryService) -> None:
     for i in range(3):
         add(svc, f"note {i}")
     got = svc.store.compact()
-    assert got["fragments_before"] == 3
-    assert got["fragments_after"] < 3  # lance keeps the indexed first fragment apart
+    # small tables fold every write into the index (optimize), so fragments never pile up
+    assert got["fragments_before"] <= 2
+    assert got["fragments_after"] <= got["fragments_before"]
     again = svc.store.compact()
     assert again["fragments_before"] == got["fragments_after"]
     assert again["fragments_after"] <= again["fragments_before"]
@@ -191,11 +192,6 @@ def test_quotes_in_a_keyword_query_are_plain_characters(svc: MemoryService) -> N
         assert [r["key"] for r in got] == [k], query
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported: the FTS index is built at the first write; until optimize() folds later"
-    " rows in, the first row is scored with the index's statistics and the rest without",
-)
 def test_keyword_scores_do_not_depend_on_when_a_memory_was_indexed(svc: MemoryService) -> None:
     keys = [add(svc, f"{name} widget gauge") for name in ("alpha", "beta", "gamma")]
     add(svc, "delta other thing")
