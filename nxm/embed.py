@@ -1,8 +1,12 @@
-"""The embedder seam: fastembed in-process, loaded lazily, with no network.
+"""The embedder seam: text in, L2-normalised float32 rows out.
 
-`load_embedder(name)` returns an object with ``name``, ``dim`` and ``embed(texts)`` (float32 rows,
-L2-normalised). The default model is the ONNX file `nxm model setup` produced in the user's cache;
-``"hash"`` is a tiny deterministic embedder for tests (real code path, no model files).
+- `FastEmbedder` runs a fastembed ONNX model; for ``MODEL_NAME`` it loads the files that
+  `nxm.model.setup_model` installed, never the network.
+- `HashEmbedder` is a tiny deterministic embedder (hashed words and character trigrams) for
+  tests and for running without the model; no network, no model files.
+- `load_embedder(name)` picks one and caches it per process.
+
+numpy and fastembed are imported lazily: importing this module costs nothing.
 """
 
 from __future__ import annotations
@@ -10,105 +14,220 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from nxm.model import DIM, MODEL_NAME, ModelError, model_dir, model_status
+from nxm.model import DIM, MODEL_NAME, ModelError, cache_root, model_dir, model_status
 
 if TYPE_CHECKING:
-    import numpy as np
+    import numpy
 
-_LOADED: dict[str, Any] = {}
-_WORD = re.compile(r"\w+")
+HASH_NAME = "hash"
+DEFAULT_BATCH_SIZE = 64
+# Set to 1 to let fastembed download models other than MODEL_NAME into its cache.
+ALLOW_DOWNLOAD_ENV = "NXS_ALLOW_DOWNLOAD"
 
 
+@runtime_checkable
 class Embedder(Protocol):
-    """What the service needs from an embedding model."""
+    """Anything that turns texts into unit vectors of a fixed size."""
 
     name: str
     dim: int
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> numpy.ndarray:
+        """float32 array of shape (len(texts), dim), one L2-normalised row per text."""
+        ...
+
+
+def _normalise_rows(matrix: numpy.ndarray) -> numpy.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)  # zero stays zero
+
+
+class FastEmbedder:
+    """A fastembed `TextEmbedding`, loaded eagerly so that a missing model fails at once.
+
+    For ``MODEL_NAME`` the model must be installed by `nxm model setup` (`ModelError`
+    otherwise). Other fastembed models come from fastembed's cache (``$FASTEMBED_CACHE_PATH``,
+    else ``<nxs cache>/models/fastembed``); they are downloaded only with `allow_download`.
+    onnxruntime picks its own thread count (one per physical core), which measured best on a
+    2-core machine; texts are embedded in one process (``parallel=None``), sorted by length so
+    that each batch pads little.
+    """
+
+    def __init__(
+        self, name: str = MODEL_NAME, *, threads: int | None = None, allow_download: bool = False
+    ) -> None:
+        name = _canonical(name)
+        self.name = name
+        kwargs: dict[str, Any] = {"threads": threads}
+        if name == MODEL_NAME:
+            status = model_status(name)
+            if not status["installed"]:
+                raise _not_installed(name, status["path"], status.get("problem"))
+            self.dim = DIM
+            # fastembed must not look at the hub for a model it is given as files
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            kwargs["specific_model_path"] = status["path"]
+        else:
+            kwargs["cache_dir"] = os.environ.get("FASTEMBED_CACHE_PATH") or str(
+                cache_root() / "models" / "fastembed"
+            )
+            if not allow_download:
+                os.environ["HF_HUB_OFFLINE"] = "1"  # a cache miss then fails at once
+                kwargs["local_files_only"] = True
+        try:
+            from fastembed import TextEmbedding
+        except ImportError as exc:
+            raise ModelError(
+                f"fastembed is not installed: {exc}",
+                "install nxs with its dependencies",
+                "MODEL_DEPENDENCY",
+            ) from exc
+        try:
+            self._model = TextEmbedding(name, **kwargs)
+        except ValueError as exc:  # unknown name, or not in the cache
+            if name != MODEL_NAME and "not supported" in str(exc):
+                raise ModelError(
+                    f"embedding model {name} is not supported by fastembed",
+                    "choose a model from fastembed's TextEmbedding.list_supported_models()",
+                    "MODEL_UNKNOWN",
+                ) from exc
+            where = kwargs.get("specific_model_path") or kwargs.get("cache_dir")
+            raise _not_installed(name, where, str(exc), downloadable=name != MODEL_NAME) from exc
+        except Exception as exc:  # onnxruntime refusing the file, a broken cache
+            raise ModelError(
+                f"cannot load embedding model {name}: {exc}",
+                "run `nxm model setup --force`"
+                if name == MODEL_NAME
+                else "delete it from fastembed's cache and download it again",
+                "MODEL_LOAD_FAILED",
+            ) from exc
+        if name != MODEL_NAME:
+            self.dim = int(self._model.embedding_size)
+
+    def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> numpy.ndarray:
+        import numpy as np
+
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows = list(self._model.embed([texts[i] for i in order], batch_size=max(1, batch_size)))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        out[order] = np.stack(rows)
+        return _normalise_rows(out)  # fastembed normalises this model; not every model it runs
+
+    def __repr__(self) -> str:
+        return f"FastEmbedder(name={self.name!r}, dim={self.dim})"
+
+
+def _canonical(name: str) -> str:
+    """`MODEL_NAME` however it is cased (fastembed matches names case-insensitively)."""
+    name = (name or MODEL_NAME).strip()
+    return MODEL_NAME if name.lower() == MODEL_NAME.lower() else name
+
+
+def _not_installed(
+    name: str, where: str | None, problem: str | None, downloadable: bool = False
+) -> ModelError:
+    detail = f" in {where}" if where else ""
+    if problem and problem != "not installed":
+        detail += f" ({problem})"
+    if downloadable:
+        suggestion = f"set {ALLOW_DOWNLOAD_ENV}=1 to let fastembed download it, or use {MODEL_NAME}"
+    else:
+        suggestion = "run `nxm model setup`"
+    return ModelError(
+        f"embedding model {name} is not installed{detail}", suggestion, "MODEL_NOT_INSTALLED"
+    )
+
+
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=65536)
+def _slot(feature: str, dim: int) -> tuple[int, float]:
+    """The bucket and sign of a feature: blake2b, so the same in every process and platform."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little") % dim, (1.0 if digest[4] & 1 else -1.0)
 
 
 class HashEmbedder:
-    """Deterministic signed feature hashing of words and character trigrams (tests only)."""
+    """Signed feature hashing into `dim` buckets, L2-normalised; for tests and model-less runs.
 
-    name = "hash"
+    The features of a text are its lowercased words (``\\w+``) and each word's character
+    trigrams (a word shorter than three characters is its own trigram), each counted once per
+    occurrence. Texts that share words or word fragments score higher than unrelated ones; a
+    text without word characters maps to the zero vector.
+    """
 
-    def __init__(self, dim: int = DIM) -> None:
+    def __init__(self, dim: int = DIM, name: str = HASH_NAME) -> None:
+        if dim < 1:
+            raise ValueError("dim must be positive")
         self.dim = dim
+        self.name = name
 
-    def _features(self, text: str) -> list[str]:
+    @staticmethod
+    def features(text: str) -> list[str]:
         words = _WORD.findall(text.lower())
         grams = [w[i : i + 3] for w in words for i in range(max(len(w) - 2, 1))]
         return words + grams
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> numpy.ndarray:
         import numpy as np
 
+        texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature in self._features(text):
-                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
-                index = int.from_bytes(digest[:4], "little") % self.dim
-                out[row, index] += 1.0 if digest[4] & 1 else -1.0
-            norm = float(np.linalg.norm(out[row]))
-            if norm:
-                out[row] /= norm
+            vec = out[row]
+            for feature in self.features(text):
+                slot, sign = _slot(feature, self.dim)
+                vec[slot] += sign
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
         return out
 
+    def __repr__(self) -> str:
+        return f"HashEmbedder(dim={self.dim})"
 
-class FastEmbedder:
-    """A fastembed TextEmbedding; the default model loads from the local ONNX install."""
 
-    def __init__(self, name: str = MODEL_NAME) -> None:
-        self.name = name
-        kwargs: dict[str, Any] = {}
-        if name == MODEL_NAME:
-            status = model_status(name)
-            if not status["installed"]:
-                raise ModelError(
-                    f"embedding model {name} is not installed ({status['path']})",
-                    suggestion="run `nxm model setup`",
-                )
-            kwargs["specific_model_path"] = str(model_dir(name))
-            # Local files only: without this fastembed asks the hub first and waits ~40 s offline.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from fastembed import TextEmbedding  # deferred: ~0.5 s of import
-
-        try:
-            self._model = TextEmbedding(name, threads=os.cpu_count() or 1, **kwargs)
-        except Exception as exc:  # fastembed raises plain exceptions for missing models
-            raise ModelError(
-                f"cannot load embedding model {name}: {exc}",
-                suggestion="run `nxm model setup`, or set [memory] model in .nxs/config.toml",
-            ) from None
-        self.dim = (
-            int(self._model.embedding_size) if hasattr(self._model, "embedding_size") else DIM
-        )
-
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = np.asarray(
-            list(self._model.embed(list(texts), batch_size=batch_size)), dtype=np.float32
-        )
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        return vecs / np.where(norms == 0, 1, norms)
+_LOADED: dict[tuple[str, str], Embedder] = {}
+_LOCK = threading.Lock()
 
 
 def load_embedder(name: str = MODEL_NAME) -> Embedder:
-    """The embedder for ``name`` (cached per process).
+    """The embedder called `name` ("hash" or a fastembed model), loaded once per process.
 
-    Raises:
-        ModelError: the model's files are missing or do not load.
+    Raises `ModelError` at once (no network wait) when the model's files are not installed.
     """
-    if name not in _LOADED:
-        _LOADED[name] = HashEmbedder() if name == "hash" else FastEmbedder(name)
-    return _LOADED[name]
+    name = _canonical(name)
+    # the install location is part of the key: NXS_CACHE_DIR may change within a process
+    key = (name, str(model_dir(name)) if name == MODEL_NAME else "")
+    with _LOCK:
+        cached = _LOADED.get(key)
+        if cached is not None:
+            return cached
+        embedder: Embedder
+        if name == HASH_NAME:
+            embedder = HashEmbedder()
+        else:
+            allow = os.environ.get(ALLOW_DOWNLOAD_ENV, "").strip().lower() in {"1", "true", "yes"}
+            embedder = FastEmbedder(name, allow_download=allow)
+        _LOADED[key] = embedder
+        return embedder
 
 
-__all__ = ["Embedder", "FastEmbedder", "HashEmbedder", "load_embedder"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "Embedder",
+    "FastEmbedder",
+    "HASH_NAME",
+    "HashEmbedder",
+    "load_embedder",
+]

