@@ -81,6 +81,47 @@ def prime(
     emit(output(workspace, budget=budget, format_=format_, now=now))
 
 
+@app.command()
+def ui(
+    port: Annotated[
+        int, typer.Option("--port", help="Port to listen on (0: any free one).")
+    ] = 8766,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind; beyond loopback a token is required.")
+    ] = "127.0.0.1",
+    open_: Annotated[bool, typer.Option("--open", help="Open the dashboard in a browser.")] = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="NXS_UI_TOKEN",
+            show_envvar=True,
+            help="Require this token on every request (the printed URL carries it).",
+        ),
+    ] = None,
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
+    ] = None,
+) -> None:
+    """Serve a local web dashboard: browse, search, history, actions, graph, figures.
+
+    Example:
+
+        nxs ui --open
+    """
+    from nxs.ui.server import serve  # deferred: starlette and uvicorn load only here
+
+    def announce(url: str) -> None:
+        typer.echo(f"nxs ui: serving the dashboard at {url} (Ctrl-C stops it)")
+
+    try:
+        serve(workspace, host=host, port=port, token=token, open_browser=open_, announce=announce)
+    except NxsError as err:
+        raise fail(err, False) from None
+    except KeyboardInterrupt:
+        pass
+
+
 from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
 from nxs.clitool import register  # noqa: E402
 from nxs.linear import cli as linear_cli  # noqa: E402

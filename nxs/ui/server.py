@@ -1,0 +1,338 @@
+"""The dashboard seam: `nxs ui`, the operation table over HTTP for one browser page.
+
+The page (``index.html``, ``app.js``, ``style.css``, shipped in this package: no CDN, no build
+step) calls ``POST /api/call/<tool>`` with the tool's arguments as a JSON object. The server
+runs it exactly as the MCP seam does — `nxs.mcpserver.Seam.call`: validate → handler → render,
+services cached across calls — so the answer's body is the bytes the tool returns and
+``nxm … --json`` prints; a refusal is the same error envelope with an HTTP status for its kind.
+
+Only the tools the pages need are reachable (`UI_TOOLS`); user facts (`memory_facts`) only by a
+browser on this machine, and only when the page asks. The seam parameters (``workspace``,
+``now``, ``actor``) are refused: the dashboard serves its launch workspace at the current time.
+One view is the dashboard's own: ``POST /api/graph``, the whole entity graph for the picture
+(no tool lists every entity), read from the same service the graph tools read.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from nxs.errors import NotFoundError, NxsError, ValidationError
+from nxs.ops import SEAM_NAMES, Operation
+from nxs.render import render
+from nxs.ui.guard import Guard, check_bind, is_loopback
+
+UI_TOOLS = (
+    "memory_list",
+    "memory_search",
+    "memory_show",
+    "memory_history",
+    "memory_close",
+    "memory_reopen",
+    "memory_forget",
+    "memory_restore",
+    "memory_classify",
+    "memory_promote",
+    "memory_feedback",
+    "memory_purge",
+    "memory_knowledge",
+    "graph_search",
+    "graph_traverse",
+    "graph_query",
+    "memory_stats",
+    "memory_entities",
+    "memory_profile",
+)
+LOCAL_ONLY_TOOLS = ("memory_facts",)
+GRAPH_VIEW = "ui_graph"
+MAX_NODES = 200  # the picture stays legible; the side panel says how many were left out
+STATUS = {"validation": 400, "not_found": 404, "conflict": 409, "upstream": 502, "internal": 500}
+ASSETS = {
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
+}
+CSRF_PLACEHOLDER = "{{csrf}}"
+
+
+def _graph_view(ctx: Any) -> dict[str, Any]:
+    """Every entity (most supported first, up to `MAX_NODES`) and the relations between them."""
+    from collections import Counter
+
+    from nxm.graph import current, view_relation
+
+    graph = current(ctx.memory, ctx.now)
+    degree: Counter[str] = Counter()
+    for rel in graph.relations.values():
+        degree[rel["source"]] += 1
+        degree[rel["target"]] += 1
+    ranked = sorted(
+        graph.entities.values(),
+        key=lambda e: (-len(e["sourceMemoryIds"]) - degree[e["id"]], e["name"].casefold(), e["id"]),
+    )[:MAX_NODES]
+    shown = {e["id"] for e in ranked}
+    relations = [
+        view_relation(graph, rel)
+        for rel in graph.relations.values()
+        if rel["source"] in shown and rel["target"] in shown
+    ]
+    relations.sort(key=lambda r: r["id"])
+    return {
+        "entities": [{**e, "relationCount": degree[e["id"]]} for e in ranked],
+        "relations": relations,
+        "shown": len(ranked),
+        "total": len(graph.entities),
+    }
+
+
+GRAPH_OP = Operation(
+    name="graph_view",
+    tool=GRAPH_VIEW,
+    cli="nxs",
+    verb=("ui",),
+    module="memory",
+    group="knowledge",
+    summary="The whole entity graph, for the dashboard's picture.",
+    handler=_graph_view,
+)
+
+
+def _asset(name: str) -> bytes:
+    return (resources.files("nxs.ui") / name).read_bytes()
+
+
+def _parse_kind(text: str) -> str:
+    try:
+        return str(orjson.loads(text).get("kind", "internal"))
+    except (orjson.JSONDecodeError, AttributeError):
+        return "internal"
+
+
+class Dashboard:
+    """The pages and the API over one `Seam` (the MCP seam's call path, reused as it is)."""
+
+    def __init__(self, seam: Any, *, csrf: str) -> None:
+        self.seam = seam
+        self.csrf = csrf
+        seam.by_tool[GRAPH_VIEW] = GRAPH_OP
+        page = _asset("index.html").decode()
+        self.page = page.replace(CSRF_PLACEHOLDER, csrf).encode()
+        self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
+
+    def info(self, local: bool) -> dict[str, Any]:
+        """What the page needs to build its forms: the workspace and each tool's parameters."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("nxs")
+        except PackageNotFoundError:
+            release = "0"
+        tools = {}
+        for tool in (*UI_TOOLS, *(LOCAL_ONLY_TOOLS if local else ())):
+            op = self.seam.by_tool.get(tool)
+            if op is None:
+                continue
+            tools[tool] = {
+                "writes": op.writes,
+                "params": [
+                    {"name": p.name, "type": p.type, "choices": p.choices, "default": p.default}
+                    for p in op.params
+                ],
+            }
+        return {
+            "facts": local and "memory_facts" in tools,
+            "tools": tools,
+            "version": release,
+            "workspace": self.seam.workspace,
+        }
+
+    def call(self, tool: str, body: bytes, local: bool) -> tuple[int, bytes]:
+        """Run one tool for the page: (HTTP status, the rendered answer). Never raises."""
+        try:
+            arguments = self._arguments(tool, body, local)
+        except NxsError as err:
+            return STATUS.get(err.kind, 500) if err.code != "LOCAL_ONLY" else 403, render(err)
+        text, failed = self.seam.call(tool, arguments)
+        return (STATUS.get(_parse_kind(text), 500) if failed else 200), text.encode()
+
+    def _arguments(self, tool: str, body: bytes, local: bool) -> dict[str, Any]:
+        if tool in LOCAL_ONLY_TOOLS and not local:
+            raise ValidationError(
+                "user facts are shown only to a browser on the machine that runs `nxs ui`",
+                suggestion="open the dashboard on that machine",
+                code="LOCAL_ONLY",
+            )
+        if tool not in UI_TOOLS and tool not in LOCAL_ONLY_TOOLS and tool != GRAPH_VIEW:
+            raise NotFoundError(
+                f"the dashboard does not offer {tool!r}",
+                suggestion="use `nxm` or the MCP server for it",
+                code="UNKNOWN_TOOL",
+            )
+        try:
+            arguments = orjson.loads(body or b"{}")
+        except orjson.JSONDecodeError as exc:
+            raise ValidationError(f"the request body is not JSON: {exc}") from None
+        if not isinstance(arguments, dict):
+            raise ValidationError("the request body must be a JSON object of arguments")
+        seam = sorted(SEAM_NAMES & set(arguments))
+        if seam:
+            raise ValidationError(
+                f"the dashboard does not take {', '.join(seam)}",
+                suggestion="it serves its launch workspace, at the current time",
+            )
+        return arguments
+
+    def app(self) -> Any:
+        """The Starlette app: the page, its two assets, and the API."""
+        import anyio.to_thread
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import Response
+        from starlette.routing import Route
+
+        def local_client(request: Request) -> bool:
+            return request.client is not None and is_loopback(request.client.host)
+
+        async def page(request: Request) -> Response:
+            return Response(
+                self.page,
+                media_type="text/html; charset=utf-8",
+                headers={"cache-control": "no-store"},
+            )
+
+        async def asset(request: Request) -> Response:
+            data, kind = self.assets[request.url.path]
+            return Response(data, media_type=kind, headers={"cache-control": "no-cache"})
+
+        async def api_info(request: Request) -> Response:
+            return _json(200, render(self.info(local_client(request))))
+
+        async def api_call(request: Request) -> Response:
+            body = await request.body()
+            status, data = await anyio.to_thread.run_sync(
+                self.call, request.path_params["tool"], body, local_client(request)
+            )
+            return _json(status, data)
+
+        async def api_graph(request: Request) -> Response:
+            status, data = await anyio.to_thread.run_sync(self.call, GRAPH_VIEW, b"{}", False)
+            return _json(status, data)
+
+        def _json(status: int, data: bytes) -> Response:
+            return Response(
+                data,
+                status_code=status,
+                media_type="application/json",
+                headers={"cache-control": "no-store"},
+            )
+
+        routes = [
+            Route("/", page, methods=["GET"]),
+            *(Route(path, asset, methods=["GET"]) for path in ASSETS),
+            Route("/api/info", api_info, methods=["POST"]),
+            Route("/api/graph", api_graph, methods=["POST"]),
+            Route("/api/call/{tool}", api_call, methods=["POST"]),
+        ]
+        return Starlette(routes=routes)
+
+
+def build_app(
+    workspace: str | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int,
+    token: str | None = None,
+    actor: str | None = None,
+    csrf: str | None = None,
+) -> Any:
+    """The guarded dashboard ASGI app for a workspace (the checks of `nxs.ui.guard` first).
+
+    Raises:
+        ValidationError: a non-loopback host without a token.
+        NotFoundError: no workspace, or the memory module is not active in it.
+    """
+    from nxs.mcpserver import Seam
+    from nxs.workspace import find
+
+    check_bind(host, token)
+    find(workspace).require("memory")
+    seam = Seam(workspace=workspace, actor=actor, groups="all")
+    csrf = csrf or secrets.token_urlsafe(32)
+    dashboard = Dashboard(seam, csrf=csrf)
+    app = Guard(dashboard.app(), host=host, port=port, csrf=csrf, token=token)
+    app.seam = seam  # type: ignore[attr-defined]  # so `serve` can warm it
+    return app
+
+
+def url_for(host: str, port: int, token: str | None = None) -> str:
+    """The address to open; it carries the token (as Jupyter's does) when one is set."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+
+def serve(
+    workspace: str | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    token: str | None = None,
+    actor: str | None = None,
+    open_browser: bool = False,
+    announce: Any = print,
+) -> None:
+    """Serve the dashboard until interrupted; port 0 picks a free one. Prints the URL first.
+
+    Raises:
+        ValidationError: a non-loopback host without a token.
+        NotFoundError: no workspace with the memory module.
+        UpstreamError: the port cannot be bound.
+    """
+    import socket
+
+    import uvicorn
+
+    from nxs.errors import UpstreamError
+
+    check_bind(host, token)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UpstreamError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            suggestion="pick another --port, or 0 for any free one",
+            code="PORT_UNAVAILABLE",
+        ) from None
+    port = sock.getsockname()[1]
+    try:
+        app = build_app(workspace, host=host, port=port, token=token, actor=actor)
+    except BaseException:
+        sock.close()
+        raise
+    url = url_for(host, port, token)
+    announce(url)
+    threading.Thread(target=app.seam.warm, name="nxs-ui-warm", daemon=True).start()
+    if open_browser:
+        import webbrowser
+
+        threading.Timer(0.3, webbrowser.open, [url]).start()
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+__all__ = [
+    "GRAPH_VIEW",
+    "LOCAL_ONLY_TOOLS",
+    "UI_TOOLS",
+    "Dashboard",
+    "build_app",
+    "serve",
+    "url_for",
+]
