@@ -89,9 +89,9 @@ def _search(ctx: Context, **kw: Any) -> Any:
     return ctx.memory.search(now=ctx.now, **kw)
 
 
-def _state(name: str, summary: str, example: str) -> Operation:
+def _state(name: str, summary: str, example: str, group: str = "core") -> Operation:
     return Operation(
-        name=name, tool=f"memory_{name}", cli="nxm", verb=(name,), module="memory", group="core",
+        name=name, tool=f"memory_{name}", cli="nxm", verb=(name,), module="memory", group=group,
         summary=summary, handler=_write(name), params=(KEY,), writes=True, example=example,
     )  # fmt: skip
 
@@ -183,7 +183,13 @@ OPERATIONS: list[Operation] = [
         "nxm forget 3f2a",
     ),
     _state("restore", "Restore a forgotten memory.", "nxm restore 3f2a"),
-    _state("purge", "Delete a forgotten memory for good (cannot be undone).", "nxm purge 3f2a"),
+    # Destructive, so not in the default tool surface: the "insights" (lifecycle) group.
+    _state(
+        "purge",
+        "Delete a forgotten memory for good (cannot be undone).",
+        "nxm purge 3f2a",
+        group="insights",
+    ),
     Operation(
         name="show",
         tool="memory_show",
