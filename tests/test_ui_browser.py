@@ -353,10 +353,10 @@ def test_search_finds_a_memory_and_opening_it_shows_its_history(
     )
     browser.wait(f"document.querySelector('#search-results li[data-key=\"{key}\"]')", "a hit")
     assert browser.js("location.hash").startswith("#/search?q=PostgreSQL")
-    shoot(browser, shots, "search")
     for mode in ("semantic", "hybrid"):
         browser.view(f"#/search?q=who+owns+billing&mode={mode}")
         assert browser.js("document.querySelectorAll('#search-results li').length") >= 1
+    shoot(browser, shots, "search")
     browser.view("#/search?q=PostgreSQL+Stripe&mode=keyword")
     browser.click(f'#search-results li[data-key="{key}"] a')
     browser.wait(
@@ -371,10 +371,11 @@ def test_search_finds_a_memory_and_opening_it_shows_its_history(
     assert types == ["CLOSED", "UPDATED", "CREATED"]  # newest first
     browser.view(f"#/memory/{dashboard['keys']['tomllib']}")
     assert "saved a dep" in browser.text("#history")
-    shoot(browser, shots, "memory")
 
 
-def test_forget_then_restore_round_trips(browser: Browser, dashboard: dict[str, Any]) -> None:
+def test_forget_then_restore_round_trips(
+    browser: Browser, dashboard: dict[str, Any], shots: Path
+) -> None:
     key = dashboard["keys"]["search"]
     browser.view(f"#/memory/{key}")
     browser.click("#act-forget")
@@ -385,7 +386,8 @@ def test_forget_then_restore_round_trips(browser: Browser, dashboard: dict[str, 
     browser.wait("document.querySelector('#act-forget')", "the restored state")
     assert api(browser, "memory_show", {"key": key})["memory"]["status"] == "open"
     types = browser.js("[...document.querySelectorAll('#history li')].map(li => li.dataset.type)")
-    assert types[:2] == ["RESTORED", "FORGOTTEN"]
+    assert types == ["RESTORED", "FORGOTTEN", "CLASSIFIED", "CREATED"]
+    shoot(browser, shots, "memory")
 
 
 def test_purge_needs_confirmation(browser: Browser, dashboard: dict[str, Any]) -> None:
@@ -485,3 +487,14 @@ def test_a_cross_site_post_is_refused(browser: Browser, dashboard: dict[str, Any
     assert outcome == "blocked"
     browser.open(dashboard["url"])
     assert api(browser, "memory_show", {"key": key})["memory"]["status"] == "open"
+
+
+def test_no_page_raised_an_error(browser: Browser) -> None:
+    browser.view("#/memories")  # collects the events still in flight
+    errors = [
+        e["params"]
+        for e in browser.events
+        if e.get("method") == "Runtime.exceptionThrown"
+        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
+    ]
+    assert not errors

@@ -332,9 +332,9 @@ function actions(m) {
   const key = m.key;
   const b = (label, id, onclick, cls) => h("button", { type: "button", id, class: cls || "", onclick }, label);
   const row = h("div", { class: "actions", id: "actions" });
-  if (m.status === "open") row.append(b("Close", "act-close", () => act("memory_close", { key }, "Closed.", { label: "Reopen", run: () => act("memory_reopen", { key }, "Reopened.") })));
+  if (m.status === "open") row.append(b("Close", "act-close", () => act("memory_close", { key }, "Closed.", { label: "Reopen", run: () => act("memory_reopen", { key }, "Reopened.") }), "ghost"));
   if (m.status === "closed") row.append(b("Reopen", "act-reopen", () => act("memory_reopen", { key }, "Reopened.")));
-  if (m.status !== "forgotten") row.append(b("Forget", "act-forget", () => act("memory_forget", { key }, "Forgotten.", { label: "Restore", run: () => act("memory_restore", { key }, "Restored.") })));
+  if (m.status !== "forgotten") row.append(b("Forget", "act-forget", () => act("memory_forget", { key }, "Forgotten.", { label: "Restore", run: () => act("memory_restore", { key }, "Restored.") }), "ghost warn"));
   if (m.status === "forgotten") row.append(b("Restore", "act-restore", () => act("memory_restore", { key }, "Restored.")));
   if (m.layer === "TASK") row.append(b("Promote to permanent", "act-promote", () => act("memory_promote", { key }, "Promoted: it no longer expires.")));
   const box = purgeBox(key);
