@@ -1,9 +1,19 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
-Hybrid search fuses the two ranked lists with reciprocal rank fusion (RRF): each list gives a
-memory ``1 / (K + rank)``; the sum is the fused score. RRF needs no score calibration between
-BM25 and cosine similarity, which live on different scales. Keyword and semantic modes use the
-list's own score.
+Hybrid search fuses the two candidate lists (`POOL` each) by their scores, each list min-max
+scaled to [0, 1] within the pool, half weight each (``FUSION = "minmax"``, ``ALPHA = 0.5``)::
+
+    fused = ALPHA * (bm25 - min) / (max - min) + (1 - ALPHA) * (cos - min) / (max - min)
+
+A memory missing from a list gets 0 from it. Scaling keeps how far apart the scores are, which
+reciprocal rank fusion (``FUSION = "rrf"``, ``1 / (K + rank)`` per list) throws away: measured
+on LoCoMo it is the better fusion (docs/retrieval.md).
+
+Memories of one session are context for each other: a hybrid score then gets ``context``, a
+share of the fused scores of its session neighbours (same ``session_id``, within `WINDOW`
+places in ``created`` order; ``SHARE ** distance`` of each). A short reply ("Yes, last
+Tuesday!") is found through the question before it, and the memory itself is what is returned.
+Memories without a session are unaffected.
 
 Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
 
@@ -11,8 +21,8 @@ Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
 
 One vote moves a memory by about 7 % (tanh(0.5) = 0.46), two by 11 %, and no number of votes
 moves it by more than 15 %, so feedback reorders near-ties but never buries a strong match.
-NEUTRAL votes do not count. The answer keeps the raw ``keyword`` and ``semantic`` scores and
-reports the ``feedback`` factor, so every score can be recomputed by hand.
+NEUTRAL votes do not count. The answer keeps the raw ``keyword`` and ``semantic`` scores, the
+``context`` lent by neighbours (when any) and the ``feedback`` factor.
 """
 
 from __future__ import annotations
@@ -22,6 +32,11 @@ from typing import Any
 
 K = 60
 WEIGHT = 0.15
+POOL = 40  # candidates taken from each of the keyword and semantic lists, at least
+FUSION = "minmax"
+ALPHA = 0.5
+WINDOW = 2  # neighbours on each side that lend a memory their score
+SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
 
 
 def feedback_factor(record: dict[str, Any]) -> float:
@@ -31,19 +46,59 @@ def feedback_factor(record: dict[str, Any]) -> float:
     return 1.0 + WEIGHT * math.tanh(net / 2)
 
 
+def neighbours(records: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
+    """For each memory with a ``session_id``: the memories of its session within `WINDOW`
+    places of it in time order, with their distance."""
+    sessions: dict[str, list[tuple[str, str]]] = {}
+    for key, r in records.items():
+        if r.get("session_id"):
+            sessions.setdefault(r["session_id"], []).append((r.get("created") or "", key))
+    out: dict[str, list[tuple[str, int]]] = {}
+    for members in sessions.values():
+        if len(members) < 2:
+            continue
+        members.sort()
+        keys = [k for _, k in members]
+        for i, key in enumerate(keys):
+            lo, hi = max(0, i - WINDOW), min(len(keys), i + WINDOW + 1)
+            out[key] = [(keys[j], abs(j - i)) for j in range(lo, hi) if j != i]
+    return out
+
+
 def fuse(
     keyword: list[tuple[str, float]],
     semantic: list[tuple[str, float]],
     records: dict[str, dict[str, Any]],
     mode: str,
+    near: dict[str, list[tuple[str, int]]] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key."""
+    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key.
+
+    With ``near`` (from `neighbours`), a hybrid score also gets a share of its session
+    neighbours' fused scores (``context`` in the answer).
+    """
     kw = dict(keyword)
     sem = dict(semantic)
     fused: dict[str, float] = {}
-    for hits in (keyword, semantic):
-        for rank, (key, _) in enumerate(hits, 1):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
+    if FUSION == "rrf":
+        for hits in (keyword, semantic):
+            for rank, (key, _) in enumerate(hits, 1):
+                fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
+    else:
+        for hits, w in ((keyword, ALPHA), (semantic, 1 - ALPHA)):
+            if not hits:
+                continue
+            top = max(s for _, s in hits)
+            low = min(s for _, s in hits) if FUSION == "minmax" else 0.0
+            for key, s in hits:
+                scaled = (s - low) / (top - low) if top > low else 1.0
+                fused[key] = fused.get(key, 0.0) + w * scaled
+    context: dict[str, float] = {}
+    if near and mode == "hybrid":
+        for key in fused:
+            lent = sum(SHARE**d * fused.get(n, 0.0) for n, d in near.get(key, ()))
+            if lent:
+                context[key] = lent
     out = []
     for key, score in fused.items():
         if key not in records:
@@ -52,6 +107,7 @@ def fuse(
             score = kw[key]
         elif mode == "semantic":
             score = sem[key]
+        score += context.get(key, 0.0)
         factor = feedback_factor(records[key])
         out.append(
             (
@@ -61,6 +117,7 @@ def fuse(
                     "keyword": kw.get(key),
                     "semantic": sem.get(key),
                     "feedback": factor,
+                    **({"context": context[key]} if key in context else {}),
                 },
             )
         )

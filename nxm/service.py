@@ -87,6 +87,7 @@ class MemoryService:
         self._embedder: Any = None
         self._embed_error: str | None = None
         self.store = Store(ws)
+        self._near: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     # -- embedding ------------------------------------------------------------------------------
 
@@ -152,7 +153,12 @@ class MemoryService:
     ) -> None:
         self.store.commit(current, changed, vectors, list(deletes))
         derive.on_write(self, current, changed, list(deletes))
-        atomic_write(self.ws.root / "NEXUS_MEMORY.md", render_projection(current).encode())
+        for stale in self.ws.root.glob(".NEXUS_MEMORY.md.*"):  # left by a writer killed mid-way
+            stale.unlink(missing_ok=True)
+        try:
+            atomic_write(self.ws.root / "NEXUS_MEMORY.md", render_projection(current).encode())
+        except OSError as exc:  # committed: the next write rewrites the projection
+            print(f"nxs: the write is saved, but NEXUS_MEMORY.md is not: {exc}", file=sys.stderr)
 
     @staticmethod
     def _out(record: dict[str, Any]) -> dict[str, Any]:
@@ -430,6 +436,12 @@ class MemoryService:
             "total_pages": math.ceil(total / page_size) if total else 0,
         }
 
+    def _neighbours(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """`rank.neighbours` of these records, kept while the store returns the same snapshot."""
+        if self._near is None or self._near[0] is not records:
+            self._near = (records, rank.neighbours(records))
+        return self._near[1]
+
     def search(
         self,
         *,
@@ -470,11 +482,11 @@ class MemoryService:
                 note = "semantic search unavailable (no embedding model); keyword results only"
             else:
                 vector = emb.embed([query])[0]
-        pool = max(limit * 4, 40)
+        pool = max(limit * 4, rank.POOL)
         keyword = self.store.keyword(query, lance_filters, pool) if mode != "semantic" else []
         semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
-        records = self.store.records()
-        hits = rank.fuse(keyword, semantic, records, mode)[:limit]
+        records = self.store.snapshot()
+        hits = rank.fuse(keyword, semantic, records, mode, self._neighbours(records))[:limit]
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)

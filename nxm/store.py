@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,6 +80,7 @@ class Store:
         self._db: Any = None
         self._table: Any = None
         self._storage_options = ws.section("memory").get("storage_options") or None
+        self._snapshot: tuple[Any, dict[str, dict[str, Any]]] | None = None
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -107,18 +109,53 @@ class Store:
             try:
                 self._table = self._db.open_table(TABLE)
             except (FileNotFoundError, ValueError):
+                self._check_not_lost()
                 if not create:
                     return None
                 self._table = self._db.create_table(
                     TABLE, schema=self._schema(self.dim), exist_ok=True
                 )
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
             raise UpstreamError(
                 f"cannot open the memory store at {self.uri}: {exc}",
                 suggestion="check the path's permissions and free space",
                 code="STORE_UNAVAILABLE",
             ) from None
         return self._table
+
+    def _check_not_lost(self) -> None:
+        """Refuse to go on when the table is gone but the read cache still holds records.
+
+        Raises:
+            UpstreamError: a new, empty table would hide (and the next crash lose) them.
+        """
+        cached = self._read_cache()
+        if cached:
+            raise UpstreamError(
+                f"the memory table {TABLE}.lance is missing from {self.uri}, but the read cache "
+                f"still holds {len(cached)} memories",
+                suggestion="restore .nxs/memory from version control or a backup, or rebuild it "
+                "from the cache: `nxm export -o memories.jsonl`, delete "
+                ".nxs/cache/records.json, then `nxm import memories.jsonl`",
+                code="STORE_MISSING",
+            )
+
+    def _check_not_lost(self) -> None:
+        """Refuse to go on when the table is gone but the read cache still holds records.
+
+        Raises:
+            UpstreamError: a new, empty table would hide (and the next crash lose) them.
+        """
+        cached = self._read_cache()
+        if cached:
+            raise UpstreamError(
+                f"the memory table {TABLE}.lance is missing from {self.uri}, but the read cache "
+                f"still holds {len(cached)} memories",
+                suggestion="restore .nxs/memory from version control or a backup, or rebuild it "
+                "from the cache: `nxm export -o memories.jsonl`, delete "
+                ".nxs/cache/records.json, then `nxm import memories.jsonl`",
+                code="STORE_MISSING",
+            )
 
     def _rows(self, records: list[dict[str, Any]], vectors: dict[str, Any]) -> Any:
         import pyarrow as pa
@@ -162,12 +199,15 @@ class Store:
             return None
         try:
             data = orjson.loads(self.cache_path.read_bytes())
-        except (FileNotFoundError, orjson.JSONDecodeError):
-            return None
-        return {r["key"]: r for r in data["records"]}
+            return {r["key"]: r for r in data["records"]}
+        except (FileNotFoundError, orjson.JSONDecodeError, LookupError, TypeError):
+            return None  # absent or damaged: the cache is rebuilt from LanceDB
 
     def _write_cache(self, records: dict[str, dict[str, Any]]) -> None:
+        """Write the read cache (under the lock: a temporary file left there is a dead writer's)."""
         if self.local:
+            for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
+                stale.unlink(missing_ok=True)
             body = {"records": [records[k] for k in sorted(records)], "version": 1}
             atomic_write(self.cache_path, orjson.dumps(body))
 
@@ -182,8 +222,26 @@ class Store:
             cached = self._read_cache()
             if cached is None:
                 cached = self._scan()
-                self._write_cache(cached)
+                with contextlib.suppress(OSError):  # a full or read-only disk: serve the scan
+                    self._write_cache(cached)
         return cached
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """`records()`, kept in memory while the read cache file is unchanged: read-only.
+
+        Search uses it, so a long-lived process (the MCP server) does not parse every record
+        on every search.
+        """
+        try:
+            st = os.stat(self.cache_path) if self.local else None
+        except FileNotFoundError:
+            st = None
+        sig = (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
+        if sig is not None and self._snapshot is not None and self._snapshot[0] == sig:
+            return self._snapshot[1]
+        got = self.records()
+        self._snapshot = (sig, got) if sig is not None else None
+        return got
 
     def vectors(self, keys: list[str]) -> dict[str, list[float]]:
         """The stored vectors of READY records among ``keys``."""
@@ -261,7 +319,7 @@ class Store:
                     r["processing"] = processing
             if deletes:
                 table.delete("key IN (" + ", ".join(_sql(k) for k in deletes) + ")")
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
             raise UpstreamError(
                 f"the memory store refused the write: {exc}",
                 suggestion="check free disk space and permissions of .nxs/; nothing was written",
@@ -271,8 +329,12 @@ class Store:
             current[r["key"]] = r
         for k in deletes:
             current.pop(k, None)
-        self._maintain(table)
-        self._write_cache(current)
+        try:
+            self._maintain(table)
+            self._write_cache(current)
+        except (OSError, RuntimeError) as exc:  # committed: the next reader rebuilds the cache
+            self.cache_path.unlink(missing_ok=True)
+            print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
 
     def _maintain(self, table: Any) -> None:
         """Keep the full-text index whole and the fragments few.

@@ -141,7 +141,7 @@ def test_feedback_factor_is_bounded_and_one_vote_matters() -> None:
 
 
 def test_feedback_swaps_two_tied_results_in_fusion() -> None:
-    # a is first in keyword and second in semantic, b the reverse: equal RRF, key order
+    # a is first in keyword and last in semantic, b the reverse: equal fused scores, key order
     kw, sem = [("a", 3.0), ("b", 2.0)], [("b", 0.9), ("a", 0.8)]
     records = {k: new_record(key=k) for k in "ab"}
     assert [k for k, _ in rank.fuse(kw, sem, records, "hybrid")] == ["a", "b"]
@@ -149,7 +149,8 @@ def test_feedback_swaps_two_tied_results_in_fusion() -> None:
     got = rank.fuse(kw, sem, records, "hybrid")
     assert [k for k, _ in got] == ["b", "a"]
     assert got[1][1]["feedback"] == pytest.approx(1 - 0.15 * math.tanh(0.5))
-    assert got[1][1]["score"] == pytest.approx((1 / 61 + 1 / 62) * got[1][1]["feedback"])
+    # min-max scaled per list, half weight each: a is 1 in keyword and 0 in semantic
+    assert got[1][1]["score"] == pytest.approx(0.5 * got[1][1]["feedback"])
     records["a"]["feedback"]["NEGATIVE"] = 0
     records["b"]["feedback"]["POSITIVE"] = 1
     assert [k for k, _ in rank.fuse(kw, sem, records, "hybrid")] == ["b", "a"]

@@ -770,7 +770,8 @@ def test_hybrid_search_fuses_both_lists(corpus: Any) -> None:
     assert top["keyword"] > 0 and top["semantic"] is not None
     scores = [r["score"] for r in out["results"]]
     assert scores == sorted(scores, reverse=True)
-    assert all(r["score"] <= 2 / 61 for r in out["results"])  # RRF: at most 1/61 per list
+    # each list scaled to [0, 1] and weighted by half; feedback moves it by 15 % at most
+    assert all(0 <= r["score"] <= 1.15 for r in out["results"])
     assert len(out["results"]) == out["total"] <= 20
     assert {r["status"] for r in out["results"]} == {"open"}
 
