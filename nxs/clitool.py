@@ -90,7 +90,7 @@ def run_op(
 ) -> None:
     """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
     try:
-        kwargs = validate(op, arguments)
+        kwargs = validate(op, {**arguments, "now": now, "actor": actor, "workspace": workspace})
         ctx = Context(
             now=resolve_now(now), actor=resolve_actor(actor, CLI_ACTOR_ENV), workspace_arg=workspace
         )

@@ -115,10 +115,12 @@ class Seam:
         self.services: dict[Any, Any] = {}
         self._stamps: dict[Path, tuple[int, int] | None] = {}
         self.lock = threading.Lock()
+        self.launch_error: NxsError | None = None
         try:
             ws = find(workspace)
         except NxsError as err:  # served anyway: per-call workspaces still work, prime says why
             log.warning("no workspace at launch: %s", err.message)
+            self.launch_error = err
             self.workspace, self.modules, configured = workspace, [], None
         else:
             self.workspace, self.modules = str(ws.root), ws.modules
@@ -179,6 +181,8 @@ class Seam:
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Any:
         op = self.by_tool.get(name)
+        if op is None and self.launch_error is not None:
+            raise self.launch_error  # why there are no tools (a bad config, no workspace)
         if op is None:
             raise NotFoundError(
                 f"unknown tool {name!r}",

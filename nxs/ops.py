@@ -130,13 +130,25 @@ def _type_error(op: Operation, p: Param, expected: str, value: Any) -> Validatio
     )
 
 
+def _check_text(name: str, value: str) -> None:
+    """Refuse text no store or answer can hold: NUL, or lone surrogates (not UTF-8)."""
+    if "\x00" in value:
+        raise ValidationError(f"{name} must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{name} is not valid UTF-8 text (it holds a lone surrogate)",
+            suggestion="send UTF-8 text; in a shell, check the terminal's encoding",
+        ) from None
+
+
 def _coerce(op: Operation, p: Param, value: Any) -> Any:
     """Check one value against its declaration; return the value to pass on."""
     if p.type == "str":
         if not isinstance(value, str):
             raise _type_error(op, p, "a string", value)
-        if "\x00" in value:
-            raise ValidationError(f"{p.name} must not contain NUL characters")
+        _check_text(p.name, value)
         if p.choices:
             match = next((c for c in p.choices if c.lower() == value.lower()), None)
             if match is None:
@@ -182,8 +194,8 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
             raise _type_error(op, p, "a list of strings", value)
         if p.max_len is not None and len(value) > p.max_len:
             raise ValidationError(f"{p.name} has {len(value)} items; at most {p.max_len}")
-        if any("\x00" in v for v in value):
-            raise ValidationError(f"{p.name} must not contain NUL characters")
+        for v in value:
+            _check_text(p.name, v)
         return list(value)
     if p.type == "object":
         if isinstance(value, str):
@@ -196,6 +208,13 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
                 ) from None
         if not isinstance(value, dict):
             raise _type_error(op, p, "a JSON object", value)
+        try:
+            orjson.dumps(value)
+        except orjson.JSONEncodeError as exc:
+            raise ValidationError(
+                f"{p.name} cannot be stored as JSON: {exc}",
+                suggestion="use string keys, UTF-8 text and integers within 64 bits",
+            ) from None
         return value
     raise AssertionError(f"unknown param type {p.type}")  # a declaration bug, not input
 
@@ -219,6 +238,8 @@ def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in arguments.items():
         if name in SEAM_NAMES:
+            if isinstance(value, str):
+                _check_text(name, value)
             continue
         p = by_name.get(name)
         if p is None:

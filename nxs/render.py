@@ -35,10 +35,21 @@ def clean(value: Any) -> Any:
     return value
 
 
+def _utf8(value: Any) -> Any:
+    """Strings made encodable (a lone surrogate from bad input shown as its escape)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_utf8(k): _utf8(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utf8(v) for v in value]
+    return value
+
+
 def render(value: Any) -> bytes:
     """Serialize a result (or an `NxsError`) to the bytes both seams emit."""
     if isinstance(value, NxsError):
-        value = value.to_dict()
+        value = _utf8(value.to_dict())  # an error may quote the bad input it refuses
     return orjson.dumps(clean(value), option=_OPTS)
 
 

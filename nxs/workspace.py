@@ -58,9 +58,29 @@ class Workspace:
             )
 
 
+# Settings whose type the code relies on: (section, name) -> (types, what it must be).
+_SHAPES: dict[tuple[str, str], tuple[Any, str]] = {
+    ("nxs", "modules"): (list, "a list of module names"),
+    ("memory", "model"): (str, "a model name"),
+    ("memory", "store"): (str, "a path or URI"),
+    ("memory", "task_ttl_days"): (int | float, "a number of days"),
+    ("memory", "prime_budget"): (int, "a number of bytes"),
+    ("memory", "storage_options"): (dict, "a table"),
+    ("mcp", "tools"): (list | str, "a list of tool groups"),
+}
+
+
+def _bad_config(path: Path, problem: str) -> ValidationError:
+    return ValidationError(
+        f"{path} is not a valid nxs config: {problem}",
+        suggestion="fix the file by hand or restore it from version control",
+        code="BAD_CONFIG",
+    )
+
+
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValidationError(
             f"{path} is not valid TOML: {exc}",
@@ -69,6 +89,16 @@ def _read_config(path: Path) -> dict[str, Any]:
         ) from None
     except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise _bad_config(path, f"cannot read it ({exc.strerror})") from None
+    for section in ("nxs", *MODULES, "mcp"):
+        if not isinstance(config.get(section, {}), dict):
+            raise _bad_config(path, f"{section} must be a [{section}] table")
+    for (section, name), (types, what) in _SHAPES.items():
+        value = config.get(section, {}).get(name)
+        if value is not None and not isinstance(value, types):
+            raise _bad_config(path, f"{section}.{name} must be {what}, got {value!r:.60}")
+    return config
 
 
 def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = None) -> Workspace:
@@ -80,10 +110,18 @@ def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = No
     """
     named = explicit or os.environ.get("NXS_WORKSPACE")
     if named:
-        root = Path(named).expanduser().resolve()
-        if root.name == DIRNAME:
-            root = root.parent
-        if not (root / DIRNAME).is_dir():
+        try:
+            root = Path(named).expanduser().resolve()
+            if root.name == DIRNAME:
+                root = root.parent
+            present = (root / DIRNAME).is_dir()
+        except (OSError, ValueError, RuntimeError) as exc:  # a NUL, an unknown ~user, too long
+            raise NotFoundError(
+                f"no nxs workspace at {str(named)[:200]!r}: {str(exc)[:200]}",
+                suggestion="name an existing directory with --workspace (or NXS_WORKSPACE)",
+                code="NO_WORKSPACE",
+            ) from None
+        if not present:
             raise NotFoundError(
                 f"no nxs workspace at {root}",
                 suggestion=f"run `nxm init` in {root}, or name another with --workspace",

@@ -1,0 +1,1 @@
+"""Helpers of the reliability tests (`tests/test_reliability_*.py`, docs/reliability.md)."""

@@ -1,0 +1,183 @@
+"""What the reliability tests share: sizes, worker processes, store inspection, an MCP client.
+
+Sizes: every test has a quick CI size and a full size; ``NXS_RELIABILITY_FULL=1`` picks the full
+one (docs/reliability.md has both, with the commands and the measured results).
+
+Worker processes come from a multiprocessing fork server that has imported lancedb and nxm once
+(`tests.reliability.preload`), so a worker starts in well under a second instead of paying
+lancedb's import (seconds of CPU) each time; each worker is still its own OS process with its
+own LanceDB handles, file lock and runtime, and ``kill -9`` kills it like any other.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+FULL = os.environ.get("NXS_RELIABILITY_FULL", "") not in ("", "0")
+ACTIONABLE = {"validation", "not_found", "conflict"}
+
+
+def size(quick: int, full: int) -> int:
+    """The quick (CI) size, or the full one under ``NXS_RELIABILITY_FULL=1``."""
+    return full if FULL else quick
+
+
+def child_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a worker or subprocess: private user dirs under ``home``."""
+    from tests.conftest import REAL_CACHE
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("NXS_", "NXM_", "NXF_", "LINEAR_", "PYTEST_"))
+    }
+    env.update(
+        NXS_CONFIG_DIR=str(home / "config"),
+        NXS_DATA_DIR=str(home / "data"),
+        NXS_CACHE_DIR=REAL_CACHE,
+        HF_HUB_OFFLINE="1",
+        USER="tester",
+    )
+    env.update(extra)
+    return env
+
+
+_forkserver: Any = None
+
+
+def workers() -> Any:
+    """The multiprocessing context whose processes fork from the preloaded server."""
+    global _forkserver
+    if _forkserver is None:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["tests.reliability.preload"])
+        _forkserver = ctx
+    return _forkserver
+
+
+# -- the store, read directly ---------------------------------------------------------------------
+
+
+def lance_rows(root: Path) -> list[dict[str, Any]]:
+    """Every row of the LanceDB table (key and document), read without the cache."""
+    import lancedb
+
+    db = lancedb.connect(str(root / ".nxs" / "memory"))
+    table = db.open_table("memories")
+    return table.to_arrow().select(["key", "doc"]).to_pylist()
+
+
+def lance_docs(root: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The records in LanceDB by key, and the keys that appear in more than one row."""
+    rows = lance_rows(root)
+    counts = collections.Counter(r["key"] for r in rows)
+    return {r["key"]: json.loads(r["doc"]) for r in rows}, sorted(
+        k for k, n in counts.items() if n != 1
+    )
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """What a refused call must not change: every file of `.nxs/` and NEXUS_MEMORY.md.
+
+    LanceDB's files are never rewritten in place, so their names and sizes stand for them;
+    the others (cache, graph, usage log, config) are hashed.
+    """
+    out: dict[str, str] = {}
+    nxs = root / ".nxs"
+    for dirpath, _dirs, files in os.walk(nxs):
+        for name in files:
+            path = Path(dirpath, name)
+            rel = str(path.relative_to(root))
+            if name.endswith(".lock"):  # lock files are not data
+                continue
+            if rel.startswith(".nxs/memory/"):
+                out[rel] = str(path.stat().st_size)
+            else:
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    projection = root / "NEXUS_MEMORY.md"
+    if projection.exists():
+        out["NEXUS_MEMORY.md"] = hashlib.sha256(projection.read_bytes()).hexdigest()
+    return out
+
+
+def events_of(docs: dict[str, dict[str, Any]]) -> collections.Counter[tuple[str, str, str, str]]:
+    """Every stored event as (key, type, actor, at), counted."""
+    return collections.Counter(
+        (key, e["type"], e["actor"], e["at"]) for key, d in docs.items() for e in d["events"]
+    )
+
+
+def run_cli(prog: str, args: list[str]) -> tuple[int, bytes, bytes]:
+    """A console-script entry point (`nxm` or `nxs`) in process: exit code, stdout, stderr."""
+    from typer.testing import CliRunner
+
+    main = __import__(f"{prog}.cli", fromlist=["main"]).main
+    saved = sys.argv
+    with CliRunner().isolation() as streams:
+        sys.argv = [prog, *args]
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.argv = saved
+            sys.stdout.flush()
+            sys.stderr.flush()
+        out, err = streams[0].getvalue(), streams[1].getvalue()
+    return code, out, err
+
+
+# -- a real stdio MCP server ------------------------------------------------------------------------
+
+
+class StdioSession:
+    """A `nxs mcp serve` process and an SDK client talking to it, usable from sync code."""
+
+    def __init__(self, stack: ExitStack, args: list[str], env: dict[str, str], log: Path) -> None:
+        from anyio.from_thread import start_blocking_portal
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "nxs", "mcp", "serve", *args],
+            env=env,
+            cwd=str(log.parent),
+        )
+        self.log = log
+        errlog = stack.enter_context(log.open("w"))
+        self.portal = stack.enter_context(start_blocking_portal())
+        client = Client(
+            stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=300
+        )
+        self.client = stack.enter_context(self.portal.wrap_async_context_manager(client))
+
+    def call(self, tool: str, arguments: Any) -> tuple[bool, dict[str, Any]]:
+        """(is_error, the parsed text answer) of one tool call."""
+        result = self.portal.call(self.client.call_tool, tool, arguments)
+        assert [c.type for c in result.content] == ["text"], result
+        return bool(result.is_error), json.loads(result.content[0].text)
+
+
+__all__ = [
+    "ACTIONABLE",
+    "FULL",
+    "StdioSession",
+    "child_env",
+    "events_of",
+    "fingerprint",
+    "lance_docs",
+    "lance_rows",
+    "run_cli",
+    "size",
+    "workers",
+]

@@ -1,0 +1,302 @@
+"""Faults of the disk and the files: a clear error that says what to do, nothing lost, recovery.
+
+- a corrupted or mistyped `.nxs/config.toml`: every seam refuses with BAD_CONFIG naming the file
+  and how to fix it; prime still prints; once fixed, every memory is there and writes work;
+- corrupted derived files (read cache, graph, usage log): reads and writes go on;
+- a missing LanceDB table (`.nxs/memory` deleted) while the read cache still knows the memories:
+  writes and searches refuse with STORE_MISSING and a recovery recipe, which works;
+- a read-only `.nxs/`: simulated (``os.open`` raising EROFS for writes under `.nxs/`, as tests
+  run as root, which ignores file modes), and for real with a read-only bind mount when the
+  test may mount (skipped otherwise);
+- a full disk: simulated (LanceDB's write raising its ENOSPC error; the cache and
+  NEXUS_MEMORY.md writes raising ENOSPC after a commit), and for real on a 3 MB tmpfs when the
+  test may mount (skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nxm.projection import render_projection
+from nxm.service import MemoryService
+from nxs.mcpserver import Seam
+from nxs.workspace import find
+from tests.parity.state import KEYS, NOW, seeded_copy
+from tests.reliability.common import child_env, fingerprint, lance_docs, run_cli
+
+
+def nxm(*args: str) -> tuple[int, dict[str, Any], bytes]:
+    code, out, err = run_cli("nxm", [*args, "--json"])
+    return code, json.loads(out), err
+
+
+def state(root: Path) -> dict[str, dict[str, Any]]:
+    docs, doubled = lance_docs(root)
+    assert doubled == []
+    return docs
+
+
+def add(n: int) -> tuple[int, dict[str, Any], bytes]:
+    body = f"Fault test memory {n}: the cache is rebuilt on demand (token faulttok{n})."
+    return nxm("add", body, "--introduction", f"fault {n}", "--now", NOW, "--actor", "f")
+
+
+def healthy(root: Path, n: int) -> None:
+    """The next normal write works, and leaves cache and NEXUS_MEMORY.md equal to LanceDB."""
+    code, answer, err = add(n)
+    assert code == 0, (answer, err)
+    service = MemoryService(find(root))
+    scanned = service.store._scan()
+    assert answer["memory"]["key"] in scanned
+    assert service.store.records() == scanned
+    assert (root / "NEXUS_MEMORY.md").read_text() == render_projection(scanned)
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = seeded_copy(tmp_path / "proj")
+    monkeypatch.chdir(path)
+    return path
+
+
+BAD_CONFIGS = [
+    b"\xff\xfe not utf-8",
+    b"[nxs\nmodules = [",
+    b"nxs = 3\n",
+    b'[nxs]\nmodules = "memory"\n',
+    b'[nxs]\nmodules = ["memory"]\n[memory]\nmodel = "hash"\ntask_ttl_days = "a week"\n',
+    b'[nxs]\nmodules = ["memory"]\n[memory]\nmodel = "hash"\nprime_budget = "big"\n',
+    b'memory = "hash"\n[nxs]\nmodules = ["memory"]\n',
+]
+
+
+@pytest.mark.parametrize("config", BAD_CONFIGS, ids=range(len(BAD_CONFIGS)))
+def test_corrupted_config(root: Path, config: bytes) -> None:
+    path = root / ".nxs" / "config.toml"
+    good = path.read_bytes()
+    before = state(root)
+    served = Seam(str(root), groups="all")  # a server started before the file broke
+    path.write_bytes(config)
+    snapshot = fingerprint(root)
+    for args in (["list"], ["show", KEYS[0]], ["search", "pytest"]):
+        code, answer, _ = nxm(*args)
+        assert (code, answer["code"]) == (2, "BAD_CONFIG"), answer
+        assert str(path) in answer["message"]
+        assert "fix the file" in answer["suggestion"]
+    code, answer, _ = add(1)
+    assert (code, answer["code"]) == (2, "BAD_CONFIG")
+    for seam in (served, Seam(str(root), groups="all")):  # and one started after
+        text, failed = seam.call("memory_list", {})
+        assert failed and json.loads(text)["code"] == "BAD_CONFIG", text
+    code, out, err = run_cli("nxs", ["prime"])
+    assert code == 0 and b"Traceback" not in err
+    assert "config.toml" in out.decode()
+    assert fingerprint(root) == snapshot
+    path.write_bytes(good)
+    assert state(root) == before
+    healthy(root, 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "junk"),
+    [
+        ("records.json", b'{"records": [{"ke'),
+        ("records.json", b"[]"),
+        ("records.json", b'{"records": 5}'),
+        ("records.json", b'{"records": [{"no key": 1}]}'),
+        ("graph.json", b"\x00\x01garbage"),
+        ("graph.json", b"[1, 2]"),
+        ("usage.log", b"\xff\xfe\n{not json\n"),
+    ],
+)
+def test_corrupted_derived_files(root: Path, name: str, junk: bytes) -> None:
+    before = state(root)
+    (root / ".nxs" / "cache" / name).write_bytes(junk)
+    for args in (
+        ["list"],
+        ["show", KEYS[0]],
+        ["search", "pytest"],
+        ["graph", "search", "pytest"],
+        ["stats"],
+    ):
+        code, answer, err = nxm(*args)
+        assert code == 0, (args, answer, err)
+    assert state(root) == before
+    healthy(root, 3)
+
+
+def test_missing_table(root: Path, tmp_path: Path) -> None:
+    before = state(root)
+    shutil.rmtree(root / ".nxs" / "memory")
+    for args in (("search", "pytest", "--mode", "keyword"), ("close", KEYS[0])):
+        code, answer, _ = nxm(*args)
+        assert (code, answer["code"]) == (5, "STORE_MISSING"), answer
+        assert f"{len(before)} memories" in answer["message"]
+    code, answer, _ = add(4)
+    assert (code, answer["code"]) == (5, "STORE_MISSING")
+    assert not (root / ".nxs" / "memory" / "memories.lance").exists()
+    code, listed, _ = nxm("list", "--status", "all", "--page-size", "50")
+    assert code == 0 and listed["total"] == len(before)
+    # The recipe the error gives: export from the cache, drop the cache, import.
+    dump = tmp_path / "memories.jsonl"
+    code, _, err = run_cli("nxm", ["export", "-o", str(dump)])
+    assert code == 0, err
+    (root / ".nxs" / "cache" / "records.json").unlink()
+    code, imported, err = nxm("import", str(dump))
+    assert code == 0 and imported["imported"] == len(before), (imported, err)
+    after = state(root)
+    assert {k: d["events"] for k, d in after.items()} == {k: d["events"] for k, d in before.items()}
+    code, found, _ = nxm("search", "pytest", "--mode", "keyword")
+    assert code == 0 and found["results"]
+    healthy(root, 5)
+
+
+def test_read_only_nxs_simulated(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = state(root)
+    real = os.open
+    nxs = str(root / ".nxs")
+    writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & writes and os.path.abspath(os.fsdecode(path)).startswith(nxs):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(path))
+        return real(path, flags, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "open", open_)
+        snapshot = fingerprint(root)
+        for args in (["close", KEYS[0]], ["feedback", KEYS[0], "POSITIVE"]):
+            code, answer, _ = nxm(*args)
+            assert (code, answer["code"]) == (5, "STORE_READONLY"), answer
+            assert "writable" in answer["suggestion"]
+        code, answer, _ = add(6)
+        assert (code, answer["code"]) == (5, "STORE_READONLY")
+        for args in (["list"], ["show", KEYS[0]], ["search", "pytest"]):
+            code, answer, err = nxm(*args)
+            assert code == 0, (args, answer, err)
+        code, out, err = run_cli("nxs", ["prime"])
+        assert code == 0 and KEYS[0].encode() in out
+        assert fingerprint(root) == snapshot
+    assert state(root) == before
+    healthy(root, 7)
+
+
+def _can_mount(tmp_path: Path) -> bool:
+    probe = tmp_path / "mount-probe"
+    probe.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(probe)],
+                          capture_output=True, check=False)  # fmt: skip
+    if done.returncode == 0:
+        subprocess.run(["umount", str(probe)], check=True)
+    return done.returncode == 0
+
+
+def _real(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], bytes]:
+    done = subprocess.run(
+        ["nxm", *args, "--json", "--workspace", str(root)],
+        capture_output=True,
+        env=child_env(tmp_path / "home"),
+        timeout=600,
+        check=False,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode()
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def test_read_only_nxs_mounted(root: Path, tmp_path: Path) -> None:
+    if not _can_mount(tmp_path):
+        pytest.skip("mount is not permitted here; the simulated test covers the logic")
+    before = state(root)
+    nxs = str(root / ".nxs")
+    subprocess.run(["mount", "--bind", nxs, nxs], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", nxs], check=True)
+        code, answer, _ = _real(root, tmp_path, "add", "A read-only body.", "--introduction", "ro")
+        assert (code, answer["code"]) == (5, "STORE_READONLY"), answer
+        code, answer, _ = _real(root, tmp_path, "list")
+        assert code == 0 and answer["total"]
+        code, answer, _ = _real(root, tmp_path, "search", "pytest")
+        assert code == 0 and answer["results"]
+    finally:
+        subprocess.run(["umount", nxs], check=True)
+    assert state(root) == before
+    healthy(root, 8)
+
+
+def test_full_disk_simulated(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lancedb.table import LanceTable
+
+    import nxm.service as service_module
+    import nxm.store as store_module
+
+    before = state(root)
+    enospc = "lance error: LanceError(IO): No space left on device (os error 28)"
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(enospc)
+
+    with monkeypatch.context() as patched:  # LanceDB cannot write: refused, nothing changed
+        patched.setattr(LanceTable, "merge_insert", refuse)
+        for args in (["close", KEYS[0]], ["update", KEYS[1], "--introduction", "new intro"]):
+            code, answer, _ = nxm(*args)
+            assert (code, answer["code"]) == (5, "STORE_WRITE_FAILED"), answer
+            assert "free disk space" in answer["suggestion"]
+        code, answer, _ = add(9)
+        assert (code, answer["code"]) == (5, "STORE_WRITE_FAILED")
+    assert state(root) == before
+
+    def full(path: Path, data: bytes, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    with monkeypatch.context() as patched:  # LanceDB commits, the files after it cannot
+        patched.setattr(store_module, "atomic_write", full)
+        patched.setattr(service_module, "atomic_write", full)
+        code, answer, err = add(10)
+        assert code == 0, answer  # acknowledged: it is in LanceDB
+        assert b"the write is saved" in err
+        key = answer["memory"]["key"]
+        assert key in state(root)
+        code, shown, _ = nxm("show", key)
+        assert code == 0 and shown["memory"]["key"] == key
+    assert set(state(root)) == set(before) | {key}
+    healthy(root, 11)
+
+
+def test_full_disk_mounted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not _can_mount(tmp_path):
+        pytest.skip("mount is not permitted here; the simulated test covers the logic")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
+    try:
+        root = seeded_copy(disk / "proj")
+        monkeypatch.chdir(root)
+        filler = disk / "filler"
+        filler.write_bytes(b"\0" * 1_500_000)
+        acknowledged, refusal = [], None
+        for n in range(40):
+            body = f"Disk filler memory {n} (token disktok{n}). " + "lorem ipsum " * 8000
+            code, answer, _ = nxm("add", body, "--introduction", f"disk {n}", "--now", NOW)
+            if code == 0:
+                acknowledged.append(answer["memory"]["key"])
+            else:
+                refusal = answer
+                break
+        assert refusal is not None, "the disk never filled"
+        assert (refusal["kind"], refusal["code"]) == ("upstream", "STORE_WRITE_FAILED"), refusal
+        assert "free disk space" in refusal["suggestion"]
+        assert set(acknowledged) <= set(state(root))
+        filler.unlink()
+        healthy(root, 12)
+        assert set(acknowledged) <= set(state(root))
+    finally:
+        monkeypatch.chdir(tmp_path)
+        subprocess.run(["umount", str(disk)], check=True)
