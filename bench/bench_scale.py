@@ -146,7 +146,9 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
     return out
 
 
-def measure(n: int, work: Path, log: Any, writes: int = WRITES) -> dict[str, Any]:
+def measure(
+    n: int, work: Path, log: Any, writes: int = WRITES, model: str | None = None
+) -> dict[str, Any]:
     """Every figure for one store size."""
     import anyio
     import orjson
@@ -160,8 +162,14 @@ def measure(n: int, work: Path, log: Any, writes: int = WRITES) -> dict[str, Any
     data.write_bytes(jsonl(n))
     log(f"[{n:,}] generated {n:,} memories in {time.perf_counter() - t0:.1f} s")
     _run([_program("nxm"), "init", str(root)])
+    if model:  # e.g. "hash": the test embedder, to time the store without the model's cost
+        cfg = root / ".nxs" / "config.toml"
+        text = cfg.read_text()
+        old = next(ln for ln in text.splitlines() if ln.startswith("model = "))
+        cfg.write_text(text.replace(old, f'model = "{model}"'))
     took, _ = _run([_program("nxm"), "import", str(data), "--workspace", str(root)])
-    got: dict[str, Any] = {"n": n, "ingest_s": took, "ingest_per_s": n / took}
+    got: dict[str, Any] = {"n": n, "model": model or "default"}
+    got.update(ingest_s=took, ingest_per_s=n / took)
     log(f"  nxm import: {took:.1f} s ({n / took:.0f}/s)")
     got["disk_mb"] = _du(root / ".nxs" / "memory") / 1e6
     got["cache_mb"] = _du(root / ".nxs" / "cache") / 1e6
@@ -209,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, action="append", help="store size (repeatable)")
     parser.add_argument("--writes", type=int, default=WRITES, help="single adds before re-search")
+    parser.add_argument("--model", default=None, help='embedding model (e.g. "hash")')
     parser.add_argument("--keep", action="store_true", help="keep the scratch workspaces")
     args = parser.parse_args(argv)
     import orjson
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     try:
         for n in args.n or [10_000]:
-            results.append(measure(n, work, log, args.writes))
+            results.append(measure(n, work, log, args.writes, args.model))
             print(orjson.dumps(results[-1]).decode(), flush=True)
     finally:
         if not args.keep:
