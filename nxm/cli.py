@@ -137,9 +137,17 @@ def export_(
         if output is None:
             emit(data)
         else:
+            from nxs.errors import NotFoundError, UpstreamError
             from nxs.paths import atomic_write
 
-            atomic_write(output, data)
+            try:
+                atomic_write(output, data)
+            except OSError as exc:
+                kind = NotFoundError if isinstance(exc, FileNotFoundError) else UpstreamError
+                raise kind(
+                    f"cannot write {output}: {exc.strerror}",
+                    suggestion="name a file in a directory that exists and is writable",
+                ) from None
         return {"exported": len(records), "output": str(output) if output else None}
 
     _admin(

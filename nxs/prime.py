@@ -184,6 +184,12 @@ def prime_text(
         ws = find(workspace)
     except Exception as exc:  # noqa: BLE001 - no workspace is a normal state at session start
         reason = one_line(getattr(exc, "message", None) or str(exc), 300)
+        if getattr(exc, "code", None) == "BAD_CONFIG":  # `nxm init` would not help
+            hint = one_line(getattr(exc, "suggestion", None) or "", 300)
+            return (
+                f"# nxs\n\nThe nxs workspace here cannot be opened ({reason}). "
+                f"{hint}; memories are listed once it opens.\n"
+            )
         return (
             "# nxs\n\nNo nxs workspace is open here "
             f"({reason}). To keep project memory, run `nxm init` in the project's root; "

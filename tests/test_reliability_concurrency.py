@@ -51,8 +51,8 @@ from tests.reliability.writers import (
 
 CLI_WRITERS = 3
 STEPS_CLI = size(30, 300)  # per in-process CLI writer
-STEPS_NXM = size(3, 15)  # real `nxm` processes
-STEPS_MCP = size(27, 85)
+STEPS_NXM = size(2, 15)  # real `nxm` processes
+STEPS_MCP = size(28, 85)
 SHARED = 4
 TIMEOUT = 1800
 
