@@ -21,6 +21,7 @@ import fcntl
 import os
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 
 TABLE = "memories"
 COMPACT_EVERY = 24  # fragments before optimize(); measured in docs/benchmarks.md
+# Old versions are removed by compaction once this old: long enough for any reader that opened
+# one to finish (every operation checks out the latest first); 0 would break concurrent readers.
+KEEP_VERSIONS = timedelta(hours=1)
 FOLD_EVERY_WRITE_UP_TO = 20_000  # rows: below this every write is folded into the index at once
 FILTER_COLUMNS = (
     "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
@@ -122,23 +126,6 @@ class Store:
                 code="STORE_UNAVAILABLE",
             ) from None
         return self._table
-
-    def _check_not_lost(self) -> None:
-        """Refuse to go on when the table is gone but the read cache still holds records.
-
-        Raises:
-            UpstreamError: a new, empty table would hide (and the next crash lose) them.
-        """
-        cached = self._read_cache()
-        if cached:
-            raise UpstreamError(
-                f"the memory table {TABLE}.lance is missing from {self.uri}, but the read cache "
-                f"still holds {len(cached)} memories",
-                suggestion="restore .nxs/memory from version control or a backup, or rebuild it "
-                "from the cache: `nxm export -o memories.jsonl`, delete "
-                ".nxs/cache/records.json, then `nxm import memories.jsonl`",
-                code="STORE_MISSING",
-            )
 
     def _check_not_lost(self) -> None:
         """Refuse to go on when the table is gone but the read cache still holds records.
@@ -355,7 +342,7 @@ class Store:
         fragments, rows = stats["fragment_stats"]["num_fragments"], stats["num_rows"]
         unindexed = table.index_stats(index.name).num_unindexed_rows
         if fragments >= COMPACT_EVERY or (unindexed and rows <= FOLD_EVERY_WRITE_UP_TO):
-            table.optimize()
+            table.optimize(cleanup_older_than=KEEP_VERSIONS)
 
     def compact(self) -> dict[str, Any]:
         """Compact now (under the lock); returns fragment counts before and after."""
@@ -365,7 +352,7 @@ class Store:
                 return {"fragments_before": 0, "fragments_after": 0}
             table.checkout_latest()
             before = table.stats()["fragment_stats"]["num_fragments"]
-            table.optimize()
+            table.optimize(cleanup_older_than=KEEP_VERSIONS)
             after = table.stats()["fragment_stats"]["num_fragments"]
         return {"fragments_before": before, "fragments_after": after}
 
