@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -361,7 +362,13 @@ def test_nxs_ui_prints_its_url_and_serves(workspace: Path) -> None:
         line = proc.stdout.readline().decode()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line)
         assert url, line
-        page = httpx.get(url.group(0), timeout=30)
+        # The URL is printed as the server starts; under load it may take a moment to accept.
+        for _ in range(60):
+            try:
+                page = httpx.get(url.group(0), timeout=30)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.5)
         assert page.status_code == 200 and 'name="nxs-csrf"' in page.text
     finally:
         proc.terminate()
