@@ -47,11 +47,17 @@ class Figure:
     target: float | None = None
     met: bool | None = None
     runs: list[float] = field(default_factory=list)
-    reference: float | None = None
+    reference: float | None = None  # time: the baseline median used; throughput: the reference
     note: str = ""
+    baseline_runs: list[float] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        def rnd(v: Any) -> Any:
+            if isinstance(v, float):
+                return round(v, 4)
+            return [rnd(x) for x in v] if isinstance(v, list) else v
+
+        return {k: rnd(v) for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,14 @@ def bench(name: str, *, help: str = "", heavy: bool = False) -> Callable[..., An
         return fn
 
     return register
+
+
+class Runs(list[float]):
+    """Wall times of a figure's runs, with the baseline runs interleaved with them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.baseline: list[float] = []
 
 
 class BenchError(RuntimeError):
@@ -147,15 +161,25 @@ class Env:
 
     def time_runs(
         self, make_argv: Callable[[int], list[str]], runs: int | None = None, warmup: int = 1
-    ) -> list[float]:
-        """Wall times of ``runs`` processes (after ``warmup`` untimed ones to warm the OS cache)."""
+    ) -> Runs:
+        """Wall times of ``runs`` processes (after ``warmup`` untimed ones to warm the OS cache).
+
+        A baseline process runs just before each timed one, so a figure's ratio compares runs
+        made under the same machine load (this machine is shared; load drifts over a long run).
+        """
         runs = runs or self.repeat
         for i in range(warmup):
             self.run(make_argv(-1 - i))
-        return [self.run(make_argv(i)) for i in range(runs)]
+        out = Runs()
+        for i in range(runs):
+            out.baseline.append(self.run([self.python, *BASELINE]))
+            out.append(self.run(make_argv(i)))
+        return out
 
     def measure_baseline(self) -> float:
-        self.baseline_runs = self.time_runs(lambda _: [self.python, *BASELINE], max(self.repeat, 7))
+        runs = max(self.repeat, 7)
+        self.run([self.python, *BASELINE])
+        self.baseline_runs = [self.run([self.python, *BASELINE]) for _ in range(runs)]
         self.baseline = statistics.median(self.baseline_runs)
         return self.baseline
 
@@ -164,11 +188,16 @@ class Env:
     def figure(
         self, name: str, runs: list[float], *, target: float | None, note: str = ""
     ) -> Figure:
-        """A time figure from its runs: the median and its multiple of the baseline."""
+        """A time figure from its runs: the median and its multiple of the baseline (the one
+        interleaved with the runs when there is one, else the run's)."""
         value = statistics.median(runs)
-        ratio = value / self.baseline
+        paired = getattr(runs, "baseline", None)
+        reference = statistics.median(paired) if paired else self.baseline
+        ratio = value / reference
         met = None if target is None else ratio <= target
-        return Figure(name, value, "time", ratio, target, met, list(runs), self.baseline, note)
+        fig = Figure(name, value, "time", ratio, target, met, list(runs), reference, note)
+        fig.baseline_runs = list(paired or [])
+        return fig
 
     @staticmethod
     def throughput(

@@ -109,19 +109,23 @@ def markdown(results: dict) -> str:
         f"Machine: {m['nproc']} cores, {m['cpu']}, Python {m['python']}, {m['platform']}  ",
         f"Load average at start/end: {results['load_start']} / {results['load_end']}  ",
         f'Baseline `python -c "import typer, orjson"`: median {results["baseline"]:.3f} s '
-        f"of {len(results['baseline_runs'])} runs",
+        f"of {len(results['baseline_runs'])} runs at the start; each timed figure is compared "
+        "with baseline runs interleaved with its own (column *baseline*)",
         "",
-        "| figure | median | ratio | target | verdict |",
-        "|---|---:|---:|---|---|",
+        "| figure | median | baseline | ratio | target | verdict |",
+        "|---|---:|---:|---:|---|---|",
     ]
     for f in results["figures"]:
         fig = Figure(**f)
+        base = "-"
+        if fig.reference:
+            base = f"{fig.reference:.3f} s" if fig.kind == "time" else f"{fig.reference:,.0f}/s"
         lines.append(
-            f"| {fig.name} | {_fmt_value(fig)} | {_fmt_ratio(fig)} | {_fmt_target(fig)} "
-            f"| {_verdict(fig)} |"
+            f"| {fig.name} | {_fmt_value(fig)} | {base} | {_fmt_ratio(fig)} "
+            f"| {_fmt_target(fig)} | {_verdict(fig)} |"
         )
     for name, error in results["errors"].items():
-        lines.append(f"| {name} | - | - | - | not run: {error.splitlines()[0][:120]} |")
+        lines.append(f"| {name} | - | - | - | - | not run: {error.splitlines()[0][:120]} |")
     return "\n".join(lines) + "\n"
 
 
