@@ -14,9 +14,36 @@ import orjson
 
 from nxm.record import FIELDS, PRIORITIES, STATUSES, complete
 from nxs.errors import ValidationError
-from nxs.render import line
+from nxs.render import line, parse_timestamp
 
 CHUNK = 2048  # records per embedding batch and commit
+
+
+def _shape_problem(record: dict[str, Any]) -> str | None:
+    """What would make a record break the reads: a wrong type, a timestamp that does not parse."""
+    for name, default in FIELDS.items():
+        value = record[name]
+        if isinstance(default, bool | list | dict):
+            ok = isinstance(value, type(default))
+        else:  # text, or null
+            ok = value is None or isinstance(value, str)
+        if not ok:
+            return f"a wrong type for {name}"
+    if not all(isinstance(r, str) for r in record["refs"]):
+        return "refs that are not strings"
+    if not all(type(v) is int for v in record["feedback"].values()):
+        return "feedback counts that are not integers"
+    times = [record[n] for n in ("created", "updated", "expires") if record[n] is not None]
+    for e in record["events"]:
+        if not isinstance(e, dict) or not all(isinstance(e.get(f), str) for f in ("type", "at")):
+            return "a malformed event"
+        times.append(e["at"])
+    for text in times:
+        try:
+            parse_timestamp(text)
+        except (ValueError, OverflowError):
+            return f"a timestamp that does not parse ({text[:40]!r})"
+    return None
 
 
 def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
@@ -65,6 +92,9 @@ def parse_lines(data: bytes) -> list[dict[str, Any]]:
             raise ValidationError(
                 f"line {n} has an unknown status or priority", suggestion="nothing was imported"
             )
+        problem = _shape_problem(record)
+        if problem:
+            raise ValidationError(f"line {n} has {problem}", suggestion="nothing was imported")
         record["processing"] = "PENDING"
         out.append(record)
     return out

@@ -36,12 +36,18 @@ def resolve_now(explicit: str | None) -> str:
     if explicit is None:
         return timestamp()
     try:
-        return timestamp(parse_timestamp(explicit))
-    except (ValueError, TypeError):
+        moment = parse_timestamp(explicit)
+    except (ValueError, TypeError, OverflowError):
         raise ValidationError(
             f"now must be an ISO-8601 timestamp, got {explicit!r}",
             suggestion="e.g. 2026-05-29T10:00:00Z",
         ) from None
+    if not 1970 <= moment.year <= 9000:  # expiries and stats windows add and subtract years
+        raise ValidationError(
+            f"now must be between the years 1970 and 9000, got {explicit!r}",
+            suggestion="e.g. 2026-05-29T10:00:00Z",
+        )
+    return timestamp(moment)
 
 
 @dataclass

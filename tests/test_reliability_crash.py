@@ -5,7 +5,7 @@ classifies, closes, reopens and feedback without pause) and kills it with SIGKIL
 chosen by the trial's strategy: after a random delay, while a commit is in flight (the read
 cache is gone), just after LanceDB committed (a new version appeared), or while NEXUS_MEMORY.md
 is being replaced (its temporary file exists). Each compaction trial kills `nxm compact` as soon
-as it writes its first new file, or after a random delay. After every kill:
+as it writes its first new file, or 0.01-0.3 s after that. After every kill:
 
 - the store opens, and LanceDB (read directly) has one row per key;
 - every acknowledged add and event is there exactly once; the only unacknowledged event allowed
@@ -50,7 +50,7 @@ WRITE_TRIALS = size(5, 24)
 COMPACT_TRIALS = size(2, 20)
 SEED = int(os.environ.get("NXS_RELIABILITY_SEED", "8"))
 WRITE_KILLS = ("mid-commit", "after-commit", "mid-projection", "random")
-COMPACT_KILLS = ("first-new-file", "random")
+COMPACT_KILLS = ("first-new-file", "later")
 DEADLINE = 120
 
 
@@ -84,7 +84,9 @@ def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
                 n.startswith(".NEXUS_MEMORY.md.") for n in os.listdir(root)
             ):
                 seen = how
-            elif how == "first-new-file" and _lance_files(root) - files:
+            elif how in ("first-new-file", "later") and _lance_files(root) - files:
+                if how == "later":  # some way into the compaction, not at its first write
+                    time.sleep(rng.uniform(0.01, 0.3))
                 seen = how
             if seen != "deadline":
                 break
