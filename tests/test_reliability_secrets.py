@@ -148,6 +148,8 @@ def test_a_scripted_session_leaks_no_key_and_no_fact(
 
     found = [(what, leaks(data)) for what, data in seen if leaks(data)]
     assert found == [], found
+    size = sum(len(data) for _, data in seen)
+    print(f"secrets: {len(seen)} outputs and files grepped, {size} bytes")
 
     for folder, names in ((config_dir(), ["linear.json"]), (data_dir(), ["facts.json"])):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder

@@ -249,6 +249,7 @@ def cli_writer(
     go: str,
 ) -> None:
     """A concurrency writer: the `nxm` app in this process, started by the ``go`` file."""
+    os.environ.clear()  # the fork server kept the environment of the test that started it
     os.environ.update(env)
     _warm(root)
     Path(out + ".ready").touch()
@@ -285,6 +286,7 @@ def crash_writer(
     ready: str,
 ) -> None:
     """A crash-test writer: the `nxm` app in this process, writing until it is killed."""
+    os.environ.clear()  # the fork server kept the environment of the test that started it
     os.environ.update(env)
     _warm(root)
     Path(ready).touch()
@@ -293,6 +295,7 @@ def crash_writer(
 
 def compactor(root: str, env: dict[str, str], ready: str, done: str) -> None:
     """A crash-test compaction: `nxm compact --json` in this process, marked done when it ends."""
+    os.environ.clear()  # the fork server kept the environment of the test that started it
     os.environ.update(env)
     _warm(root)
     from typer.testing import CliRunner
