@@ -85,5 +85,17 @@ nxm update "$webhooks" --now 2026-05-06T09:30:00Z --actor dmitri \
   >/dev/null
 nxm close "$staging" --now 2026-05-12T17:00:00Z --actor esther >/dev/null  # LSP-640: per-branch staging DBs
 
+# Keep only the latest LanceDB version, so the committed store is a dozen files, not hundreds
+# (safe here: nothing else has this table open).
+python - "$here/.nxs/memory" <<'PY'
+import sys, warnings
+from datetime import timedelta
+import lancedb
+warnings.simplefilter("ignore")
+lancedb.connect(sys.argv[1]).open_table("memories").optimize(
+    cleanup_older_than=timedelta(0), delete_unverified=True
+)
+PY
+
 nxm export -o "$here/memories.jsonl"
 nxm list --status all
