@@ -25,6 +25,7 @@ import pytest
 from nxs.mcpserver import GROUPS, Seam, build_server, parse_groups
 from nxs.registry import operations
 from tests.parity.state import KEYS, NOW, seeded_copy
+from tests.reliability.common import StdioSession as SessionBase
 
 CORE_SESSION = [op.tool for op in operations(["memory"]) if op.group in ("core", "session")]
 
@@ -42,33 +43,10 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     }
 
 
-class StdioSession:
-    """A `nxs mcp serve` process and an SDK client talking to it, usable from sync tests."""
+class StdioSession(SessionBase):
+    """The shared stdio session; tests here read the SDK's raw CallToolResult."""
 
-    def __init__(self, stack: ExitStack, args: list[str], env: dict[str, str], log: Path) -> None:
-        from anyio.from_thread import start_blocking_portal
-        from mcp import Client
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "nxs", "mcp", "serve", *args],
-            env=env,
-            cwd=str(log.parent),
-        )
-        self.log = log
-        errlog = stack.enter_context(log.open("w"))
-        self.portal = stack.enter_context(start_blocking_portal())
-        client = Client(
-            stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=120
-        )
-        self.client = stack.enter_context(self.portal.wrap_async_context_manager(client))
-
-    def tools(self) -> list[Any]:
-        return self.portal.call(self.client.list_tools).tools
-
-    def call(self, tool: str, arguments: Any) -> Any:
-        return self.portal.call(self.client.call_tool, tool, arguments)
+    call = SessionBase.raw  # type: ignore[assignment]
 
 
 @pytest.fixture(scope="module")

@@ -161,9 +161,17 @@ class StdioSession:
         )
         self.client = stack.enter_context(self.portal.wrap_async_context_manager(client))
 
+    def tools(self) -> list[Any]:
+        """The tools the server lists."""
+        return self.portal.call(self.client.list_tools).tools
+
+    def raw(self, tool: str, arguments: Any) -> Any:
+        """The SDK's CallToolResult of one tool call."""
+        return self.portal.call(self.client.call_tool, tool, arguments)
+
     def call(self, tool: str, arguments: Any) -> tuple[bool, dict[str, Any]]:
         """(is_error, the parsed text answer) of one tool call."""
-        result = self.portal.call(self.client.call_tool, tool, arguments)
+        result = self.raw(tool, arguments)
         assert [c.type for c in result.content] == ["text"], result
         return bool(result.is_error), json.loads(result.content[0].text)
 
