@@ -21,6 +21,7 @@ import fcntl
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,47 @@ def where(filters: dict[str, Any]) -> str | None:
     return " AND ".join(parts) or None
 
 
+def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
+    """`where(filters)` evaluated over Arrow columns: one bool per row, NULL never matches.
+
+    ``columns`` holds `FILTER_COLUMNS` and ``refs`` as Arrow arrays of one length; the
+    semantics are exactly those of the SQL `where` writes (string equality and comparison are
+    by bytes, ``status_in`` is ``IN``, ``ref`` is ``array_has``).
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(columns["key"])
+    mask = np.ones(n, dtype=bool)
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "ref":
+            refs = columns["refs"]
+            hit = pc.equal(pc.list_flatten(refs), pa.scalar(value, pa.string()))
+            rows = np.asarray(pc.list_parent_indices(refs))[_bools(hit)]
+            got = np.zeros(n, dtype=bool)
+            got[rows] = True
+        elif name == "not_expired":
+            expires = columns["expires"]
+            got = _bools(pc.or_kleene(pc.is_null(expires), pc.greater(expires, value)))
+        elif name == "status_in":
+            got = _bools(pc.is_in(columns["status"], value_set=pa.array(list(value), pa.string())))
+        elif name in FILTER_COLUMNS:
+            got = _bools(pc.equal(columns[name], pa.scalar(value, pa.string())))
+        else:
+            raise KeyError(name)
+        mask &= got
+    return mask
+
+
+def _bools(values: Any) -> np.ndarray:
+    import numpy as np
+
+    return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
 class Store:
     """The LanceDB-backed memory store of one workspace."""
 
@@ -85,6 +127,8 @@ class Store:
         self._table: Any = None
         self._storage_options = ws.section("memory").get("storage_options") or None
         self._snapshot: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
+        self._fts_at: tuple[tuple[int, int], bool] | None = None
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -366,7 +410,7 @@ class Store:
             return []
         query = " ".join([query, *identifiers(query)])
         table.checkout_latest()
-        if not any(i.index_type == "FTS" for i in table.list_indices()):
+        if not self._has_fts(table):
             return []
         q = table.search(query, query_type="fts").limit(limit).select(["key", "_score"])
         cond = where(filters)
@@ -377,20 +421,81 @@ class Store:
             zip(got.column("key").to_pylist(), got.column("_score").to_pylist(), strict=True)
         )
 
+    def _has_fts(self, table: Any) -> bool:
+        """Whether the checked-out version has the full-text index (asked once per version)."""
+        at = (id(table), table.version)
+        if self._fts_at is None or self._fts_at[0] != at:
+            self._fts_at = (at, any(i.index_type == "FTS" for i in table.list_indices()))
+        return self._fts_at[1]
+
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> list[tuple[str, float]]:
-        """Nearest READY records by cosine similarity: (key, similarity), best first."""
+        """Nearest READY records by cosine similarity: (key, similarity), best first.
+
+        The same exact (flat) search LanceDB would run, done with numpy over `_ready_vectors`,
+        the table's READY vectors kept in memory while the table's version is unchanged.
+        """
+        import numpy as np
+
         table = self.table()
         if table is None:
             return []
         table.checkout_latest()
-        cond = where({**filters, "processing": "READY"})
-        q = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
-        got = q.where(cond, prefilter=True).limit(limit).select(["key", "_distance"]).to_arrow()
-        return [
-            (k, 1.0 - float(d))
-            for k, d in zip(
-                got.column("key").to_pylist(), got.column("_distance").to_pylist(), strict=True
-            )
-        ]
+        ready = self._ready_vectors(table)
+        rows = np.flatnonzero(matches(ready.columns, {**filters, "processing": "READY"}))
+        if not len(rows) or limit <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        dots = (ready.matrix @ query)[rows]  # one pass over the matrix; a gather would copy it
+        with np.errstate(divide="ignore", invalid="ignore"):
+            distance = np.float32(1.0) - dots / (ready.norms[rows] * np.linalg.norm(query))
+        distance = np.where(np.isnan(distance), np.float32(np.inf), distance)
+        if len(rows) > limit:
+            top = np.argpartition(distance, limit - 1)[:limit]
+        else:
+            top = np.arange(len(rows))
+        top = top[np.argsort(distance[top], kind="stable")]
+        return [(ready.keys[rows[i]], 1.0 - float(distance[i])) for i in top]
+
+    def _ready_vectors(self, table: Any) -> _Vectors:
+        """The READY rows' keys, filter columns and vectors at the checked-out table version.
+
+        Read once per version: a write by any process makes a new version, so a long-lived
+        process (the MCP server) reads the vectors again only after the store changed.
+        """
+        version = table.version
+        if self._vectors_at is not None and self._vectors_at[0] == (id(table), version):
+            return self._vectors_at[1]
+        self._vectors_at = None  # let the old matrix go before the new one is read
+        import numpy as np
+
+        cols = ["key", "refs", *FILTER_COLUMNS, "vector"]
+        got = table.search().where("processing = 'READY'").select(cols).limit(None).to_arrow()
+        dim = got.schema.field("vector").type.list_size
+        matrix = np.empty((got.num_rows, dim), dtype=np.float32)
+        start = 0
+        for chunk in got.column("vector").chunks:
+            flat = chunk.flatten().to_numpy(zero_copy_only=False)
+            matrix[start : start + len(chunk)] = flat.reshape(len(chunk), dim)
+            start += len(chunk)
+        got = got.drop_columns(["vector"])
+        columns = {c: got.column(c).combine_chunks() for c in ["key", "refs", *FILTER_COLUMNS]}
+        ready = _Vectors(
+            keys=columns["key"].to_pylist(),
+            matrix=matrix,
+            norms=np.linalg.norm(matrix, axis=1).astype(np.float32),
+            columns=columns,
+        )
+        self._vectors_at = ((id(table), version), ready)
+        return ready
+
+
+@dataclass
+class _Vectors:
+    """READY rows of one table version: keys, filter columns (Arrow) and vectors (float32)."""
+
+    keys: list[str]
+    matrix: np.ndarray
+    norms: np.ndarray
+    columns: dict[str, Any]

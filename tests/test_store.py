@@ -198,3 +198,104 @@ def test_keyword_scores_do_not_depend_on_when_a_memory_was_indexed(svc: MemorySe
     got = svc.search(query="widget", mode="keyword", now=NOW)["results"]
     assert sorted(r["key"] for r in got) == sorted(keys)
     assert len({r["score"] for r in got}) == 1  # same length, same term frequency: same BM25
+
+
+def _lancedb_semantic(svc: MemoryService, vector: object, filters: dict, limit: int) -> list:
+    """LanceDB's own flat cosine search: what `Store.semantic` must return."""
+    table = svc.store.table()
+    table.checkout_latest()
+    q = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
+    cond = where({**filters, "processing": "READY"})
+    got = q.where(cond, prefilter=True).limit(limit).select(["key", "_distance"]).to_arrow()
+    return [
+        (k, 1.0 - d)
+        for k, d in zip(got.column("key").to_pylist(), got.column("_distance").to_pylist())
+    ]
+
+
+def _same_ranking(got: list, want: list) -> None:
+    """The same scores in the same order; only keys of equal scores (up to float rounding)
+    may trade places, or take each other's place at the cut."""
+    assert len(got) == len(want)
+    wanted = dict(want)
+    for (k1, s1), (_, s2) in zip(got, want, strict=True):
+        assert s1 == pytest.approx(s2, abs=1e-6)
+        if k1 in wanted:
+            assert wanted[k1] == pytest.approx(s1, abs=1e-6)
+        else:
+            assert s1 == pytest.approx(want[-1][1], abs=1e-6)
+
+
+def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
+    svc: MemoryService,
+) -> None:
+    services = ("billing", "ledger", "auth", "search", "export")
+    keys = []
+    for i in range(40):
+        keys.append(
+            add(
+                svc,
+                f"The {services[i % 5]} service retries {i % 3} times; owner {i % 7}, note {i}.",
+                category=("notes", "decisions", "gotchas")[i % 3],
+                scope="item" if i % 4 == 0 else "project",
+                refs=[f"ENG-{i % 6}", "shared"] if i % 4 == 0 else None,
+                priority=("LOW", "MEDIUM", "HIGH")[i % 3],
+                layer="TASK" if i % 5 == 0 else None,
+                ttl_days=(1 if i % 10 == 0 else 30) if i % 5 == 0 else None,
+                user_id=None if i % 2 else f"user-{i % 3}",
+                agent_id=f"agent-{i % 2}",
+                session_id=f"s-{i % 4}" if i % 3 else None,
+            )
+        )
+    for k in keys[1:8:3]:
+        svc.close(key=k, now=NOW, actor="t")
+    for k in keys[2:9:3]:
+        svc.forget(key=k, now=NOW, actor="t")
+    with svc.store.writing() as current:  # one record without a vector: never a semantic hit
+        svc.store.commit(current, [{**current[keys[3]], "processing": "PENDING"}], {})
+    later = "2026-06-05T10:00:00.000Z"  # past the one-day TASK memories' expiry
+    cases = [
+        {},
+        {"status": "open", "not_expired": NOW},
+        {"status": "open", "not_expired": later},
+        {"status": "closed"},
+        {"status_in": ["open", "forgotten"]},
+        {"category": "decisions", "priority": "HIGH"},
+        {"scope": "item", "ref": "ENG-2"},
+        {"ref": "shared", "not_expired": later},
+        {"ref": "ENG-99"},
+        {"user_id": "user-1"},
+        {"agent_id": "agent-0", "session_id": "s-2"},
+        {"layer": "TASK", "status": "open"},
+        {"processing": "PENDING"},
+        {"user_id": "x' OR '1'='1"},
+    ]
+    embed = svc.embedder()
+    for query in ("billing retries", "who owns the ledger", "note 17"):
+        vector = embed.embed([query])[0]
+        for filters in cases:
+            for limit in (1, 5, 60):
+                got = svc.store.semantic(vector, filters, limit)
+                want = _lancedb_semantic(svc, vector, filters, limit)
+                _same_ranking(got, want)
+    assert svc.store.semantic(vector, {"status": "open"}, 60)  # the cases were not all empty
+    assert keys[3] not in dict(svc.store.semantic(vector, {}, 60))
+
+
+def test_semantic_search_sees_every_process_writes(workspace: Path) -> None:
+    reader, writer = MemoryService(find(workspace)), MemoryService(find(workspace))
+    a = add(writer, "The ledger closes the books at midnight UTC.")
+    vector = reader.embedder().embed(["ledger books midnight"])[0]
+    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)] == [a]
+    b = add(writer, "The ledger books are audited every midnight.")
+    assert sorted(k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)) == sorted(
+        [a, b]
+    )
+    writer.forget(key=a, now=NOW, actor="t")
+    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)] == [b]
+    writer.purge(key=a, now=NOW, actor="t")
+    assert [k for k, _ in reader.store.semantic(vector, {}, 5)] == [b]
+    writer.store.compact()
+    assert [k for k, _ in reader.store.semantic(vector, {}, 5)] == [b]
+    got = reader.search(query="ledger books midnight", mode="semantic", now=NOW)["results"]
+    assert [r["key"] for r in got] == [b]
