@@ -3,15 +3,17 @@
     python -m bench.bench_scale --n 10000             # one store size (real model)
     python -m bench.bench_scale --n 10000 --n 100000  # both sizes of issue 7
     python -m bench.bench_scale --n 1000 --writes 200 # a quick look
+    python -m bench.bench_scale --n 10000 --keep      # ...keeping the scratch workspaces, then
+    python -m bench.bench_scale --n 10000 --reuse DIR # copy DIR's imported store, do not import
     python bench/run.py --only scale [--quick]        # 10,000 (1,000 with --quick) as figures
 
 For each size: seeded synthetic memories (`bench.corpus`, realistic project knowledge) are loaded
 with `nxm import` (wall time, memories/s); the store's disk size is measured; a real MCP client
 starts `nxs mcp serve` over stdio and calls ``memory_search`` (hybrid, limit 10) with rotating
 queries (warm p50/p95 after 3 untimed calls); the server's peak RSS is its ``VmHWM``. Then
-``--writes`` single ``memory_add`` calls go through the same server, and search is timed again
-(the store compacts itself every `nxm.store.COMPACT_EVERY` fragments, so it must not slow
-down). Cold ``nxm search`` is a fresh process each time. Results go to bench/out/scale-*.json.
+``--writes`` single ``memory_add`` calls go through the same server, with 10 searches timed after
+every eighth of them and the table's fragment count (the store compacts itself every
+`nxm.store.COMPACT_EVERY` fragments, so search must not slow down), and search is timed again. Cold ``nxm search`` is a fresh process each time. Results go to bench/out/scale-*.json.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from bench.core import BenchError, Env, Figure, bench  # noqa: E402
 from bench.corpus import QUERIES, jsonl  # noqa: E402
 
 SEARCHES = 60
+SEARCHES_DURING = 10  # searches timed after every eighth of the writes
 WRITES = 2000
 
 
@@ -91,6 +94,16 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+    from nxm.store import Store
+    from nxs.workspace import find
+
+    store = Store(find(str(root)))
+
+    def fragments() -> int:
+        table = store.table()
+        table.checkout_latest()
+        return int(table.stats()["fragment_stats"]["num_fragments"])
+
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "nxs", "mcp", "serve", "--workspace", str(root)],
@@ -119,10 +132,14 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
             warm = [await search(i) for i in range(searches)]
             out["warm_p50_ms"] = 1000 * statistics.median(warm)
             out["warm_p95_ms"] = 1000 * _pct(warm, 0.95)
+            out["warm_load"] = os.getloadavg()[0]  # 1-minute load average: 2 cores here
             log(f"  warm search p50 {out['warm_p50_ms']:.1f} ms, p95 {out['warm_p95_ms']:.1f} ms")
             if writes:
-                t0 = time.perf_counter()
+                each: list[float] = []
+                during = []  # (writes so far, fragments, search p50 ms): must stay flat
+                step = max(1, writes // 8)
                 for i in range(writes):
+                    t0 = time.perf_counter()
                     got = await client.call_tool(
                         "memory_add",
                         {
@@ -131,10 +148,21 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
                             "introduction": f"Nightly export of shard {i % 97}, note {i}",
                         },
                     )
+                    each.append(time.perf_counter() - t0)
                     if got.is_error:
                         raise BenchError(f"memory_add failed: {got.content}")
+                    if (i + 1) % step == 0 or i + 1 == writes:
+                        ts = [await search(j) for j in range(SEARCHES_DURING)]
+                        during.append([i + 1, fragments(), round(1000 * statistics.median(ts), 1)])
+                        log(
+                            f"  after {i + 1} adds ({1000 * statistics.median(each):.0f} ms "
+                            f"each): {during[-1][1]} fragments, search p50 {during[-1][2]} ms"
+                        )
                 out["writes"] = writes
-                out["write_each_ms"] = 1000 * (time.perf_counter() - t0) / writes
+                out["write_each_ms"] = 1000 * statistics.mean(each)
+                out["write_p50_ms"] = 1000 * statistics.median(each)
+                out["write_p95_ms"] = 1000 * _pct(each, 0.95)
+                out["search_during_writes"] = during
                 after = [await search(i) for i in range(searches)]
                 out["after_writes_p50_ms"] = 1000 * statistics.median(after)
                 out["after_writes_p95_ms"] = 1000 * _pct(after, 0.95)
@@ -146,17 +174,8 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
     return out
 
 
-def measure(
-    n: int, work: Path, log: Any, writes: int = WRITES, model: str | None = None
-) -> dict[str, Any]:
-    """Every figure for one store size."""
-    import anyio
-    import orjson
-
-    from nxm.store import Store
-    from nxs.workspace import find
-
-    root = work / f"scale-{n}"
+def _import(n: int, root: Path, work: Path, log: Any, model: str | None) -> dict[str, Any]:
+    """A fresh workspace at ``root`` with ``n`` memories loaded by `nxm import`: its figures."""
     data = work / f"memories-{n}.jsonl"
     t0 = time.perf_counter()
     data.write_bytes(jsonl(n))
@@ -169,10 +188,39 @@ def measure(
         cfg.write_text(text.replace(old, f'model = "{model}"'))
     took, _ = _run([_program("nxm"), "import", str(data), "--workspace", str(root)])
     got: dict[str, Any] = {"n": n, "model": model or "default"}
-    got.update(ingest_s=took, ingest_per_s=n / took)
+    got.update(ingest_s=took, ingest_per_s=n / took, import_load=os.getloadavg()[0])
     log(f"  nxm import: {took:.1f} s ({n / took:.0f}/s)")
     got["disk_mb"] = _du(root / ".nxs" / "memory") / 1e6
     got["cache_mb"] = _du(root / ".nxs" / "cache") / 1e6
+    return got
+
+
+def measure(
+    n: int,
+    work: Path,
+    log: Any,
+    writes: int = WRITES,
+    model: str | None = None,
+    source: Path | None = None,
+) -> dict[str, Any]:
+    """Every figure for one store size (from a copy of ``source``'s import, when given)."""
+    import anyio
+    import orjson
+
+    from nxm.store import Store
+    from nxs.workspace import find
+
+    root = work / f"scale-{n}"
+    kept = source / f"scale-{n}" if source else None
+    if kept and (kept / "ingest.json").exists():
+        shutil.copytree(kept, root)
+        got = orjson.loads((root / "ingest.json").read_bytes())
+        if got["model"] != (model or "default"):
+            raise BenchError(f"{kept} was imported with model {got['model']}, not {model}")
+        log(f"[{n:,}] copied {kept} (imported in {got['ingest_s']:.1f} s by an earlier run)")
+    else:
+        got = _import(n, root, work, log, model)
+        (root / "ingest.json").write_bytes(orjson.dumps(got))
     qs = list(QUERIES)
     cold = []
     for i in range(5):
@@ -219,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=WRITES, help="single adds before re-search")
     parser.add_argument("--model", default=None, help='embedding model (e.g. "hash")')
     parser.add_argument("--keep", action="store_true", help="keep the scratch workspaces")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="scratch directory of an earlier --keep run: copy its imported stores, not import",
+    )
     args = parser.parse_args(argv)
     import orjson
 
@@ -226,10 +279,13 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     work = Path(tempfile.mkdtemp(prefix="nxs-scale-"))
+    if args.keep:
+        log(f"scratch workspaces kept in {work}")
     results = []
     try:
         for n in args.n or [10_000]:
-            results.append(measure(n, work, log, args.writes, args.model))
+            results.append(measure(n, work, log, args.writes, args.model, args.reuse))
+            results[-1]["load_end"] = round(os.getloadavg()[0], 2)
             print(orjson.dumps(results[-1]).decode(), flush=True)
     finally:
         if not args.keep:
