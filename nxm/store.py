@@ -127,6 +127,8 @@ class Store:
         self._table: Any = None
         self._storage_options = ws.section("memory").get("storage_options") or None
         self._snapshot: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        # (read cache identity, table version, records) right after this process's last commit
+        self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], bool] | None = None
 
@@ -257,17 +259,21 @@ class Store:
                     self._write_cache(cached)
         return cached
 
+    def _cache_sig(self) -> tuple[int, int, int] | None:
+        """The read cache file's identity (inode, mtime, size), None when there is none."""
+        try:
+            st = os.stat(self.cache_path) if self.local else None
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
+
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """`records()`, kept in memory while the read cache file is unchanged: read-only.
 
         Search uses it, so a long-lived process (the MCP server) does not parse every record
         on every search.
         """
-        try:
-            st = os.stat(self.cache_path) if self.local else None
-        except FileNotFoundError:
-            st = None
-        sig = (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
+        sig = self._cache_sig()
         if sig is not None and self._snapshot is not None and self._snapshot[0] == sig:
             return self._snapshot[1]
         got = self.records()
@@ -310,9 +316,14 @@ class Store:
         """Hold the write lock and yield the current records, freshly read inside it."""
         with self._locked():
             table = self.table()
+            current = None
             if table is not None:
                 table.checkout_latest()
-            current = self._read_cache()
+                mine = self._written
+                if mine and mine[1] == (id(table), table.version) and mine[0] == self._cache_sig():
+                    current = dict(mine[2])  # no write since this process's last one
+            if current is None:
+                current = self._read_cache()
             if current is None:
                 current = self._scan()
             yield current
@@ -331,6 +342,7 @@ class Store:
         if not upserts and not deletes:
             return
         table = self.table(create=True)
+        self._written = None
         vectors = dict(vectors or {})
         keep = [r["key"] for r in upserts if r["key"] not in vectors and r["processing"] == "READY"]
         vectors.update(self.vectors(keep))
@@ -366,6 +378,12 @@ class Store:
         except (OSError, RuntimeError) as exc:  # committed: the next reader rebuilds the cache
             self.cache_path.unlink(missing_ok=True)
             print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
+            return
+        sig = self._cache_sig()
+        if sig is not None:  # this process's next write and search start from these records
+            kept = dict(current)
+            self._written = (sig, (id(table), table.version), kept)
+            self._snapshot = (sig, kept)
 
     def _maintain(self, table: Any) -> None:
         """Keep the full-text index whole and the fragments few.

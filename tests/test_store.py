@@ -299,3 +299,35 @@ def test_semantic_search_sees_every_process_writes(workspace: Path) -> None:
     assert [k for k, _ in reader.store.semantic(vector, {}, 5)] == [b]
     got = reader.search(query="ledger books midnight", mode="semantic", now=NOW)["results"]
     assert [r["key"] for r in got] == [b]
+
+
+def test_a_process_starts_its_next_write_from_the_records_it_wrote(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = add(svc, "The ledger closes at midnight.")
+    monkeypatch.setattr(svc.store, "_read_cache", lambda: pytest.fail("read cache parsed again"))
+    monkeypatch.setattr(svc.store, "_scan", lambda: pytest.fail("table scanned again"))
+    b = add(svc, "The billing API retries three times.")
+    svc.close(key=a, now=NOW, actor="t")
+    got = svc.search(query="ledger", mode="keyword", status="closed", now=NOW)["results"]
+    assert [r["key"] for r in got] == [a]
+    monkeypatch.undo()
+    fresh = MemoryService(find(svc.ws.root)).store
+    assert sorted(fresh.records()) == sorted([a, b])
+    assert fresh.records()[a]["status"] == "closed"
+    assert fresh._scan() == fresh.records()
+
+
+def test_a_write_after_another_process_wrote_starts_from_its_records(workspace: Path) -> None:
+    one, two = MemoryService(find(workspace)), MemoryService(find(workspace))
+    a = add(one, "The ledger closes at midnight.")
+    b = add(two, "The billing API retries three times.")
+    two.close(key=a, now=NOW, actor="t")
+    c = add(one, "The auth gateway rotates keys weekly.")
+    fresh = MemoryService(find(workspace)).store.records()
+    assert sorted(fresh) == sorted([a, b, c])
+    assert fresh[a]["status"] == "closed"
+    assert one.store.snapshot() == fresh
+    one.forget(key=b, now=NOW, actor="t")
+    assert two.store.snapshot()[b]["status"] == "forgotten"
+    assert two.store.records()[a]["status"] == "closed"
