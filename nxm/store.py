@@ -106,6 +106,47 @@ def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
     return mask
 
 
+CACHE_HEAD = b'{"records":[\n'
+CACHE_TAIL = b'],"version":1}\n'
+
+
+def _cache_lines(records: dict[str, dict[str, Any]]) -> Iterator[bytes]:
+    """The read cache file's pieces: `CACHE_HEAD`, one record a line by key, `CACHE_TAIL`."""
+    yield CACHE_HEAD
+    keys = sorted(records)
+    for i, key in enumerate(keys):
+        yield orjson.dumps(records[key]) + (b",\n" if i + 1 < len(keys) else b"\n")
+    yield CACHE_TAIL
+
+
+def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
+    """The records of a read cache file, by key, parsed a line at a time.
+
+    `Store._write_cache` writes ``{"records":[`` and ``],"version":1}`` around one record a
+    line, so the whole file is also plain JSON; a file in another layout is parsed whole.
+
+    Raises:
+        ValueError: (or orjson's, LookupError, TypeError) the file is damaged.
+    """
+    first = fh.readline()
+    if first != CACHE_HEAD:
+        data = orjson.loads(first + fh.read())
+        return {r["key"]: r for r in data["records"]}
+    out: dict[str, dict[str, Any]] = {}
+    more = True  # whether a record may follow: the line before ended with a comma
+    for line in fh:
+        if line == CACHE_TAIL and (not more or not out):
+            if fh.read():
+                raise ValueError("bytes after the end of the read cache")
+            return out
+        if not more or not line.endswith(b"\n"):
+            raise ValueError("a damaged line in the read cache")
+        more = line.endswith(b",\n")
+        record = orjson.loads(line[: -2 if more else -1])
+        out[record["key"]] = record
+    raise ValueError("the read cache ends early")
+
+
 def _bools(values: Any) -> np.ndarray:
     import numpy as np
 
@@ -231,18 +272,22 @@ class Store:
         if not self.local:
             return None
         try:
-            data = orjson.loads(self.cache_path.read_bytes())
-            return {r["key"]: r for r in data["records"]}
-        except (FileNotFoundError, orjson.JSONDecodeError, LookupError, TypeError):
-            return None  # absent or damaged: the cache is rebuilt from LanceDB
+            with open(self.cache_path, "rb") as fh:
+                return _parse_cache(fh)
+        except (FileNotFoundError, ValueError, LookupError, TypeError):
+            return None  # absent or damaged (orjson's errors are ValueErrors): rebuilt from LanceDB
 
     def _write_cache(self, records: dict[str, dict[str, Any]]) -> None:
-        """Write the read cache (under the lock: a temporary file left there is a dead writer's)."""
-        if self.local:
-            for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
-                stale.unlink(missing_ok=True)
-            body = {"records": [records[k] for k in sorted(records)], "version": 1}
-            atomic_write(self.cache_path, orjson.dumps(body))
+        """Write the read cache (under the lock: a temporary file left there is a dead writer's).
+
+        One JSON document, one record a line (`_parse_cache`), written a record at a time and
+        renamed into place, so neither the writer nor a reader holds it whole in memory.
+        """
+        if not self.local:
+            return
+        for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
+            stale.unlink(missing_ok=True)
+        atomic_write(self.cache_path, _cache_lines(records))
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Every record by key: from the read cache when present, else from LanceDB."""
@@ -488,21 +533,36 @@ class Store:
         self._vectors_at = None  # let the old matrix go before the new one is read
         import numpy as np
 
-        cols = ["key", "refs", *FILTER_COLUMNS, "vector"]
-        got = table.search().where("processing = 'READY'").select(cols).limit(None).to_arrow()
-        dim = got.schema.field("vector").type.list_size
-        matrix = np.empty((got.num_rows, dim), dtype=np.float32)
-        start = 0
-        for chunk in got.column("vector").chunks:
-            flat = chunk.flatten().to_numpy(zero_copy_only=False)
-            matrix[start : start + len(chunk)] = flat.reshape(len(chunk), dim)
-            start += len(chunk)
-        got = got.drop_columns(["vector"])
-        columns = {c: got.column(c).combine_chunks() for c in ["key", "refs", *FILTER_COLUMNS]}
+        ready_only = "processing = 'READY'"
+        names = ["key", "refs", *FILTER_COLUMNS]
+        got = table.search().where(ready_only).select(names).limit(None).to_arrow()
+        columns = {c: got.column(c).combine_chunks() for c in names}
+        del got
+        # The vectors are streamed into one matrix, so the peak is the matrix and one batch
+        # (reading them as one Arrow table too would double the process's largest allocation).
+        dim = table.schema.field("vector").type.list_size
+        matrix = np.empty((len(columns["key"]), dim), dtype=np.float32)
+        norms = np.empty(len(columns["key"]), dtype=np.float32)  # row by row: no temporary
+        keys = columns["key"].to_pylist()
+        streamed: list[str] = []
+        query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
+        for batch in query.to_batches():
+            start, size = len(streamed), batch.num_rows
+            if start + size > len(keys):
+                raise RuntimeError("the memory table changed while its vectors were read")
+            rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
+            rows = rows.reshape(size, dim)
+            matrix[start : start + size] = rows
+            norms[start : start + size] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+            streamed += batch.column("key").to_pylist()
+        if streamed != keys:  # two scans of one version come in one order; checked all the same
+            at = {k: i for i, k in enumerate(streamed)}
+            order = [at[k] for k in keys]
+            matrix, norms = matrix[order], norms[order]
         ready = _Vectors(
-            keys=columns["key"].to_pylist(),
+            keys=keys,
             matrix=matrix,
-            norms=np.linalg.norm(matrix, axis=1).astype(np.float32),
+            norms=norms,
             columns=columns,
         )
         self._vectors_at = ((id(table), version), ready)

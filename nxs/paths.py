@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -33,10 +34,12 @@ def cache_dir() -> Path:
     return _base("NXS_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 
-def atomic_write(path: Path, data: bytes, *, private: bool = False) -> None:
+def atomic_write(path: Path, data: bytes | Iterable[bytes], *, private: bool = False) -> None:
     """Write a file so a reader sees the old or the new bytes, never half; fsynced.
 
-    With ``private`` the file is created 0600 in a 0700 directory.
+    ``data`` is the bytes, or an iterable of pieces written one after another (so a large
+    file need not be held whole in memory). With ``private`` the file is created 0600 in a
+    0700 directory.
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
     if private:
@@ -47,8 +50,9 @@ def atomic_write(path: Path, data: bytes, *, private: bool = False) -> None:
             os.fchmod(fd, 0o600)
         else:
             os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+            for piece in (data,) if isinstance(data, bytes | bytearray | memoryview) else data:
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -209,7 +209,9 @@ def _lancedb_semantic(svc: MemoryService, vector: object, filters: dict, limit: 
     got = q.where(cond, prefilter=True).limit(limit).select(["key", "_distance"]).to_arrow()
     return [
         (k, 1.0 - d)
-        for k, d in zip(got.column("key").to_pylist(), got.column("_distance").to_pylist())
+        for k, d in zip(
+            got.column("key").to_pylist(), got.column("_distance").to_pylist(), strict=True
+        )
     ]
 
 
@@ -230,23 +232,22 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
     svc: MemoryService,
 ) -> None:
     services = ("billing", "ledger", "auth", "search", "export")
-    keys = []
-    for i in range(40):
-        keys.append(
-            add(
-                svc,
-                f"The {services[i % 5]} service retries {i % 3} times; owner {i % 7}, note {i}.",
-                category=("notes", "decisions", "gotchas")[i % 3],
-                scope="item" if i % 4 == 0 else "project",
-                refs=[f"ENG-{i % 6}", "shared"] if i % 4 == 0 else None,
-                priority=("LOW", "MEDIUM", "HIGH")[i % 3],
-                layer="TASK" if i % 5 == 0 else None,
-                ttl_days=(1 if i % 10 == 0 else 30) if i % 5 == 0 else None,
-                user_id=None if i % 2 else f"user-{i % 3}",
-                agent_id=f"agent-{i % 2}",
-                session_id=f"s-{i % 4}" if i % 3 else None,
-            )
+    keys = [
+        add(
+            svc,
+            f"The {services[i % 5]} service retries {i % 3} times; owner {i % 7}, note {i}.",
+            category=("notes", "decisions", "gotchas")[i % 3],
+            scope="item" if i % 4 == 0 else "project",
+            refs=[f"ENG-{i % 6}", "shared"] if i % 4 == 0 else None,
+            priority=("LOW", "MEDIUM", "HIGH")[i % 3],
+            layer="TASK" if i % 5 == 0 else None,
+            ttl_days=(1 if i % 10 == 0 else 30) if i % 5 == 0 else None,
+            user_id=None if i % 2 else f"user-{i % 3}",
+            agent_id=f"agent-{i % 2}",
+            session_id=f"s-{i % 4}" if i % 3 else None,
         )
+        for i in range(40)
+    ]
     for k in keys[1:8:3]:
         svc.close(key=k, now=NOW, actor="t")
     for k in keys[2:9:3]:
@@ -331,3 +332,28 @@ def test_a_write_after_another_process_wrote_starts_from_its_records(workspace: 
     one.forget(key=b, now=NOW, actor="t")
     assert two.store.snapshot()[b]["status"] == "forgotten"
     assert two.store.records()[a]["status"] == "closed"
+
+
+def test_the_read_cache_is_one_json_document_read_a_line_at_a_time(svc: MemoryService) -> None:
+    keys = [add(svc, f"note {i}: the cache keeps every record") for i in range(3)]
+    raw = svc.store.cache_path.read_bytes()
+    assert sorted(r["key"] for r in orjson.loads(raw)["records"]) == sorted(keys)
+    assert raw.count(b"\n") == 5  # head, a line per record, tail
+    whole = svc.store._read_cache()
+    assert whole == {r["key"]: r for r in orjson.loads(raw)["records"]}
+    lines = raw.splitlines(keepends=True)
+    damaged = [
+        raw[:-20],  # cut short
+        b"".join(lines[:-1]),  # no tail
+        b"".join([*lines[:-2], lines[-2].replace(b"\n", b",\n"), lines[-1]]),  # comma, no record
+        b"".join([lines[0], lines[1].replace(b",\n", b"\n"), *lines[2:]]),  # a comma missing
+        raw + b"{}",  # bytes after the end
+        b"".join([lines[0], b"[1],\n", *lines[2:]]),  # not a record
+    ]
+    for bad in damaged:
+        svc.store.cache_path.write_bytes(bad)
+        assert svc.store._read_cache() is None, bad
+    svc.store.cache_path.write_bytes(orjson.dumps(orjson.loads(raw)))  # one line: read whole
+    assert svc.store._read_cache() == whole
+    svc.store.cache_path.write_bytes(b'{"records":[\n],"version":1}\n')
+    assert svc.store._read_cache() == {}
