@@ -9,11 +9,20 @@ A memory missing from a list gets 0 from it. Scaling keeps how far apart the sco
 reciprocal rank fusion (``FUSION = "rrf"``, ``1 / (K + rank)`` per list) throws away: measured
 on LoCoMo it is the better fusion (docs/retrieval.md).
 
-Memories of one session are context for each other: a hybrid score then gets ``context``, a
-share of the fused scores of its session neighbours (same ``session_id``, within `WINDOW`
-places in ``created`` order; ``SHARE ** distance`` of each). A short reply ("Yes, last
-Tuesday!") is found through the question before it, and the memory itself is what is returned.
-Memories without a session are unaffected.
+Memories of one session are context for each other, twice:
+
+- **In the index.** Each memory's row also holds its session context (`nxm.record.contexts`):
+  its own text, then the bodies of the `CONTEXT` memories said just before it. A third list,
+  BM25 over that text (``context_keyword`` in the answer), shares the keyword weight with the
+  own-text list (`WEIGHTS`: ALPHA / 2 each). For a memory without a session the context is its
+  own text, so a store without sessions ranks exactly as with the two lists alone.
+- **At query time.** A hybrid score gets ``context``, a share of the fused scores of its
+  session neighbours (same ``session_id``, within `WINDOW` places in ``created`` order;
+  ``SHARE ** distance`` of each), and those neighbours become candidates even when neither
+  list found them.
+
+A short reply ("Yes, last Tuesday!") is found through the question before it, and the memory
+itself is what is returned.
 
 Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
 
@@ -22,7 +31,8 @@ Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
 One vote moves a memory by about 7 % (tanh(0.5) = 0.46), two by 11 %, and no number of votes
 moves it by more than 15 %, so feedback reorders near-ties but never buries a strong match.
 NEUTRAL votes do not count. The answer keeps the raw ``keyword`` and ``semantic`` scores, the
-``context`` lent by neighbours (when any) and the ``feedback`` factor.
+raw ``context_keyword`` (memories in a session), the ``context`` lent by neighbours (when any)
+and the ``feedback`` factor.
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ WEIGHT = 0.15
 POOL = 40  # candidates taken from each of the keyword and semantic lists, at least
 FUSION = "minmax"
 ALPHA = 0.5
+# With session context: (own text, context, semantic); the keyword side keeps its ALPHA share.
+WEIGHTS = (ALPHA / 2, ALPHA / 2, 1 - ALPHA)
 WINDOW = 2  # neighbours on each side that lend a memory their score
 SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
 
@@ -71,21 +83,27 @@ def fuse(
     records: dict[str, dict[str, Any]],
     mode: str,
     near: dict[str, list[tuple[str, int]]] | None = None,
+    context: list[tuple[str, float]] = (),  # type: ignore[assignment]
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key.
 
-    With ``near`` (from `neighbours`), a hybrid score also gets a share of its session
-    neighbours' fused scores (``context`` in the answer).
+    ``context`` are BM25 matches of the query in the memories' session context (the memories
+    said just before them: `nxm.record.contexts`); in hybrid mode, when there are any, the
+    keyword weight is shared between a memory's own text and its context (`WEIGHTS`). With
+    ``near`` (from `neighbours`), a hybrid score also gets a share of its session neighbours'
+    fused scores (``context`` in the answer), and those neighbours become candidates too.
     """
     kw = dict(keyword)
     sem = dict(semantic)
+    ctx = dict(context) if mode == "hybrid" else {}
     fused: dict[str, float] = {}
     if FUSION == "rrf":
         for hits in (keyword, semantic):
             for rank, (key, _) in enumerate(hits, 1):
                 fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
     else:
-        for hits, w in ((keyword, ALPHA), (semantic, 1 - ALPHA)):
+        weights = WEIGHTS if ctx else (ALPHA, 0.0, 1 - ALPHA)
+        for hits, w in zip((keyword, list(ctx.items()), semantic), weights, strict=True):
             if not hits:
                 continue
             top = max(s for _, s in hits)
@@ -93,22 +111,26 @@ def fuse(
             for key, s in hits:
                 scaled = (s - low) / (top - low) if top > low else 1.0
                 fused[key] = fused.get(key, 0.0) + w * scaled
-    context: dict[str, float] = {}
+    lent: dict[str, float] = {}
     if near and mode == "hybrid":
-        for key in fused:
-            lent = sum(SHARE**d * fused.get(n, 0.0) for n, d in near.get(key, ()))
-            if lent:
-                context[key] = lent
+        around = {n for key in fused for n, _ in near.get(key, ())}
+        for key in fused.keys() | around:
+            share = sum(SHARE**d * fused.get(n, 0.0) for n, d in near.get(key, ()))
+            if share:
+                lent[key] = share
     out = []
-    for key, score in fused.items():
+    for key in fused.keys() | lent.keys():
         if key not in records:
             continue
         if mode == "keyword":
             score = kw[key]
         elif mode == "semantic":
             score = sem[key]
-        score += context.get(key, 0.0)
+        else:
+            score = fused.get(key, 0.0)
+        score += lent.get(key, 0.0)
         factor = feedback_factor(records[key])
+        in_session = bool(records[key].get("session_id"))  # else its context is its own text
         out.append(
             (
                 key,
@@ -117,7 +139,8 @@ def fuse(
                     "keyword": kw.get(key),
                     "semantic": sem.get(key),
                     "feedback": factor,
-                    **({"context": context[key]} if key in context else {}),
+                    **({"context": lent[key]} if key in lent else {}),
+                    **({"context_keyword": ctx[key]} if key in ctx and in_session else {}),
                 },
             )
         )

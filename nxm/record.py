@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 STATUSES = ("open", "closed", "forgotten")
@@ -159,3 +160,47 @@ def indexed_text(record: dict[str, Any]) -> str:
     if ids:
         parts.append("identifiers: " + " ".join(ids))
     return "\n".join(p for p in parts if p)
+
+
+CONTEXT = 2  # memories said just before a session memory whose bodies are its keyword context
+
+
+def _session_orders(records: dict[str, dict[str, Any]], sessions: set[str]) -> list[list[str]]:
+    """The keys of each of ``sessions``' memories in time order (forgotten ones left out)."""
+    members: dict[str, list[tuple[str, str]]] = {}
+    for r in records.values():
+        if r.get("session_id") in sessions and r.get("status") != "forgotten":
+            members.setdefault(r["session_id"], []).append((r.get("created") or "", r["key"]))
+    return [[k for _, k in sorted(m)] for m in members.values()]
+
+
+def contexts(records: dict[str, dict[str, Any]], keys: Iterable[str]) -> dict[str, str]:
+    """The text each of ``keys`` is read in: its `indexed_text`, then the bodies of the
+    `CONTEXT` memories before it in its session, newest first (just its own text for a memory
+    without a session, or the first of one).
+
+    A reply ("Yes, in Paris, a year ago") is then found by the words of what it answers.
+    """
+    out = {k: indexed_text(records[k]) for k in keys}
+    sessions = {records[k]["session_id"] for k in out if records[k].get("session_id")}
+    for order in _session_orders(records, sessions):
+        for i, key in enumerate(order):
+            if key in out and i:
+                before = order[max(0, i - CONTEXT) : i][::-1]
+                out[key] = "\n".join([out[key], *(records[k]["body"] for k in before)])
+    return out
+
+
+def followers(
+    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], changed: set[str]
+) -> set[str]:
+    """Memories of ``after`` outside ``changed`` whose context may differ between the two
+    states: the `CONTEXT` memories after a changed one in its session, before or after."""
+    out: set[str] = set()
+    for state in (before, after):
+        sessions = {state[k]["session_id"] for k in changed if state.get(k, {}).get("session_id")}
+        for order in _session_orders(state, sessions):
+            for i, key in enumerate(order):
+                if key in changed:
+                    out.update(order[i + 1 : i + 1 + CONTEXT])
+    return {k for k in out - changed if k in after}

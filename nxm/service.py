@@ -484,9 +484,13 @@ class MemoryService:
                 vector = emb.embed([query])[0]
         pool = max(limit * 4, rank.POOL)
         keyword = self.store.keyword(query, lance_filters, pool) if mode != "semantic" else []
+        context = []  # matches in what was said just before a memory, in its session
+        if mode == "hybrid":
+            context = self.store.keyword(query, lance_filters, pool, "context")
         semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
         records = self.store.snapshot()
-        hits = rank.fuse(keyword, semantic, records, mode, self._neighbours(records))[:limit]
+        near = self._neighbours(records)
+        hits = rank.fuse(keyword, semantic, records, mode, near, context)[:limit]
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from nxm.record import body_hash, complete, identifiers, indexed_text
+from nxm.record import body_hash, complete, contexts, followers, identifiers, indexed_text
 from nxs.errors import UpstreamError
 from nxs.paths import atomic_write
 from nxs.workspace import Workspace
@@ -41,6 +41,7 @@ COMPACT_EVERY = 24  # fragments before optimize(); measured in docs/benchmarks.m
 # Old versions are removed by compaction once this old: long enough for any reader that opened
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
+FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
 FOLD_EVERY_WRITE_UP_TO = 20_000  # rows: below this every write is folded into the index at once
 FILTER_COLUMNS = (
     "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
@@ -171,7 +172,7 @@ class Store:
         # (read cache identity, table version, records) right after this process's last commit
         self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
-        self._fts_at: tuple[tuple[int, int], bool] | None = None
+        self._fts_at: tuple[tuple[int, int], set[str]] | None = None
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -183,6 +184,7 @@ class Store:
         cols += [
             pa.field("refs", pa.list_(pa.string())),
             pa.field("text", pa.string()),
+            pa.field("context", pa.string()),
             pa.field("doc", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
@@ -231,7 +233,9 @@ class Store:
                 code="STORE_MISSING",
             )
 
-    def _rows(self, records: list[dict[str, Any]], vectors: dict[str, Any]) -> Any:
+    def _rows(
+        self, records: list[dict[str, Any]], vectors: dict[str, Any], context: dict[str, str]
+    ) -> Any:
         import pyarrow as pa
 
         dim = self.table_dim()
@@ -247,6 +251,7 @@ class Store:
                 hash=body_hash(r["body"]),
                 refs=list(r["refs"]),
                 text=indexed_text(r),
+                context=context[r["key"]],
                 doc=orjson.dumps(r, option=orjson.OPT_SORT_KEYS).decode(),
                 vector=[float(x) for x in vec],
             )
@@ -388,13 +393,23 @@ class Store:
             return
         table = self.table(create=True)
         self._written = None
+        after = {**current, **{r["key"]: r for r in upserts}}
+        for k in deletes:
+            after.pop(k, None)
+        changed = {r["key"] for r in upserts} | set(deletes)
+        again = followers(current, after, changed)  # their session context changes with these
+        if "context" not in table.schema.names:  # a store from before session context
+            table.add_columns({"context": "text"})  # right for every memory without a session
+            again |= {k for k, r in after.items() if r.get("session_id")} - changed
+        upserts = [*upserts, *(after[k] for k in sorted(again))]
+        context = contexts(after, [r["key"] for r in upserts])
         vectors = dict(vectors or {})
         keep = [r["key"] for r in upserts if r["key"] not in vectors and r["processing"] == "READY"]
         vectors.update(self.vectors(keep))
         self.cache_path.unlink(missing_ok=True)
         try:
             if upserts:
-                rows = self._rows(upserts, vectors)
+                rows = self._rows(upserts, vectors, context)
                 (
                     table.merge_insert("key")
                     .when_matched_update_all()
@@ -437,17 +452,19 @@ class Store:
         small table folds every write in at once (~0.1 s at 2,000 rows); a large one waits
         until `COMPACT_EVERY` fragments have piled up.
         """
-        index = next((i for i in table.list_indices() if i.index_type == "FTS"), None)
-        if index is None:
+        indices = {i.columns[0]: i.name for i in table.list_indices() if i.index_type == "FTS"}
+        missing = [c for c in FTS_COLUMNS if c not in indices]
+        if missing:
             if table.count_rows() == 0:
                 return
             from lancedb.index import FTS
 
-            table.create_index("text", config=FTS(with_position=False), replace=True)
+            for column in missing:
+                table.create_index(column, config=FTS(with_position=False), replace=True)
             return
         stats = table.stats()
         fragments, rows = stats["fragment_stats"]["num_fragments"], stats["num_rows"]
-        unindexed = table.index_stats(index.name).num_unindexed_rows
+        unindexed = max(table.index_stats(n).num_unindexed_rows for n in indices.values())
         if fragments >= COMPACT_EVERY or (unindexed and rows <= FOLD_EVERY_WRITE_UP_TO):
             table.optimize(cleanup_older_than=KEEP_VERSIONS)
 
@@ -465,17 +482,21 @@ class Store:
 
     # -- search ------------------------------------------------------------------------------
 
-    def keyword(self, query: str, filters: dict[str, Any], limit: int) -> list[tuple[str, float]]:
-        """BM25 matches from the full-text index: (key, score), best first."""
+    def keyword(
+        self, query: str, filters: dict[str, Any], limit: int, column: str = "text"
+    ) -> list[tuple[str, float]]:
+        """BM25 matches of ``column``'s full-text index (``text``, or ``context``: the session
+        context of `nxm.record.contexts`): (key, score), best first."""
         table = self.table()
         query = query.replace('"', " ")  # quotes make a phrase query, which needs positions
         if table is None or not query.strip():
             return []
         query = " ".join([query, *identifiers(query)])
         table.checkout_latest()
-        if not self._has_fts(table):
+        if column not in self._fts_columns(table):
             return []
-        q = table.search(query, query_type="fts").limit(limit).select(["key", "_score"])
+        q = table.search(query, query_type="fts", fts_columns=column)
+        q = q.limit(limit).select(["key", "_score"])
         cond = where(filters)
         if cond:
             q = q.where(cond, prefilter=True)
@@ -484,11 +505,12 @@ class Store:
             zip(got.column("key").to_pylist(), got.column("_score").to_pylist(), strict=True)
         )
 
-    def _has_fts(self, table: Any) -> bool:
-        """Whether the checked-out version has the full-text index (asked once per version)."""
+    def _fts_columns(self, table: Any) -> set[str]:
+        """The columns with a full-text index at the checked-out version (asked once per version)."""
         at = (id(table), table.version)
         if self._fts_at is None or self._fts_at[0] != at:
-            self._fts_at = (at, any(i.index_type == "FTS" for i in table.list_indices()))
+            got = {i.columns[0] for i in table.list_indices() if i.index_type == "FTS"}
+            self._fts_at = (at, got)
         return self._fts_at[1]
 
     def semantic(

@@ -16,6 +16,8 @@ from nxm import rank
 from nxm.record import new_record
 from tests.conftest import make_workspace
 
+NOW = "2026-05-29T10:00:00.000Z"
+
 SESSIONS = 4
 
 
@@ -72,8 +74,103 @@ def test_context_lifts_a_neighbour_but_not_above_the_match() -> None:
     kw = [("a", 3.0), ("b", 1.0), ("z", 1.0)]
     sem = [("a", 0.9), ("z", 0.5), ("b", 0.5)]
     got = rank.fuse(kw, sem, records, "hybrid", near)
-    assert [k for k, _ in got] == ["a", "b", "z"]
+    # "c", in neither list, is a candidate through its neighbour "a", above the unrelated "z"
+    assert [k for k, _ in got] == ["a", "b", "c", "z"]
     assert got[1][1]["context"] == pytest.approx(rank.SHARE * got[0][1]["score"], rel=0.3)
-    assert "context" not in got[2][1]
+    c = got[2][1]
+    assert c["keyword"] is None and c["semantic"] is None and c["score"] == c["context"] > 0
+    assert "context" not in got[3][1]
     # keyword and semantic modes keep the list's own score
     assert rank.fuse(kw, [], records, "keyword", near)[0][1]["score"] == 3.0
+
+
+def test_session_context_shares_the_keyword_weight() -> None:
+    records = {k: _rec(k, "s", i) for i, k in enumerate("ab")}
+    kw = [("a", 2.0), ("b", 1.0)]
+    sem = [("a", 0.5), ("b", 0.9)]
+    records["y"] = _rec("y", None, 9)
+    kw, sem = [*kw, ("y", 1.5)], [*sem, ("y", 0.7)]
+    plain = dict(rank.fuse(kw, sem, records, "hybrid"))
+    # the context of a memory without a session is its own text: the same list, the same scores
+    same = dict(rank.fuse(kw, sem, records, "hybrid", context=kw))
+    assert {k: v["score"] for k, v in same.items()} == pytest.approx(
+        {k: v["score"] for k, v in plain.items()}
+    )
+    # "b" is read after a question that matches: its context lifts it above "a"
+    assert "context_keyword" not in same["y"]  # reported only for a memory in a session
+    got = rank.fuse(kw[:2], sem[:2], records, "hybrid", context=[("b", 5.0), ("a", 1.0)])
+    assert [k for k, _ in got] == ["b", "a"]
+    assert got[0][1]["context_keyword"] == 5.0 and got[0][1]["keyword"] == 1.0
+    own, ctx, semantic = rank.WEIGHTS
+    assert got[0][1]["score"] == pytest.approx(ctx + semantic)
+    # keyword mode ignores the context list
+    keyword = rank.fuse(kw, [], records, "keyword", context=[("b", 5.0)])
+    assert [k for k, _ in keyword] == ["a", "y", "b"]
+
+
+def _stored_context(svc: Any) -> dict[str, str]:
+    table = svc.store.table()
+    table.checkout_latest()
+    got = table.search().select(["key", "context"]).limit(None).to_arrow().to_pylist()
+    return {r["key"]: r["context"] for r in got}
+
+
+def _say(svc: Any, body: str, second: int, session: str | None = "chat") -> str:
+    now = f"2026-01-01T00:00:{second:02d}.000Z"
+    out = svc.add(body=body, introduction=body[:40], now=now, actor="t", session_id=session)
+    return out["memory"]["key"]
+
+
+def test_the_store_keeps_each_memory_s_session_context(ctx: Any) -> None:
+    from nxm.record import contexts, indexed_text
+
+    svc = ctx.memory
+    a = _say(svc, "Where did you buy the snake?", 1)
+    b = _say(svc, "In Paris, a year ago.", 3)
+    c = _say(svc, "Does it bite?", 4)
+    d = _say(svc, "Never once.", 5)
+    lone = _say(svc, "The release branch is cut on Mondays.", 6, session=None)
+    stored = _stored_context(svc)
+    records = svc.store.records()
+    assert stored == contexts(records, list(records))
+    assert stored[lone] == indexed_text(records[lone])  # no session: its own text
+    assert stored[d] == "\n".join(
+        [indexed_text(records[d]), "Does it bite?", "In Paris, a year ago."]
+    )
+    # the reply is found by the words of the question before it
+    hits = svc.search(query="snake", mode="hybrid", limit=5, now=NOW)["results"]
+    assert b in [h["key"] for h in hits[:2]]
+    assert next(h for h in hits if h["key"] == b)["context_keyword"] > 0
+    # a memory said in between, a forgotten one and a purged one: the followers are rewritten
+    m = _say(svc, "Which shop?", 2)
+    assert _stored_context(svc)[b].endswith("Which shop?\nWhere did you buy the snake?")
+    svc.forget(key=m, now=NOW, actor="t")
+    svc.forget(key=c, now=NOW, actor="t")
+    records = svc.store.records()
+    assert _stored_context(svc) == contexts(records, list(records))
+    assert "Does it bite?" not in _stored_context(svc)[d]
+    svc.purge(key=m, now=NOW, actor="t")
+    records = svc.store.records()
+    assert _stored_context(svc) == contexts(records, list(records))
+    assert a in records and m not in records
+
+
+def test_a_store_from_before_session_context_gains_it_on_its_next_write(ctx: Any) -> None:
+    svc = ctx.memory
+    a = _say(svc, "Where did you buy the snake?", 1)
+    b = _say(svc, "In Paris, a year ago.", 2)
+    lone = _say(svc, "The release branch is cut on Mondays.", 3, session=None)
+    table = svc.store.table()
+    for index in table.list_indices():
+        if index.columns == ["context"]:
+            table.drop_index(index.name)
+    table.drop_columns(["context"])
+    fresh = type(svc)(svc.ws)  # another process, opening the old layout
+    hits = fresh.search(query="snake", mode="hybrid", limit=5, now=NOW)["results"]
+    assert a in [h["key"] for h in hits] and not any("context_keyword" in h for h in hits)
+    _say(fresh, "Do you like it?", 4)
+    stored = _stored_context(fresh)
+    assert stored[b].endswith("Where did you buy the snake?")
+    assert stored[lone].startswith("The release branch is cut on Mondays.")
+    hits = fresh.search(query="snake", mode="hybrid", limit=5, now=NOW)["results"]
+    assert next(h for h in hits if h["key"] == b)["context_keyword"] > 0
