@@ -37,16 +37,40 @@ if TYPE_CHECKING:
     import numpy as np
 
 TABLE = "memories"
-COMPACT_EVERY = 24  # fragments before optimize(); measured in docs/benchmarks.md
+# Fragments before optimize(). At 100,000 memories search time showed no trend from 2 to 22
+# fragments of single writes, and the optimize() itself took 12-22 s (docs/benchmarks.md, Scale).
+COMPACT_EVERY = 24
 # Old versions are removed by compaction once this old: long enough for any reader that opened
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
 FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
 FOLD_EVERY_WRITE_UP_TO = 20_000  # rows: below this every write is folded into the index at once
+# Rows outside the full-text index are searched by a scan (~50 us a row on this 2-core machine,
+# loaded: 36,512 of them after a 100,000-memory import made a keyword search take ~2 s), so a
+# write that leaves more than this many (an import's or embed's batch) folds them in at once.
+UNINDEXED_MAX = 256
+# LanceDB's caches of index and manifest pieces grow with every version (~2 MB a write at
+# 10,000 memories); a long-lived process (the MCP server) keeps them to this size.
+INDEX_CACHE_BYTES = 128 << 20
+METADATA_CACHE_BYTES = 32 << 20
 FILTER_COLUMNS = (
     "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
     "session_id", "created", "updated", "expires",
 )  # fmt: skip
+
+
+def _fewer_malloc_arenas() -> None:
+    """Let glibc keep two malloc arenas instead of eight per core.
+
+    Each of LanceDB's threads otherwise gets its own arena, which keeps what it freed: a
+    long-lived process grew from 140 to 690 MB in 20 writes at 10,000 memories, and to 330 MB
+    with two arenas (measured; `MALLOC_ARENA_MAX=2` does the same). Called before LanceDB
+    starts its threads; it takes effect for arenas made after it. Not glibc: nothing happens.
+    """
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX
 
 
 def _sql(value: str) -> str:
@@ -194,11 +218,19 @@ class Store:
         """The LanceDB table (opened once per process), or None when there is none yet."""
         if self._table is not None:
             return self._table
+        if sys.platform.startswith("linux"):
+            _fewer_malloc_arenas()
         import lancedb  # deferred: ~1.5-4 s of import, paid only by searches and writes
 
         try:
             if self._db is None:
-                self._db = lancedb.connect(self.uri, storage_options=self._storage_options)
+                session = lancedb.Session(
+                    index_cache_size_bytes=INDEX_CACHE_BYTES,
+                    metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+                )
+                self._db = lancedb.connect(
+                    self.uri, storage_options=self._storage_options, session=session
+                )
             try:
                 self._table = self._db.open_table(TABLE)
             except (FileNotFoundError, ValueError):
@@ -450,7 +482,8 @@ class Store:
 
         Rows outside the index are still searched, but scored on other term statistics, so a
         small table folds every write in at once (~0.1 s at 2,000 rows); a large one waits
-        until `COMPACT_EVERY` fragments have piled up.
+        until `COMPACT_EVERY` fragments have piled up (single writes), or `UNINDEXED_MAX` rows
+        are outside the index (batches).
         """
         indices = {i.columns[0]: i.name for i in table.list_indices() if i.index_type == "FTS"}
         missing = [c for c in FTS_COLUMNS if c not in indices]
@@ -465,7 +498,8 @@ class Store:
         stats = table.stats()
         fragments, rows = stats["fragment_stats"]["num_fragments"], stats["num_rows"]
         unindexed = max(table.index_stats(n).num_unindexed_rows for n in indices.values())
-        if fragments >= COMPACT_EVERY or (unindexed and rows <= FOLD_EVERY_WRITE_UP_TO):
+        small = unindexed and rows <= FOLD_EVERY_WRITE_UP_TO
+        if fragments >= COMPACT_EVERY or unindexed > UNINDEXED_MAX or small:
             table.optimize(cleanup_older_than=KEEP_VERSIONS)
 
     def compact(self) -> dict[str, Any]:

@@ -360,3 +360,32 @@ def test_the_read_cache_is_one_json_document_read_a_line_at_a_time(svc: MemorySe
     assert svc.store._read_cache() == whole
     svc.store.cache_path.write_bytes(b'{"records":[\n],"version":1}\n')
     assert svc.store._read_cache() == {}
+
+
+def test_a_batch_is_folded_into_the_index_in_a_large_table(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nxm.store as store_module
+
+    monkeypatch.setattr(store_module, "FOLD_EVERY_WRITE_UP_TO", 0)  # as if the table were large
+    monkeypatch.setattr(store_module, "UNINDEXED_MAX", 5)
+    add(svc, "the first memory makes the index")
+
+    def unindexed() -> int:
+        table = svc.store.table()
+        table.checkout_latest()
+        names = [i.name for i in table.list_indices() if i.index_type == "FTS"]
+        return max(table.index_stats(n).num_unindexed_rows for n in names)
+
+    for i in range(3):  # single writes wait for COMPACT_EVERY fragments
+        add(svc, f"single write {i} of a gauge")
+    assert unindexed() == 3
+    records = [
+        {**r, "key": f"{i:016x}", "body": f"batch row {i} of a widget", "processing": "PENDING"}
+        for i, r in enumerate([next(iter(svc.store.records().values()))] * 8)
+    ]
+    with svc.store.writing() as current:
+        svc.store.commit(current, records, {})
+    assert unindexed() == 0
+    got = svc.search(query="widget", mode="keyword", limit=20, now=NOW)["results"]
+    assert len(got) == 8
