@@ -153,6 +153,7 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
             out["warm_p50_ms"] = 1000 * statistics.median(warm)
             out["warm_p95_ms"] = 1000 * _pct(warm, 0.95)
             out["warm_load"] = os.getloadavg()[0]  # 1-minute load average: 2 cores here
+            out["server_peak_rss_warm_mb"] = max(_children_hwm().values(), default=0) / 1024
             log(
                 f"  warm search p50 {out['warm_p50_ms']:.1f} ms, p95 {out['warm_p95_ms']:.1f} ms, "
                 f"server CPU {out['warm_cpu_ms']:.1f} ms a search"
