@@ -55,7 +55,7 @@ def feedback_factor(record: dict[str, Any]) -> float:
     """The factor a memory's feedback counts multiply its score by: in (0.85, 1.15)."""
     counts = record.get("feedback") or {}
     net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
-    return 1.0 + WEIGHT * math.tanh(net / 2)
+    return 1.0 + WEIGHT * math.tanh(net / 2) if net else 1.0
 
 
 def neighbours(records: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
@@ -84,8 +84,10 @@ def fuse(
     mode: str,
     near: dict[str, list[tuple[str, int]]] | None = None,
     context: list[tuple[str, float]] = (),  # type: ignore[assignment]
+    limit: int | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key.
+    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
+    first ``limit`` of them).
 
     ``context`` are BM25 matches of the query in the memories' session context (the memories
     said just before them: `nxm.record.contexts`); in hybrid mode, when there are any, the
@@ -112,15 +114,14 @@ def fuse(
                 scaled = (s - low) / (top - low) if top > low else 1.0
                 fused[key] = fused.get(key, 0.0) + w * scaled
     lent: dict[str, float] = {}
-    if near and mode == "hybrid":
-        around = {n for key in fused for n, _ in near.get(key, ())}
-        for key in fused.keys() | around:
-            share = sum(SHARE**d * fused.get(n, 0.0) for n, d in near.get(key, ()))
-            if share:
-                lent[key] = share
-    out = []
+    if near and mode == "hybrid":  # neighbours are mutual: each lends to those around it
+        for key, score in fused.items():
+            for n, d in near.get(key, ()) if score else ():
+                lent[n] = lent.get(n, 0.0) + SHARE**d * score
+    ranked = []
     for key in fused.keys() | lent.keys():
-        if key not in records:
+        record = records.get(key)
+        if record is None:
             continue
         if mode == "keyword":
             score = kw[key]
@@ -128,21 +129,17 @@ def fuse(
             score = sem[key]
         else:
             score = fused.get(key, 0.0)
-        score += lent.get(key, 0.0)
-        factor = feedback_factor(records[key])
+        factor = feedback_factor(record)
+        ranked.append(((score + lent.get(key, 0.0)) * factor, key, factor))
+    ranked.sort(key=lambda t: (-t[0], t[1]))
+    out = []
+    for score, key, factor in ranked[:limit]:
         in_session = bool(records[key].get("session_id"))  # else its context is its own text
-        out.append(
-            (
-                key,
-                {
-                    "score": score * factor,
-                    "keyword": kw.get(key),
-                    "semantic": sem.get(key),
-                    "feedback": factor,
-                    **({"context": lent[key]} if key in lent else {}),
-                    **({"context_keyword": ctx[key]} if key in ctx and in_session else {}),
-                },
-            )
-        )
-    out.sort(key=lambda kv: (-kv[1]["score"], kv[0]))
+        scores = {"score": score, "keyword": kw.get(key), "semantic": sem.get(key)}
+        scores["feedback"] = factor
+        if key in lent:
+            scores["context"] = lent[key]
+        if key in ctx and in_session:
+            scores["context_keyword"] = ctx[key]
+        out.append((key, scores))
     return out

@@ -442,6 +442,21 @@ class MemoryService:
             self._near = (records, rank.neighbours(records))
         return self._near[1]
 
+    def _query_vector(self, query: str, mode: str) -> tuple[Any, str | None]:
+        """The query's embedding (None in keyword mode), and a note when the model is missing."""
+        if mode == "keyword":
+            return None, None
+        emb = self.embedder()
+        if emb is not None:
+            return emb.embed([query])[0], None
+        if mode == "semantic":
+            raise UpstreamError(
+                f"semantic search needs the embedding model: {self._embed_error}",
+                suggestion="run `nxm model setup`, or search with --mode keyword",
+                code="MODEL_UNAVAILABLE",
+            )
+        return None, "semantic search unavailable (no embedding model); keyword results only"
+
     def search(
         self,
         *,
@@ -468,29 +483,21 @@ class MemoryService:
         if status != "all":
             lance_filters["status"] = status
         lance_filters["not_expired"] = now
-        note = None
-        vector = None
-        if mode in ("hybrid", "semantic"):
-            emb = self.embedder()
-            if emb is None:
-                if mode == "semantic":
-                    raise UpstreamError(
-                        f"semantic search needs the embedding model: {self._embed_error}",
-                        suggestion="run `nxm model setup`, or search with --mode keyword",
-                        code="MODEL_UNAVAILABLE",
-                    )
-                note = "semantic search unavailable (no embedding model); keyword results only"
-            else:
-                vector = emb.embed([query])[0]
         pool = max(limit * 4, rank.POOL)
-        keyword = self.store.keyword(query, lance_filters, pool) if mode != "semantic" else []
-        context = []  # matches in what was said just before a memory, in its session
-        if mode == "hybrid":
-            context = self.store.keyword(query, lance_filters, pool, "context")
-        semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
         records = self.store.snapshot()
         near = self._neighbours(records)
-        hits = rank.fuse(keyword, semantic, records, mode, near, context)[:limit]
+        columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
+        if mode == "hybrid" and near:  # else every memory's context is its own text
+            columns = ("text", "context")
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as background:  # full-text search while the query is embedded
+            found = background.submit(self.store.keywords, query, lance_filters, pool, columns)
+            vector, note = self._query_vector(query, mode)
+            # context: matches in a memory's text followed by what was said just before it
+            keyword, context = found.result().get("text", []), found.result().get("context", [])
+        semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
+        hits = rank.fuse(keyword, semantic, records, mode, near, context, limit)
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)

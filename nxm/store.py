@@ -516,28 +516,37 @@ class Store:
 
     # -- search ------------------------------------------------------------------------------
 
-    def keyword(
-        self, query: str, filters: dict[str, Any], limit: int, column: str = "text"
-    ) -> list[tuple[str, float]]:
-        """BM25 matches of ``column``'s full-text index (``text``, or ``context``: the session
-        context of `nxm.record.contexts`): (key, score), best first."""
-        table = self.table()
+    def keywords(
+        self, query: str, filters: dict[str, Any], limit: int, columns: tuple[str, ...]
+    ) -> dict[str, list[tuple[str, float]]]:
+        """BM25 matches in each column's full-text index (``text``, or ``context``: the session
+        context of `nxm.record.contexts`): (key, score), best first; the queries run at once."""
         query = query.replace('"', " ")  # quotes make a phrase query, which needs positions
-        if table is None or not query.strip():
-            return []
+        table = self.table() if columns and query.strip() else None
+        if table is None:
+            return dict.fromkeys(columns, [])
         query = " ".join([query, *identifiers(query)])
         table.checkout_latest()
-        if column not in self._fts_columns(table):
-            return []
-        q = table.search(query, query_type="fts", fts_columns=column)
-        q = q.limit(limit).select(["key", "_score"])
+        indexed = self._fts_columns(table)
         cond = where(filters)
-        if cond:
-            q = q.where(cond, prefilter=True)
-        got = q.to_arrow()
-        return list(
-            zip(got.column("key").to_pylist(), got.column("_score").to_pylist(), strict=True)
-        )
+
+        def search(column: str) -> list[tuple[str, float]]:
+            if column not in indexed:
+                return []
+            q = table.search(query, query_type="fts", fts_columns=column)
+            q = q.limit(limit).select(["key", "_score"])
+            if cond:
+                q = q.where(cond, prefilter=True)
+            got = q.to_arrow()
+            keys, scores = got.column("key").to_pylist(), got.column("_score").to_pylist()
+            return list(zip(keys, scores, strict=True))
+
+        if len(columns) < 2:
+            return {c: search(c) for c in columns}
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(columns)) as pool:  # LanceDB searches outside the GIL
+            return dict(zip(columns, pool.map(search, columns), strict=True))
 
     def _fts_columns(self, table: Any) -> set[str]:
         """The columns with a full-text index at the checked-out version (asked once per version)."""
