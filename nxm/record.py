@@ -168,7 +168,7 @@ CONTEXT = 2  # memories said just before a session memory whose bodies are its k
 def _session_orders(records: dict[str, dict[str, Any]], sessions: set[str]) -> list[list[str]]:
     """The keys of each of ``sessions``' memories in time order (forgotten ones left out)."""
     members: dict[str, list[tuple[str, str]]] = {}
-    for r in records.values():
+    for r in records.values() if sessions else ():
         if r.get("session_id") in sessions and r.get("status") != "forgotten":
             members.setdefault(r["session_id"], []).append((r.get("created") or "", r["key"]))
     return [[k for _, k in sorted(m)] for m in members.values()]
