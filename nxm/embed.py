@@ -11,11 +11,12 @@ numpy and fastembed are imported lazily: importing this module costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -90,7 +91,8 @@ class FastEmbedder:
                 "MODEL_DEPENDENCY",
             ) from exc
         try:
-            self._model = TextEmbedding(name, **kwargs)
+            with _no_spinning():
+                self._model = TextEmbedding(name, **kwargs)
         except ValueError as exc:  # unknown name, or not in the cache
             if name != MODEL_NAME and "not supported" in str(exc):
                 raise ModelError(
@@ -125,6 +127,33 @@ class FastEmbedder:
 
     def __repr__(self) -> str:
         return f"FastEmbedder(name={self.name!r}, dim={self.dim})"
+
+
+@contextlib.contextmanager
+def _no_spinning() -> Iterator[None]:
+    """Sessions made inside do not spin their worker threads between runs.
+
+    onnxruntime's threads busy-wait after each run by default. After a query's embedding they
+    took the CPU the rest of the search needed (at 10,000 memories on 2 cores the vector search
+    after an embedding took 23 ms instead of 3 ms; docs/benchmarks.md); bulk embedding is as
+    fast without it (61 vs 60 texts/s). fastembed exposes no such option, so the options it
+    makes are given it here.
+    """
+    import onnxruntime as ort
+
+    make = ort.SessionOptions
+
+    def options() -> Any:
+        so = make()
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        return so
+
+    ort.SessionOptions = options
+    try:
+        yield
+    finally:
+        ort.SessionOptions = make
 
 
 def _canonical(name: str) -> str:

@@ -137,3 +137,17 @@ def test_real_model_keeps_the_order_of_the_texts(real: Embedder) -> None:
     for row, text in zip(together, texts, strict=True):
         assert np.allclose(row, real.embed([text])[0], atol=1e-5)
     assert real.embed([]).shape == (0, DIM)
+
+
+@pytest.mark.model
+def test_real_model_threads_do_not_spin_and_other_sessions_are_untouched(real: Embedder) -> None:
+    import onnxruntime as ort
+
+    assert isinstance(real, FastEmbedder)
+    session = real._model.model.model  # fastembed's onnxruntime InferenceSession
+    options = session.get_session_options()
+    for entry in ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning"):
+        assert options.get_session_config_entry(entry) == "0"
+    assert isinstance(ort.SessionOptions(), ort.SessionOptions)  # the patch is undone
+    with pytest.raises(RuntimeError):  # a session made elsewhere has onnxruntime's default
+        ort.SessionOptions().get_session_config_entry("session.intra_op.allow_spinning")
