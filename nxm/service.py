@@ -26,7 +26,7 @@ from nxm.record import (
     reading_order,
     summary,
 )
-from nxm.store import Store
+from nxm.store import Store, background
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.paths import atomic_write
 from nxs.render import parse_timestamp, timestamp
@@ -489,13 +489,12 @@ class MemoryService:
         columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
         if mode == "hybrid" and near:  # else every memory's context is its own text
             columns = ("text", "context")
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(1) as background:  # full-text search while the query is embedded
-            found = background.submit(self.store.keywords, query, lance_filters, pool, columns)
-            vector, note = self._query_vector(query, mode)
-            # context: matches in a memory's text followed by what was said just before it
-            keyword, context = found.result().get("text", []), found.result().get("context", [])
+        # the full-text search runs while the query is embedded
+        found = background().submit(self.store.keywords, query, lance_filters, pool, columns)
+        vector, note = self._query_vector(query, mode)
+        texts = found.result()
+        # context: matches in a memory's text followed by what was said just before it
+        keyword, context = texts.get("text", []), texts.get("context", [])
         semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
         hits = rank.fuse(keyword, semantic, records, mode, near, context, limit)
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
