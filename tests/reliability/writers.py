@@ -237,6 +237,14 @@ def _warm(root: str) -> None:
     service.store.table(create=True)
 
 
+def _start(root: str, env: dict[str, str]) -> None:
+    """A writer process's environment (the fork server kept the one of the test that started
+    it), then its store and model opened."""
+    os.environ.clear()
+    os.environ.update(env)
+    _warm(root)
+
+
 def cli_writer(
     root: str,
     tag: str,
@@ -249,9 +257,7 @@ def cli_writer(
     go: str,
 ) -> None:
     """A concurrency writer: the `nxm` app in this process, started by the ``go`` file."""
-    os.environ.clear()  # the fork server kept the environment of the test that started it
-    os.environ.update(env)
-    _warm(root)
+    _start(root, env)
     Path(out + ".ready").touch()
     wait_for(Path(go))
     run_plan(Plan(tag, index, seed, shared), CliDriver(root), steps, Path(out))
@@ -286,9 +292,7 @@ def crash_writer(
     ready: str,
 ) -> None:
     """A crash-test writer: the `nxm` app in this process, writing until it is killed."""
-    os.environ.clear()  # the fork server kept the environment of the test that started it
-    os.environ.update(env)
-    _warm(root)
+    _start(root, env)
     Path(ready).touch()
     run_plan(Plan(tag, index, seed, shared), CliDriver(root), 10**6, Path(out))
 
