@@ -489,11 +489,12 @@ class MemoryService:
         columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
         if mode == "hybrid" and near:  # else every memory's context is its own text
             columns = ("text", "context")
-        # the full-text search runs while the query is embedded and its neighbours found
-        found = background().submit(self.store.keywords, query, lance_filters, pool, columns)
-        vector, note = self._query_vector(query, mode)
+        # the query is embedded while the full-text search runs (a task of the background
+        # threads never waits for another, so any number of searches at once cannot deadlock)
+        embedding = background().submit(self._query_vector, query, mode)
+        texts = self.store.keywords(query, lance_filters, pool, columns)
+        vector, note = embedding.result()
         semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
-        texts = found.result()
         # context: matches in a memory's text followed by what was said just before it
         keyword, context = texts.get("text", []), texts.get("context", [])
         hits = rank.fuse(keyword, semantic, records, mode, near, context, limit)

@@ -79,7 +79,8 @@ os.register_at_fork(after_in_child=_BACKGROUND.clear)  # a forked child has none
 
 def background() -> Any:
     """The process's two threads for work that overlaps a search's other parts (LanceDB and
-    onnxruntime release the GIL); made once, as a new thread per search costs ~1-4 ms."""
+    onnxruntime release the GIL); made once, as a new thread per search costs ~1-4 ms. A task
+    given them must never wait for another of their tasks (that could deadlock)."""
     if not _BACKGROUND:
         from concurrent.futures import ThreadPoolExecutor
 

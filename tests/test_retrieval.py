@@ -174,3 +174,22 @@ def test_a_store_from_before_session_context_gains_it_on_its_next_write(ctx: Any
     assert stored[lone].startswith("The release branch is cut on Mondays.")
     hits = fresh.search(query="snake", mode="hybrid", limit=5, now=NOW)["results"]
     assert next(h for h in hits if h["key"] == b)["context_keyword"] > 0
+
+
+def test_searches_from_many_threads_at_once_all_finish(ctx: Any) -> None:
+    import threading
+
+    svc = ctx.memory
+    for i in range(6):
+        _say(svc, f"turn {i} about the snake bought in Paris", i + 1)
+    got: list[int] = []
+
+    def search() -> None:
+        got.append(len(svc.search(query="snake", mode="hybrid", limit=3, now=NOW)["results"]))
+
+    threads = [threading.Thread(target=search, daemon=True) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert got == [3] * 6  # none is left waiting on the shared background threads
