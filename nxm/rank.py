@@ -1,13 +1,17 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
-Hybrid search fuses the two candidate lists (`POOL` each) by their scores, each list min-max
-scaled to [0, 1] within the pool, half weight each (``FUSION = "minmax"``, ``ALPHA = 0.5``)::
+Hybrid search fuses the candidate lists by their scores, each standardized against the
+distribution it comes from (``FUSION = "zscore"``), half weight each side (``ALPHA = 0.5``)::
 
-    fused = ALPHA * (bm25 - min) / (max - min) + (1 - ALPHA) * (cos - min) / (max - min)
+    fused = ALPHA * z(bm25) + (1 - ALPHA) * z(cos)      z(s) = max(0, (s - mean) / std)
 
-A memory missing from a list gets 0 from it. Scaling keeps how far apart the scores are, which
-reciprocal rank fusion (``FUSION = "rrf"``, ``1 / (K + rank)`` per list) throws away: measured
-on LoCoMo it is the better fusion (docs/retrieval.md).
+BM25 scores are standardized over the query's `REF` best matches, cosine similarities over
+every memory the filters allow (the store scores them all anyway). A score counts by how far it
+stands out from what the query found; an average or worse match counts 0, and so does a memory
+missing from a list. Candidates are each list's first `POOL`. Min-max scaling to [0, 1] within
+the pool (``FUSION = "minmax"``) stretched a list of equally weak matches as far as a list with
+one clear match; reciprocal rank fusion (``FUSION = "rrf"``, ``1 / (K + rank)``) keeps only the
+order. Both rank worse on LoCoMo (docs/retrieval.md).
 
 Memories of one session are context for each other, twice:
 
@@ -24,6 +28,10 @@ Memories of one session are context for each other, twice:
 A short reply ("Yes, last Tuesday!") is found through the question before it, and the memory
 itself is what is returned.
 
+A query that names a time ("on 8 May 2023", "in June 2022", "last week": `nxm.when.period`)
+lifts the hybrid candidates written then by `PERIOD_LIFT` of the best candidate's score
+(``period`` in the answer): what was said or decided then is usually written down then.
+
 Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
 
     factor = 1 + WEIGHT * tanh((positive - negative) / 2)        WEIGHT = 0.15
@@ -31,8 +39,8 @@ Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
 One vote moves a memory by about 7 % (tanh(0.5) = 0.46), two by 11 %, and no number of votes
 moves it by more than 15 %, so feedback reorders near-ties but never buries a strong match.
 NEUTRAL votes do not count. The answer keeps the raw ``keyword`` and ``semantic`` scores, the
-raw ``context_keyword`` (memories in a session), the ``context`` lent by neighbours (when any)
-and the ``feedback`` factor.
+raw ``context_keyword`` (memories in a session), the ``context`` lent by neighbours and the
+``period`` lift (when any), and the ``feedback`` factor.
 """
 
 from __future__ import annotations
@@ -42,13 +50,15 @@ from typing import Any
 
 K = 60
 WEIGHT = 0.15
-POOL = 40  # candidates taken from each of the keyword and semantic lists, at least
-FUSION = "minmax"
+POOL = 80  # candidates taken from each of the keyword and semantic lists, at least
+REF = 200  # keyword matches the BM25 scores are standardized over
+FUSION = "zscore"
 ALPHA = 0.5
 # With session context: (own text, context, semantic); the keyword side keeps its ALPHA share.
 WEIGHTS = (ALPHA / 2, ALPHA / 2, 1 - ALPHA)
 WINDOW = 2  # neighbours on each side that lend a memory their score
 SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
+PERIOD_LIFT = 0.2  # of the best score, for a candidate written in the period the query names
 
 
 def feedback_factor(record: dict[str, Any]) -> float:
@@ -77,6 +87,22 @@ def neighbours(records: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, 
     return out
 
 
+def standardize(
+    hits: list[tuple[str, float]], spread: tuple[float, float] | None = None
+) -> dict[str, float]:
+    """Each hit's score in standard deviations above the mean (0 at or below it), against
+    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread."""
+    if spread is None:
+        scores = [s for _, s in hits]
+        mean = math.fsum(scores) / len(scores) if scores else 0.0
+        std = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores)) if scores else 0.0
+    else:
+        mean, std = spread
+    if not std > 1e-9:
+        return {key: 1.0 for key, _ in hits}
+    return {key: max(0.0, (s - mean) / std) for key, s in hits}
+
+
 def fuse(
     keyword: list[tuple[str, float]],
     semantic: list[tuple[str, float]],
@@ -85,52 +111,72 @@ def fuse(
     near: dict[str, list[tuple[str, int]]] | None = None,
     context: list[tuple[str, float]] = (),  # type: ignore[assignment]
     limit: int | None = None,
+    spread: tuple[float, float] | None = None,
+    pool: int = POOL,
+    period: tuple[str, str] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
     first ``limit`` of them).
 
-    ``context`` are BM25 matches of the query in the memories' session context (the memories
-    said just before them: `nxm.record.contexts`); in hybrid mode, when there are any, the
-    keyword weight is shared between a memory's own text and its context (`WEIGHTS`). With
-    ``near`` (from `neighbours`), a hybrid score also gets a share of its session neighbours'
-    fused scores (``context`` in the answer), and those neighbours become candidates too.
+    ``keyword`` and ``context`` may hold more than ``pool`` hits (up to `REF`): all of them
+    set the mean and spread their scores are standardized against, the first ``pool`` are
+    candidates. ``spread`` is the semantic similarities' (mean, std) over every memory the
+    filters allowed (`Store.semantic`). ``context`` are BM25 matches of the query in the
+    memories' session context (the memories said just before them: `nxm.record.contexts`); in
+    hybrid mode, when there are any, the keyword weight is shared between a memory's own text
+    and its context (`WEIGHTS`). With ``near`` (from `neighbours`), a hybrid score also gets a
+    share of its session neighbours' fused scores (``context`` in the answer), and those
+    neighbours become candidates too. A hybrid candidate written in ``period`` (the
+    ``(first, after_last)`` days the query names: `nxm.when.period`) is lifted by `PERIOD_LIFT`
+    of the best candidate's score (``period`` in the answer).
     """
     kw = dict(keyword)
     sem = dict(semantic)
     ctx = dict(context) if mode == "hybrid" else {}
     fused: dict[str, float] = {}
+    lists = (keyword, list(context) if ctx else [], semantic)
     if FUSION == "rrf":
         for hits in (keyword, semantic):
-            for rank, (key, _) in enumerate(hits, 1):
+            for rank, (key, _) in enumerate(hits[:pool], 1):
                 fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
     else:
         weights = WEIGHTS if ctx else (ALPHA, 0.0, 1 - ALPHA)
-        for hits, w in zip((keyword, list(ctx.items()), semantic), weights, strict=True):
+        for hits, w, given in zip(lists, weights, (None, None, spread), strict=True):
             if not hits:
                 continue
-            top = max(s for _, s in hits)
-            low = min(s for _, s in hits) if FUSION == "minmax" else 0.0
-            for key, s in hits:
-                scaled = (s - low) / (top - low) if top > low else 1.0
-                fused[key] = fused.get(key, 0.0) + w * scaled
+            if FUSION == "zscore":
+                scaled = standardize(hits, given)
+            else:
+                top, low = max(s for _, s in hits[:pool]), min(s for _, s in hits[:pool])
+                scaled = {k: (s - low) / (top - low) if top > low else 1.0 for k, s in hits}
+            for key, _ in hits[:pool]:
+                fused[key] = fused.get(key, 0.0) + w * scaled[key]
     lent: dict[str, float] = {}
     if near and mode == "hybrid":  # neighbours are mutual: each lends to those around it
         for key, score in fused.items():
             for n, d in near.get(key, ()) if score else ():
                 lent[n] = lent.get(n, 0.0) + SHARE**d * score
-    ranked = []
+    base = {}
     for key in fused.keys() | lent.keys():
-        record = records.get(key)
-        if record is None:
+        if key not in records:
             continue
         if mode == "keyword":
-            score = kw[key]
+            base[key] = kw[key]
         elif mode == "semantic":
-            score = sem[key]
+            base[key] = sem[key]
         else:
-            score = fused.get(key, 0.0)
-        factor = feedback_factor(record)
-        ranked.append(((score + lent.get(key, 0.0)) * factor, key, factor))
+            base[key] = fused.get(key, 0.0) + lent.get(key, 0.0)
+    lifted: dict[str, float] = {}
+    if period and mode == "hybrid" and base:  # the query names a time: what was written then
+        first, after = period
+        best = max(base.values())
+        for key in base:
+            if first <= (records[key].get("created") or "")[:10] < after:
+                lifted[key] = PERIOD_LIFT * best
+    ranked = []
+    for key, score in base.items():
+        factor = feedback_factor(records[key])
+        ranked.append(((score + lifted.get(key, 0.0)) * factor, key, factor))
     ranked.sort(key=lambda t: (-t[0], t[1]))
     out = []
     for score, key, factor in ranked[:limit]:
@@ -141,5 +187,7 @@ def fuse(
             scores["context"] = lent[key]
         if key in ctx and in_session:
             scores["context_keyword"] = ctx[key]
+        if key in lifted:
+            scores["period"] = lifted[key]
         out.append((key, scores))
     return out

@@ -27,6 +27,7 @@ from nxm.record import (
     summary,
 )
 from nxm.store import Store, background
+from nxm.when import period
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.paths import atomic_write
 from nxs.render import parse_timestamp, timestamp
@@ -492,12 +493,19 @@ class MemoryService:
         # the query is embedded while the full-text search runs (a task of the background
         # threads never waits for another, so any number of searches at once cannot deadlock)
         embedding = background().submit(self._query_vector, query, mode)
-        texts = self.store.keywords(query, lance_filters, pool, columns)
+        # hybrid standardizes BM25 scores over the query's best `REF` matches
+        texts = self.store.keywords(
+            query, lance_filters, max(pool, rank.REF) if mode == "hybrid" else pool, columns
+        )
         vector, note = embedding.result()
-        semantic = self.store.semantic(vector, lance_filters, pool) if vector is not None else []
+        semantic, spread = [], None
+        if vector is not None:
+            semantic, spread = self.store.semantic(vector, lance_filters, pool)
         # context: matches in a memory's text followed by what was said just before it
         keyword, context = texts.get("text", []), texts.get("context", [])
-        hits = rank.fuse(keyword, semantic, records, mode, near, context, limit)
+        hits = rank.fuse(
+            keyword, semantic, records, mode, near, context, limit, spread, pool, period(query, now)
+        )
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)

@@ -569,8 +569,9 @@ class Store:
 
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
-    ) -> list[tuple[str, float]]:
-        """Nearest READY records by cosine similarity: (key, similarity), best first.
+    ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
+        """Nearest READY records by cosine similarity: (key, similarity), best first, and the
+        (mean, std) of the similarities of every record the filters allow (None when none do).
 
         The same exact (flat) search LanceDB would run, done with numpy over `_ready_vectors`,
         the table's READY vectors kept in memory while the table's version is unchanged.
@@ -579,12 +580,12 @@ class Store:
 
         table = self.table()
         if table is None:
-            return []
+            return [], None
         table.checkout_latest()
         ready = self._ready_vectors(table)
         rows = np.flatnonzero(matches(ready.columns, {**filters, "processing": "READY"}))
         if not len(rows) or limit <= 0:
-            return []
+            return [], None
         query = np.asarray(vector, dtype=np.float32)
         dots = (ready.matrix @ query)[rows]  # one pass over the matrix; a gather would copy it
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -595,7 +596,9 @@ class Store:
         else:
             top = np.arange(len(rows))
         top = top[np.argsort(distance[top], kind="stable")]
-        return [(ready.keys[rows[i]], 1.0 - float(distance[i])) for i in top]
+        similar = 1.0 - distance[np.isfinite(distance)].astype(np.float64)  # not zero vectors
+        spread = (float(similar.mean()), float(similar.std())) if len(similar) else None
+        return [(ready.keys[rows[i]], 1.0 - float(distance[i])) for i in top], spread
 
     def _ready_vectors(self, table: Any) -> _Vectors:
         """The READY rows' keys, filter columns and vectors at the checked-out table version.

@@ -14,6 +14,7 @@ import pytest
 from bench import bench_locomo as bl
 from nxm import rank
 from nxm.record import new_record
+from nxm.when import period
 from tests.conftest import make_workspace
 
 NOW = "2026-05-29T10:00:00.000Z"
@@ -106,6 +107,60 @@ def test_session_context_shares_the_keyword_weight() -> None:
     # keyword mode ignores the context list
     keyword = rank.fuse(kw, [], records, "keyword", context=[("b", 5.0)])
     assert [k for k, _ in keyword] == ["a", "y", "b"]
+
+
+def test_scores_count_by_how_far_they_stand_out() -> None:
+    records = {k: _rec(k, None, i) for i, k in enumerate("abcdefgh")}
+    # one clear keyword match among weak ones; similarities all near the collection's mean
+    kw = [("a", 9.0), ("b", 1.2), ("c", 1.1), ("d", 1.0), ("e", 1.0), ("f", 0.9)]
+    sem = [("b", 0.52), ("c", 0.51), ("a", 0.50)]
+    got = dict(rank.fuse(kw, sem, records, "hybrid", spread=(0.5, 0.1)))
+    z_a = rank.standardize(kw)["a"]
+    assert z_a > 2 and got["a"]["score"] == pytest.approx(rank.ALPHA * z_a)  # cos at the mean: 0
+    assert got["b"]["score"] == pytest.approx((1 - rank.ALPHA) * 0.2)  # BM25 below its mean: 0
+    assert [k for k, _ in rank.fuse(kw, sem, records, "hybrid", spread=(0.5, 0.1))][0] == "a"
+    # all hits set the mean; only the first `pool` are candidates
+    short = dict(rank.fuse(kw, [], records, "hybrid", pool=2))
+    assert set(short) == {"a", "b"} and short["a"]["score"] == pytest.approx(rank.ALPHA * z_a)
+    # scores that do not spread all count alike
+    assert rank.standardize([("x", 1.0), ("y", 1.0)]) == {"x": 1.0, "y": 1.0}
+    assert rank.standardize([("x", 0.7)], (0.7, 0.0)) == {"x": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("query", "want"),
+    [
+        ("What movie did Joanna watch on 1 May, 2022?", ("2022-05-01", "2022-05-02")),
+        ("how did it go on October 25, 2022", ("2022-10-25", "2022-10-26")),
+        ("the release of the 4th of July 2023", ("2023-07-04", "2023-07-05")),
+        ("deploy 2023-11-16 rollback", ("2023-11-16", "2023-11-17")),
+        ("what did we decide in December 2023?", ("2023-12-01", "2024-01-01")),
+        ("which cities did Dave visit in 2023", ("2023-01-01", "2024-01-01")),
+        ("what broke last week", ("2026-11-23", "2026-11-30")),  # now is Monday 30 November
+        ("anything from yesterday", ("2026-11-29", "2026-11-30")),
+        ("what changed last month", ("2026-10-01", "2026-11-01")),
+        ("errors in January", None),  # which January: no period
+        ("on 31 February 2023", None),  # no such day
+        ("ticket 2023 and PAY-2024", None),  # numbers, not a time
+    ],
+)
+def test_period_is_the_time_a_query_names(query: str, want: tuple[str, str] | None) -> None:
+    assert period(query, "2026-11-30T09:00:00.000Z") == want
+
+
+def test_a_named_period_lifts_what_was_written_then() -> None:
+    records = {k: _rec(k, None, i) for i, k in enumerate("ab")}
+    records["b"]["created"] = "2023-05-08T12:00:00.000Z"
+    kw, sem = [("a", 3.0), ("b", 2.0)], [("a", 0.6), ("b", 0.5)]
+    plain = rank.fuse(kw, sem, records, "hybrid")
+    assert [k for k, _ in plain] == ["a", "b"] and "period" not in plain[1][1]
+    got = dict(rank.fuse(kw, sem, records, "hybrid", period=("2023-05-08", "2023-05-09")))
+    assert got["b"]["period"] == pytest.approx(rank.PERIOD_LIFT * plain[0][1]["score"])
+    assert got["b"]["score"] == pytest.approx(plain[1][1]["score"] + got["b"]["period"])
+    assert "period" not in got["a"]
+    # keyword and semantic modes rank by their own score alone
+    keyword = rank.fuse(kw, [], records, "keyword", period=("2023-05-08", "2023-05-09"))
+    assert keyword[1][1] == {"score": 2.0, "keyword": 2.0, "semantic": None, "feedback": 1.0}
 
 
 def _stored_context(svc: Any) -> dict[str, str]:

@@ -770,8 +770,8 @@ def test_hybrid_search_fuses_both_lists(corpus: Any) -> None:
     assert top["keyword"] > 0 and top["semantic"] is not None
     scores = [r["score"] for r in out["results"]]
     assert scores == sorted(scores, reverse=True)
-    # each list scaled to [0, 1] and weighted by half; feedback moves it by 15 % at most
-    assert all(0 <= r["score"] <= 1.15 for r in out["results"])
+    # standard deviations above each list's mean (0 at or below it), half weight each
+    assert all(r["score"] >= 0 for r in out["results"]) and top["score"] > scores[1]
     assert len(out["results"]) == out["total"] <= 20
     assert {r["status"] for r in out["results"]} == {"open"}
 

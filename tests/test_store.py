@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import orjson
@@ -278,29 +279,37 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
     for query in ("billing retries", "who owns the ledger", "note 17"):
         vector = embed.embed([query])[0]
         for filters in cases:
+            every = [s for _, s in _lancedb_semantic(svc, vector, filters, 10_000)]
             for limit in (1, 5, 60):
-                got = svc.store.semantic(vector, filters, limit)
+                got, spread = svc.store.semantic(vector, filters, limit)
                 want = _lancedb_semantic(svc, vector, filters, limit)
                 _same_ranking(got, want)
-    assert svc.store.semantic(vector, {"status": "open"}, 60)  # the cases were not all empty
-    assert keys[3] not in dict(svc.store.semantic(vector, {}, 60))
+                # the spread is over every record the filters allow, not only the hits
+                if every:
+                    assert spread == pytest.approx(
+                        (statistics.fmean(every), statistics.pstdev(every)), abs=1e-5
+                    )
+                else:
+                    assert spread is None
+    assert svc.store.semantic(vector, {"status": "open"}, 60)[0]  # the cases were not all empty
+    assert keys[3] not in dict(svc.store.semantic(vector, {}, 60)[0])
 
 
 def test_semantic_search_sees_every_process_writes(workspace: Path) -> None:
     reader, writer = MemoryService(find(workspace)), MemoryService(find(workspace))
     a = add(writer, "The ledger closes the books at midnight UTC.")
     vector = reader.embedder().embed(["ledger books midnight"])[0]
-    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)] == [a]
+    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)[0]] == [a]
     b = add(writer, "The ledger books are audited every midnight.")
-    assert sorted(k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)) == sorted(
+    assert sorted(k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)[0]) == sorted(
         [a, b]
     )
     writer.forget(key=a, now=NOW, actor="t")
-    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)] == [b]
+    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)[0]] == [b]
     writer.purge(key=a, now=NOW, actor="t")
-    assert [k for k, _ in reader.store.semantic(vector, {}, 5)] == [b]
+    assert [k for k, _ in reader.store.semantic(vector, {}, 5)[0]] == [b]
     writer.store.compact()
-    assert [k for k, _ in reader.store.semantic(vector, {}, 5)] == [b]
+    assert [k for k, _ in reader.store.semantic(vector, {}, 5)[0]] == [b]
     got = reader.search(query="ledger books midnight", mode="semantic", now=NOW)["results"]
     assert [r["key"] for r in got] == [b]
 
