@@ -6,9 +6,10 @@ reading order as `nxm list`: an index of open memories, then each body.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
-from nxm.record import reading_order
+from nxm.record import reading_order, reading_sort_key
 
 SHARED_SCOPES = ("project", "item")
 
@@ -25,6 +26,31 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _index_line(r: dict[str, Any]) -> str:
+    return f"- `{r['key']}` {_one_line(r['introduction'])}\n"
+
+
+def _section(r: dict[str, Any]) -> str:
+    facets = [r["priority"], r["scope"]]
+    if r["category"]:
+        facets.insert(0, r["category"])
+    if r["refs"]:
+        facets.append("refs: " + ", ".join(r["refs"]))
+    return (
+        f"\n## `{r['key']}` {_one_line(r['introduction'])}\n\n"
+        f"_{' · '.join(facets)} · updated {r['updated']} by {r['actor']}_\n\n"
+        + r["body"].rstrip()
+        + "\n"
+    )
+
+
+def _assemble(parts: list[tuple[str, str]], closed: int) -> str:
+    out = [HEADER, f"\n{len(parts)} open memories ({closed} closed not shown).\n\n## Index\n\n"]
+    out.extend(line for line, _ in parts)
+    out.extend(section for _, section in parts)
+    return "".join(out)
+
+
 def render_projection(records: dict[str, dict[str, Any]]) -> str:
     """The Markdown projection of the open project- and item-scoped memories.
 
@@ -35,15 +61,36 @@ def render_projection(records: dict[str, dict[str, Any]]) -> str:
         [r for r in records.values() if r["status"] == "open" and r["scope"] in SHARED_SCOPES]
     )
     closed = sum(1 for r in records.values() if r["status"] == "closed")
-    out = [HEADER, f"\n{len(open_)} open memories ({closed} closed not shown).\n\n## Index\n\n"]
-    out.extend(f"- `{r['key']}` {_one_line(r['introduction'])}\n" for r in open_)
-    for r in open_:
-        facets = [r["priority"], r["scope"]]
-        if r["category"]:
-            facets.insert(0, r["category"])
-        if r["refs"]:
-            facets.append("refs: " + ", ".join(r["refs"]))
-        out.append(f"\n## `{r['key']}` {_one_line(r['introduction'])}\n\n")
-        out.append(f"_{' · '.join(facets)} · updated {r['updated']} by {r['actor']}_\n\n")
-        out.append(r["body"].rstrip() + "\n")
-    return "".join(out)
+    return _assemble([(_index_line(r), _section(r)) for r in open_], closed)
+
+
+class Projection:
+    """`render_projection` for a long-lived writer: a record's lines are made again only when
+    it is another record object than last time.
+
+    Writes replace a changed record with a new dict (`MemoryService._change` copies it) and
+    never change one in place, so the same object means the same lines; a process that reads
+    the records afresh (another writer came between) makes every record's lines again.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[dict[str, Any], tuple[Any, ...], str, str]] = {}
+
+    def render(self, records: dict[str, dict[str, Any]]) -> str:
+        kept = self._parts
+        parts = {}
+        closed = 0
+        for key, r in records.items():
+            status = r["status"]
+            if status != "open":
+                closed += status == "closed"
+                continue
+            if r["scope"] not in SHARED_SCOPES:
+                continue
+            got = kept.get(key)
+            if got is None or got[0] is not r:
+                got = (r, reading_sort_key(r), _index_line(r), _section(r))
+            parts[key] = got
+        self._parts = parts
+        ordered = sorted(parts.values(), key=itemgetter(1))
+        return _assemble([(line, section) for _, _, line, section in ordered], closed)

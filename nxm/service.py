@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from nxm import derive, rank
 from nxm.categories import categorize
-from nxm.projection import render_projection
+from nxm.projection import Projection
 from nxm.record import (
     INTRO_MAX,
     body_hash,
@@ -88,6 +88,7 @@ class MemoryService:
         self._embed_error: str | None = None
         self.store = Store(ws)
         self._near: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._projection = Projection()
 
     # -- embedding ------------------------------------------------------------------------------
 
@@ -156,7 +157,8 @@ class MemoryService:
         for stale in self.ws.root.glob(".NEXUS_MEMORY.md.*"):  # left by a writer killed mid-way
             stale.unlink(missing_ok=True)
         try:
-            atomic_write(self.ws.root / "NEXUS_MEMORY.md", render_projection(current).encode())
+            text = self._projection.render(current).encode()
+            atomic_write(self.ws.root / "NEXUS_MEMORY.md", text)
         except OSError as exc:  # committed: the next write rewrites the projection
             print(f"nxs: the write is saved, but NEXUS_MEMORY.md is not: {exc}", file=sys.stderr)
 

@@ -44,7 +44,11 @@ COMPACT_EVERY = 24
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
 FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
-FOLD_EVERY_WRITE_UP_TO = 20_000  # rows: below this every write is folded into the index at once
+# Rows: up to this many, every write is folded into the full-text index at once. Folding merges
+# the whole index again (~0.1 s at 2,000 rows, 0.5-0.8 s at 10,000 on this 2-core machine) and
+# compaction rewrites every row (a 10,000-row fragment is 25 MB), so larger tables fold and
+# compact every `COMPACT_EVERY` single writes; the rows written since are found by a scan.
+FOLD_EVERY_WRITE_UP_TO = 2_000
 # Rows outside the full-text index are searched by a scan (~50 us a row on this 2-core machine,
 # loaded: 36,512 of them after a 100,000-memory import made a keyword search take ~2 s), so a
 # write that leaves more than this many (an import's or embed's batch) folds them in at once.
@@ -212,6 +216,10 @@ class Store:
         self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
+        # (table version before, after) this process's last commit, None when it failed: files
+        # derived from the records (the graph) that were current at "before" need only that
+        # commit's changes to be current at "after" (`nxm.derive`)
+        self.committed: tuple[int, int] | None = None
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -440,6 +448,8 @@ class Store:
             return
         table = self.table(create=True)
         self._written = None
+        self.committed = None
+        before = table.version
         after = {**current, **{r["key"]: r for r in upserts}}
         for k in deletes:
             after.pop(k, None)
@@ -486,6 +496,7 @@ class Store:
             self.cache_path.unlink(missing_ok=True)
             print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
             return
+        self.committed = (before, table.version)
         sig = self._cache_sig()
         if sig is not None:  # this process's next write and search start from these records
             kept = dict(current)
