@@ -6,7 +6,7 @@ reading order as `nxm list`: an index of open memories, then each body.
 
 from __future__ import annotations
 
-from operator import itemgetter
+import bisect
 from typing import Any
 
 from nxm.record import reading_order, reading_sort_key
@@ -75,11 +75,13 @@ class Projection:
 
     def __init__(self) -> None:
         self._parts: dict[str, tuple[dict[str, Any], tuple[Any, ...], str, str]] = {}
+        self._order: list[tuple[Any, ...]] = []  # the parts' reading sort keys, sorted
 
     def render(self, records: dict[str, dict[str, Any]]) -> str:
         kept = self._parts
         parts = {}
         closed = 0
+        gone, fresh = [], []  # sort keys that left and came: a few after a single write
         for key, r in records.items():
             status = r["status"]
             if status != "open":
@@ -89,8 +91,21 @@ class Projection:
                 continue
             got = kept.get(key)
             if got is None or got[0] is not r:
+                if got is not None:
+                    gone.append(got[1])
                 got = (r, reading_sort_key(r), _index_line(r), _section(r))
+                fresh.append(got[1])
             parts[key] = got
-        self._parts = parts
-        ordered = sorted(parts.values(), key=itemgetter(1))
-        return _assemble([(line, section) for _, _, line, section in ordered], closed)
+        if len(parts) - len(fresh) + len(gone) != len(kept):  # some left the projection
+            gone += [v[1] for k, v in kept.items() if k not in parts]
+        order = self._order[:]
+        if len(gone) + len(fresh) > 64:
+            order = sorted(v[1] for v in parts.values())
+        else:  # a sort key ends with the record's key, so each is unique
+            for sort_key in gone:
+                del order[bisect.bisect_left(order, sort_key)]
+            for sort_key in fresh:
+                bisect.insort(order, sort_key)
+        text = _assemble([parts[k[-1]][2:] for k in order], closed)
+        self._parts, self._order = parts, order
+        return text

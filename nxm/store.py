@@ -154,12 +154,29 @@ CACHE_HEAD = b'{"records":[\n'
 CACHE_TAIL = b'],"version":1}\n'
 
 
-def _cache_lines(records: dict[str, dict[str, Any]]) -> Iterator[bytes]:
-    """The read cache file's pieces: `CACHE_HEAD`, one record a line by key, `CACHE_TAIL`."""
+def _cache_lines(
+    records: dict[str, dict[str, Any]],
+    memo: dict[str, tuple[dict[str, Any], bytes]] | None = None,
+) -> Iterator[bytes]:
+    """The read cache file's pieces: `CACHE_HEAD`, one record a line by key, `CACHE_TAIL`.
+
+    ``memo`` (key -> (record, its JSON)) holds the JSON of the records written last time: a
+    record that is the same object is not serialized again (writes replace a changed record
+    with a new dict, never change one in place). It is replaced by this call's records.
+    """
     yield CACHE_HEAD
     keys = sorted(records)
+    kept = memo.copy() if memo is not None else {}
+    if memo is not None:
+        memo.clear()
     for i, key in enumerate(keys):
-        yield orjson.dumps(records[key]) + (b",\n" if i + 1 < len(keys) else b"\n")
+        record = records[key]
+        got = kept.get(key)
+        if got is None or got[0] is not record:
+            got = (record, orjson.dumps(record))
+        if memo is not None:
+            memo[key] = got
+        yield got[1] + (b",\n" if i + 1 < len(keys) else b"\n")
     yield CACHE_TAIL
 
 
@@ -220,6 +237,7 @@ class Store:
         # derived from the records (the graph) that were current at "before" need only that
         # commit's changes to be current at "after" (`nxm.derive`)
         self.committed: tuple[int, int] | None = None
+        self._lines: dict[str, tuple[dict[str, Any], bytes]] = {}  # `_cache_lines`'s memo
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -347,7 +365,11 @@ class Store:
             return
         for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
             stale.unlink(missing_ok=True)
-        atomic_write(self.cache_path, _cache_lines(records))
+        try:
+            atomic_write(self.cache_path, _cache_lines(records, self._lines))
+        except BaseException:
+            self._lines.clear()
+            raise
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Every record by key: from the read cache when present, else from LanceDB."""

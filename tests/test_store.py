@@ -389,3 +389,24 @@ def test_a_batch_is_folded_into_the_index_in_a_large_table(
     assert unindexed() == 0
     got = svc.search(query="widget", mode="keyword", limit=20, now=NOW)["results"]
     assert len(got) == 8
+
+
+def test_a_single_write_outside_the_index_is_found_by_keyword_search(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above `FOLD_EVERY_WRITE_UP_TO` rows a single write waits for the next fold; until then
+    the full-text search scans it, so it is found at once (and ranked first for its own words)."""
+    import nxm.store as store_module
+
+    monkeypatch.setattr(store_module, "FOLD_EVERY_WRITE_UP_TO", 0)  # as if the table were large
+    for i in range(5):
+        add(svc, f"The gateway-{i} proxy retries upstream calls {i + 2} times.")
+    key = add(svc, "The zeppelin backlog is drained by the nightly janitor job.")
+    table = svc.store.table()
+    table.checkout_latest()
+    names = [i.name for i in table.list_indices() if i.index_type == "FTS"]
+    assert max(table.index_stats(n).num_unindexed_rows for n in names) > 0
+    for query in ("zeppelin backlog", "nightly janitor"):
+        got = svc.search(query=query, mode="keyword", limit=3, now=NOW)["results"]
+        assert [r["key"] for r in got][:1] == [key]
+    assert len(svc.search(query="gateway proxy", mode="keyword", limit=10, now=NOW)["results"]) == 5
