@@ -509,6 +509,7 @@ class Store:
             ) from None
         for r in upserts:
             current[r["key"]] = r
+            self._lines.pop(r["key"], None)  # a follower's record may have changed in place
         for k in deletes:
             current.pop(k, None)
         try:
