@@ -1,6 +1,7 @@
 """Single adds in one long-lived process, as the MCP server makes them: where a write's time goes.
 
     python -m bench.bench_add --store /tmp/sc/reuse/scale-10000 --adds 60
+    PYTHONPATH=OTHER_CHECKOUT python bench/bench_add.py --store ... # time another commit's code
 
 The store (a workspace made by `bench.bench_scale --keep`) is copied to a scratch directory, a
 `MemoryService` is opened once (model loaded, table open, one search), then ``--adds`` single
@@ -24,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:  # last: PYTHONPATH may name another checkout's code to time
+    sys.path.append(str(ROOT))
 
 
 def _wrap(owner: Any, name: str, label: str, spent: dict[str, float]) -> None:
     """Add the time of ``owner.name`` calls to ``spent[label]`` (absent: nothing happens)."""
-    real = getattr(owner, name, None)
+    real = getattr(owner, name, None) if owner is not None else None
     if real is None:
         return
 
@@ -68,7 +69,7 @@ def run(store: Path, adds: int) -> dict[str, Any]:
         _wrap(nxm.store.Store, "_write_cache", "read_cache", spent)
         _wrap(nxm.graph, "refresh", "graph", spent)
         _wrap(nxm.service, "render_projection", "projection_render", spent)  # before 2e51dc7
-        _wrap(nxm.projection.Projection, "render", "projection_render", spent)
+        _wrap(getattr(nxm.projection, "Projection", None), "render", "projection_render", spent)
         _wrap(nxm.service, "atomic_write", "projection_write", spent)
         parts: dict[str, list[float]] = {}
         for i in range(adds):
