@@ -157,7 +157,9 @@ class MemoryService:
         for stale in self.ws.root.glob(".NEXUS_MEMORY.md.*"):  # left by a writer killed mid-way
             stale.unlink(missing_ok=True)
         try:
-            text = self._projection.render(current).encode()
+            keys = [r["key"] for r in changed] + list(deletes)
+            since, at = self.store.committed or (None, None)
+            text = self._projection.render(current, keys, since=since, at=at).encode()
             atomic_write(self.ws.root / "NEXUS_MEMORY.md", text)
         except OSError as exc:  # committed: the next write rewrites the projection
             print(f"nxs: the write is saved, but NEXUS_MEMORY.md is not: {exc}", file=sys.stderr)

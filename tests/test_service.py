@@ -854,12 +854,14 @@ def test_projection_rendered_again_after_each_write_equals_a_fresh_render() -> N
 
     projection = Projection()
     records = {r["key"]: r for r in map(record, range(200))}
-    for step in range(300):
+    version = 0
+    for step in range(600):
         current = dict(records)
         op = rnd.random()
         if op < 0.4:
             r = record(rnd.randint(0, 800))
             current[r["key"]] = r
+            changed = [r["key"]]
         elif op < 0.7:
             key = rnd.choice(list(current))
             current[key] = {
@@ -867,14 +869,26 @@ def test_projection_rendered_again_after_each_write_equals_a_fresh_render() -> N
                 "status": rnd.choice(["open", "closed", "forgotten"]),
                 "priority": rnd.choice(["HIGH", "LOW"]),
             }
+            changed = [key]
         elif op < 0.8:
-            current.pop(rnd.choice(list(current)))
+            changed = [rnd.choice(list(current))]
+            current.pop(changed[0])
         elif op < 0.85:
             current = {k: dict(v) for k, v in current.items()}  # read afresh by another process
+            changed = []
         else:
-            current.update((r["key"], r) for r in map(record, rnd.sample(range(2000), 80)))
+            batch = list(map(record, rnd.sample(range(2000), 80)))
+            current.update((r["key"], r) for r in batch)
+            changed = [r["key"] for r in batch]
         records = current
-        assert projection.render(records) == render_projection(records), step
+        mode = rnd.random()
+        if mode < 0.9:  # the written keys and the versions between which they were written
+            since = version if mode < 0.8 else -1  # -1: another process wrote in between
+            version += 1
+            got = projection.render(records, changed, since=since, at=version)
+        else:
+            got = projection.render(records)
+        assert got == render_projection(records), step
 
 
 def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) -> None:
