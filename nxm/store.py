@@ -16,8 +16,10 @@ and the native full-text index. Three rules keep it whole and fast:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -154,30 +156,80 @@ CACHE_HEAD = b'{"records":[\n'
 CACHE_TAIL = b'],"version":1}\n'
 
 
-def _cache_lines(
-    records: dict[str, dict[str, Any]],
-    memo: dict[str, tuple[dict[str, Any], bytes]] | None = None,
-) -> Iterator[bytes]:
-    """The read cache file's pieces: `CACHE_HEAD`, one record a line by key, `CACHE_TAIL`.
-
-    ``memo`` (key -> (record, its JSON)) holds the JSON of the records written last time: a
-    record that is the same object is not serialized again (writes replace a changed record
-    with a new dict, never change one in place). It is replaced by this call's records.
-    """
+def _cache_lines(records: dict[str, dict[str, Any]]) -> Iterator[bytes]:
+    """The read cache file's pieces: `CACHE_HEAD`, one record a line by key, `CACHE_TAIL`."""
     yield CACHE_HEAD
     keys = sorted(records)
-    kept = memo.copy() if memo is not None else {}
-    if memo is not None:
-        memo.clear()
     for i, key in enumerate(keys):
-        record = records[key]
-        got = kept.get(key)
-        if got is None or got[0] is not record:
-            got = (record, orjson.dumps(record))
-        if memo is not None:
-            memo[key] = got
-        yield got[1] + (b",\n" if i + 1 < len(keys) else b"\n")
+        yield orjson.dumps(records[key]) + (b",\n" if i + 1 < len(keys) else b"\n")
     yield CACHE_TAIL
+
+
+class _CacheLines:
+    """The read cache's lines as this process last wrote them (`_cache_lines`'s bytes), so a
+    write serializes again only what it changed.
+
+    After a commit of this process whose records before it are the ones written last (the
+    table version before the commit is the one they were written at), only the written keys
+    are; otherwise every record is, except one that is the same object as last time (writes
+    replace a changed record with a new dict, never change one in place).
+    """
+
+    def __init__(self) -> None:
+        self.at: int | None = None  # the table version the lines are of, when known
+        self.keys: list[str] = []  # sorted
+        self.lines: list[bytes] = []  # each record's JSON and ",\n", in key order
+        self.memo: dict[str, tuple[dict[str, Any], bytes]] = {}
+
+    def update(
+        self,
+        records: dict[str, dict[str, Any]],
+        changed: list[str] | None,
+        since: int | None,
+        at: int | None,
+    ) -> Iterator[bytes]:
+        """The file's pieces for ``records`` (``changed`` keys written between table versions
+        ``since`` and ``at``); call `keep` once they are written."""
+        memo = dict(self.memo)
+        if changed is not None and since is not None and since == self.at:
+            keys, lines = self.keys[:], self.lines[:]
+            for key in dict.fromkeys(changed):
+                i = bisect.bisect_left(keys, key)
+                there = i < len(keys) and keys[i] == key
+                record = records.get(key)
+                if record is None:
+                    memo.pop(key, None)
+                    if there:
+                        del keys[i], lines[i]
+                    continue
+                line = orjson.dumps(record) + b",\n"
+                memo[key] = (record, line)
+                if there:
+                    lines[i] = line
+                else:
+                    keys.insert(i, key)
+                    lines.insert(i, line)
+        else:
+            kept, memo = memo, {}
+            keys, lines = sorted(records), []
+            written = set(changed or ())  # a follower's record may have changed in place
+            for key in keys:
+                record = records[key]
+                got = kept.get(key)
+                if got is None or got[0] is not record or key in written:
+                    got = (record, orjson.dumps(record) + b",\n")
+                memo[key] = got
+                lines.append(got[1])
+        self._next = (at, keys, lines, memo)
+        yield CACHE_HEAD
+        if lines:
+            yield from itertools.islice(lines, len(lines) - 1)
+            yield lines[-1][:-2] + b"\n"
+        yield CACHE_TAIL
+
+    def keep(self) -> None:
+        """The pieces `update` gave were written: the next update starts from them."""
+        self.at, self.keys, self.lines, self.memo = self._next
 
 
 def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
@@ -237,7 +289,7 @@ class Store:
         # derived from the records (the graph) that were current at "before" need only that
         # commit's changes to be current at "after" (`nxm.derive`)
         self.committed: tuple[int, int] | None = None
-        self._lines: dict[str, tuple[dict[str, Any], bytes]] = {}  # `_cache_lines`'s memo
+        self._lines = _CacheLines()
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -355,21 +407,25 @@ class Store:
         except (FileNotFoundError, ValueError, LookupError, TypeError):
             return None  # absent or damaged (orjson's errors are ValueErrors): rebuilt from LanceDB
 
-    def _write_cache(self, records: dict[str, dict[str, Any]]) -> None:
+    def _write_cache(
+        self,
+        records: dict[str, dict[str, Any]],
+        changed: list[str] | None = None,
+        since: int | None = None,
+        at: int | None = None,
+    ) -> None:
         """Write the read cache (under the lock: a temporary file left there is a dead writer's).
 
         One JSON document, one record a line (`_parse_cache`), written a record at a time and
-        renamed into place, so neither the writer nor a reader holds it whole in memory.
+        renamed into place, so a reader never holds it whole in memory. ``changed`` keys were
+        written between table versions ``since`` and ``at`` (`_CacheLines`).
         """
         if not self.local:
             return
         for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
             stale.unlink(missing_ok=True)
-        try:
-            atomic_write(self.cache_path, _cache_lines(records, self._lines))
-        except BaseException:
-            self._lines.clear()
-            raise
+        atomic_write(self.cache_path, self._lines.update(records, changed, since, at))
+        self._lines.keep()
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Every record by key: from the read cache when present, else from LanceDB."""
@@ -509,12 +565,12 @@ class Store:
             ) from None
         for r in upserts:
             current[r["key"]] = r
-            self._lines.pop(r["key"], None)  # a follower's record may have changed in place
         for k in deletes:
             current.pop(k, None)
+        written = [r["key"] for r in upserts] + list(deletes)  # followers' records changed in place
         try:
             self._maintain(table)
-            self._write_cache(current)
+            self._write_cache(current, written, before, table.version)
         except (OSError, RuntimeError) as exc:  # committed: the next reader rebuilds the cache
             self.cache_path.unlink(missing_ok=True)
             print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
