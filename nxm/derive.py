@@ -22,7 +22,9 @@ def on_write(
     """Called under the write lock after each commit, before NEXUS_MEMORY.md is rewritten."""
     from nxm import graph
 
+    keys = [r["key"] for r in changed] + list(deleted)
+    since, at = service.store.committed or (None, None)
     try:
-        graph.refresh(service.ws, current)
+        graph.refresh(service.ws, current, keys, since=since, at=at)
     except OSError as exc:  # the commit stands; reads re-extract what the file lacks
         print(f"nxs: could not update .nxs/{graph.GRAPH_FILE}: {exc}", file=sys.stderr)

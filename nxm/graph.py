@@ -97,22 +97,83 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
     return {"fingerprint": fingerprint(record), **got}
 
 
-def refresh(ws: Workspace, current: dict[str, dict[str, Any]]) -> None:
-    """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (call under the write lock)."""
-    stored = load_extracted(ws)
-    memories = {}
-    dirty = set(stored) - set(current)
-    for key in sorted(current):
-        record = current[key]
-        old = stored.get(key)
-        if old is not None and old.get("fingerprint") == fingerprint(record):
-            memories[key] = old
-        else:
-            memories[key] = _extraction(record)
-            dirty.add(key)
-    if dirty or not (ws.dir / GRAPH_FILE).exists():
+# The graph file this process last read or wrote: (path, identity, parsed body), so a
+# long-lived writer (the MCP server) does not parse it again on every write.
+_LAST: list[tuple[Any, tuple[int, int, int], dict[str, Any]]] = []
+
+
+def _identity(path: Any) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _load_graph_file(path: Any) -> dict[str, Any]:
+    sig = _identity(path)
+    if sig is not None and _LAST and _LAST[0][0] == path and _LAST[0][1] == sig:
+        return _LAST[0][2]
+    data = _load(path)
+    _LAST[:] = [(path, sig, data)] if sig is not None else []
+    return data
+
+
+def refresh(
+    ws: Workspace,
+    current: dict[str, dict[str, Any]],
+    changed: list[str] | None = None,
+    *,
+    since: int | None = None,
+    at: int | None = None,
+) -> None:
+    """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (call under the write lock).
+
+    The file records the store version it is current at (``at``: the table's version after the
+    write). When it says ``since`` (the version before the write) and ``changed`` names the
+    keys the write touched, only those are looked at; otherwise (no file, a crash between a
+    commit and this, a write that did not refresh it, another store) every memory is, so the
+    file always ends equal to what a refresh of every memory makes.
+    """
+    path = ws.dir / GRAPH_FILE
+    data = _load_graph_file(path)
+    current_extractor = data.get("extractor") == EXTRACTOR_VERSION
+    stored = (data.get("memories") or {}) if current_extractor else {}
+    memories: dict[str, Any] | None = None
+    dirty = False
+    if changed is not None and since is not None and data.get("store_version") == since:
+        memories = dict(stored)
+        for key in changed:
+            record = current.get(key)
+            if record is None:
+                dirty |= memories.pop(key, None) is not None
+                continue
+            old = memories.get(key)
+            if old is None or old.get("fingerprint") != fingerprint(record):
+                memories[key] = _extraction(record)
+                dirty = True
+        if memories.keys() != current.keys():  # not the store the file was made from
+            memories = None
+    if memories is None:
+        memories = {}
+        dirty = set(stored) != set(current)
+        for key in sorted(current):
+            record = current[key]
+            old = stored.get(key)
+            if old is not None and old.get("fingerprint") == fingerprint(record):
+                memories[key] = old
+            else:
+                memories[key] = _extraction(record)
+                dirty = True
+    if dirty or data.get("store_version") != at or not path.exists():
         body = {"extractor": EXTRACTOR_VERSION, "memories": memories, "version": 1}
-        atomic_write(ws.dir / GRAPH_FILE, _dump(body))
+        if at is not None:
+            body["store_version"] = at
+        _LAST.clear()
+        atomic_write(path, _dump(body))
+        sig = _identity(path)
+        if sig is not None:
+            _LAST[:] = [(path, sig, body)]
 
 
 def load_agent(ws: Workspace) -> dict[str, Any]:

@@ -6,9 +6,10 @@ reading order as `nxm list`: an index of open memories, then each body.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
-from nxm.record import reading_order
+from nxm.record import reading_order, reading_sort_key
 
 SHARED_SCOPES = ("project", "item")
 
@@ -25,6 +26,29 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _index_line(r: dict[str, Any]) -> str:
+    return f"- `{r['key']}` {_one_line(r['introduction'])}\n"
+
+
+def _section(r: dict[str, Any]) -> str:
+    facets = [r["priority"], r["scope"]]
+    if r["category"]:
+        facets.insert(0, r["category"])
+    if r["refs"]:
+        facets.append("refs: " + ", ".join(r["refs"]))
+    return (
+        f"\n## `{r['key']}` {_one_line(r['introduction'])}\n\n"
+        f"_{' · '.join(facets)} · updated {r['updated']} by {r['actor']}_\n\n"
+        + r["body"].rstrip()
+        + "\n"
+    )
+
+
+def _assemble(lines: list[str], sections: list[str], closed: int) -> str:
+    count = f"\n{len(lines)} open memories ({closed} closed not shown).\n\n## Index\n\n"
+    return "".join((HEADER, count, "".join(lines), "".join(sections)))
+
+
 def render_projection(records: dict[str, dict[str, Any]]) -> str:
     """The Markdown projection of the open project- and item-scoped memories.
 
@@ -35,15 +59,91 @@ def render_projection(records: dict[str, dict[str, Any]]) -> str:
         [r for r in records.values() if r["status"] == "open" and r["scope"] in SHARED_SCOPES]
     )
     closed = sum(1 for r in records.values() if r["status"] == "closed")
-    out = [HEADER, f"\n{len(open_)} open memories ({closed} closed not shown).\n\n## Index\n\n"]
-    out.extend(f"- `{r['key']}` {_one_line(r['introduction'])}\n" for r in open_)
-    for r in open_:
-        facets = [r["priority"], r["scope"]]
-        if r["category"]:
-            facets.insert(0, r["category"])
-        if r["refs"]:
-            facets.append("refs: " + ", ".join(r["refs"]))
-        out.append(f"\n## `{r['key']}` {_one_line(r['introduction'])}\n\n")
-        out.append(f"_{' · '.join(facets)} · updated {r['updated']} by {r['actor']}_\n\n")
-        out.append(r["body"].rstrip() + "\n")
-    return "".join(out)
+    return _assemble([_index_line(r) for r in open_], [_section(r) for r in open_], closed)
+
+
+_Part = tuple[dict[str, Any], tuple[Any, ...], str, str]  # record, sort key, index line, section
+
+
+class Projection:
+    """`render_projection` for a long-lived writer, made again only where records changed.
+
+    After a write of this process whose records before it are the ones rendered last (the
+    store's version before the commit is the one the last render was for), only the written
+    keys are looked at. Otherwise every record is, and a record's lines are made again only
+    when it is another object than last time: writes replace a changed record with a new dict
+    (`MemoryService._change` copies it) and never change one in place.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, _Part] = {}
+        self._order: list[tuple[Any, ...]] = []  # the parts' sort keys, sorted (each ends
+        self._lines: list[str] = []  # with its record's key, so each is unique), and the
+        self._sections: list[str] = []  # index lines and sections in that order
+        self._closed: set[str] = set()
+        self._at: int | None = None  # the store version the parts are of, when known
+
+    def render(
+        self,
+        records: dict[str, dict[str, Any]],
+        changed: list[str] | None = None,
+        *,
+        since: int | None = None,
+        at: int | None = None,
+    ) -> str:
+        """NEXUS_MEMORY.md for ``records``: ``changed`` keys were written between store
+        versions ``since`` and ``at`` (unknown: None)."""
+        parts, closed = dict(self._parts), set(self._closed)
+        gone: list[tuple[Any, ...]] = []
+        fresh: list[_Part] = []
+        if changed is not None and since is not None and since == self._at:
+            for key in dict.fromkeys(changed):
+                old = parts.pop(key, None)
+                if old is not None:
+                    gone.append(old[1])
+                closed.discard(key)
+                r = records.get(key)
+                if r is None:
+                    continue
+                if r["status"] == "closed":
+                    closed.add(key)
+                elif r["status"] == "open" and r["scope"] in SHARED_SCOPES:
+                    parts[key] = (r, reading_sort_key(r), _index_line(r), _section(r))
+                    fresh.append(parts[key])
+        else:
+            kept, parts, closed = parts, {}, set()
+            for key, r in records.items():
+                status = r["status"]
+                if status != "open":
+                    if status == "closed":
+                        closed.add(key)
+                    continue
+                if r["scope"] not in SHARED_SCOPES:
+                    continue
+                got = kept.get(key)
+                if got is None or got[0] is not r:
+                    if got is not None:
+                        gone.append(got[1])
+                    got = (r, reading_sort_key(r), _index_line(r), _section(r))
+                    fresh.append(got)
+                parts[key] = got
+            if len(parts) - len(fresh) + len(gone) != len(kept):  # some left the projection
+                gone += [v[1] for k, v in kept.items() if k not in parts]
+        if len(gone) + len(fresh) > 64:
+            order = sorted(v[1] for v in parts.values())
+            lines = [parts[k[-1]][2] for k in order]
+            sections = [parts[k[-1]][3] for k in order]
+        else:
+            order, lines, sections = self._order[:], self._lines[:], self._sections[:]
+            for sort_key in gone:
+                i = bisect.bisect_left(order, sort_key)
+                del order[i], lines[i], sections[i]
+            for _, sort_key, line, section in fresh:
+                i = bisect.bisect_left(order, sort_key)
+                order.insert(i, sort_key)
+                lines.insert(i, line)
+                sections.insert(i, section)
+        text = _assemble(lines, sections, len(closed))
+        self._parts, self._closed, self._at = parts, closed, at
+        self._order, self._lines, self._sections = order, lines, sections
+        return text

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from nxm import derive, rank
 from nxm.categories import categorize
-from nxm.projection import render_projection
+from nxm.projection import Projection
 from nxm.record import (
     INTRO_MAX,
     body_hash,
@@ -89,6 +89,7 @@ class MemoryService:
         self._embed_error: str | None = None
         self.store = Store(ws)
         self._near: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._projection = Projection()
 
     # -- embedding ------------------------------------------------------------------------------
 
@@ -157,7 +158,10 @@ class MemoryService:
         for stale in self.ws.root.glob(".NEXUS_MEMORY.md.*"):  # left by a writer killed mid-way
             stale.unlink(missing_ok=True)
         try:
-            atomic_write(self.ws.root / "NEXUS_MEMORY.md", render_projection(current).encode())
+            keys = [r["key"] for r in changed] + list(deletes)
+            since, at = self.store.committed or (None, None)
+            text = self._projection.render(current, keys, since=since, at=at).encode()
+            atomic_write(self.ws.root / "NEXUS_MEMORY.md", text)
         except OSError as exc:  # committed: the next write rewrites the projection
             print(f"nxs: the write is saved, but NEXUS_MEMORY.md is not: {exc}", file=sys.stderr)
 

@@ -16,8 +16,10 @@ and the native full-text index. Three rules keep it whole and fast:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -44,7 +46,11 @@ COMPACT_EVERY = 24
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
 FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
-FOLD_EVERY_WRITE_UP_TO = 20_000  # rows: below this every write is folded into the index at once
+# Rows: up to this many, every write is folded into the full-text index at once. Folding merges
+# the whole index again (~0.1 s at 2,000 rows, 0.5-0.8 s at 10,000 on this 2-core machine) and
+# compaction rewrites every row (a 10,000-row fragment is 25 MB), so larger tables fold and
+# compact every `COMPACT_EVERY` single writes; the rows written since are found by a scan.
+FOLD_EVERY_WRITE_UP_TO = 2_000
 # Rows outside the full-text index are searched by a scan (~50 us a row on this 2-core machine,
 # loaded: 36,512 of them after a 100,000-memory import made a keyword search take ~2 s), so a
 # write that leaves more than this many (an import's or embed's batch) folds them in at once.
@@ -159,6 +165,73 @@ def _cache_lines(records: dict[str, dict[str, Any]]) -> Iterator[bytes]:
     yield CACHE_TAIL
 
 
+class _CacheLines:
+    """The read cache's lines as this process last wrote them (`_cache_lines`'s bytes), so a
+    write serializes again only what it changed.
+
+    After a commit of this process whose records before it are the ones written last (the
+    table version before the commit is the one they were written at), only the written keys
+    are; otherwise every record is, except one that is the same object as last time (writes
+    replace a changed record with a new dict, never change one in place).
+    """
+
+    def __init__(self) -> None:
+        self.at: int | None = None  # the table version the lines are of, when known
+        self.keys: list[str] = []  # sorted
+        self.lines: list[bytes] = []  # each record's JSON and ",\n", in key order
+        self.memo: dict[str, tuple[dict[str, Any], bytes]] = {}
+
+    def update(
+        self,
+        records: dict[str, dict[str, Any]],
+        changed: list[str] | None,
+        since: int | None,
+        at: int | None,
+    ) -> Iterator[bytes]:
+        """The file's pieces for ``records`` (``changed`` keys written between table versions
+        ``since`` and ``at``); call `keep` once they are written."""
+        memo = dict(self.memo)
+        if changed is not None and since is not None and since == self.at:
+            keys, lines = self.keys[:], self.lines[:]
+            for key in dict.fromkeys(changed):
+                i = bisect.bisect_left(keys, key)
+                there = i < len(keys) and keys[i] == key
+                record = records.get(key)
+                if record is None:
+                    memo.pop(key, None)
+                    if there:
+                        del keys[i], lines[i]
+                    continue
+                line = orjson.dumps(record) + b",\n"
+                memo[key] = (record, line)
+                if there:
+                    lines[i] = line
+                else:
+                    keys.insert(i, key)
+                    lines.insert(i, line)
+        else:
+            kept, memo = memo, {}
+            keys, lines = sorted(records), []
+            written = set(changed or ())  # a follower's record may have changed in place
+            for key in keys:
+                record = records[key]
+                got = kept.get(key)
+                if got is None or got[0] is not record or key in written:
+                    got = (record, orjson.dumps(record) + b",\n")
+                memo[key] = got
+                lines.append(got[1])
+        self._next = (at, keys, lines, memo)
+        yield CACHE_HEAD
+        if lines:
+            yield from itertools.islice(lines, len(lines) - 1)
+            yield lines[-1][:-2] + b"\n"
+        yield CACHE_TAIL
+
+    def keep(self) -> None:
+        """The pieces `update` gave were written: the next update starts from them."""
+        self.at, self.keys, self.lines, self.memo = self._next
+
+
 def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
     """The records of a read cache file, by key, parsed a line at a time.
 
@@ -212,6 +285,11 @@ class Store:
         self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
+        # (table version before, after) this process's last commit, None when it failed: files
+        # derived from the records (the graph) that were current at "before" need only that
+        # commit's changes to be current at "after" (`nxm.derive`)
+        self.committed: tuple[int, int] | None = None
+        self._lines = _CacheLines()
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -329,17 +407,25 @@ class Store:
         except (FileNotFoundError, ValueError, LookupError, TypeError):
             return None  # absent or damaged (orjson's errors are ValueErrors): rebuilt from LanceDB
 
-    def _write_cache(self, records: dict[str, dict[str, Any]]) -> None:
+    def _write_cache(
+        self,
+        records: dict[str, dict[str, Any]],
+        changed: list[str] | None = None,
+        since: int | None = None,
+        at: int | None = None,
+    ) -> None:
         """Write the read cache (under the lock: a temporary file left there is a dead writer's).
 
         One JSON document, one record a line (`_parse_cache`), written a record at a time and
-        renamed into place, so neither the writer nor a reader holds it whole in memory.
+        renamed into place, so a reader never holds it whole in memory. ``changed`` keys were
+        written between table versions ``since`` and ``at`` (`_CacheLines`).
         """
         if not self.local:
             return
         for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
             stale.unlink(missing_ok=True)
-        atomic_write(self.cache_path, _cache_lines(records))
+        atomic_write(self.cache_path, self._lines.update(records, changed, since, at))
+        self._lines.keep()
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Every record by key: from the read cache when present, else from LanceDB."""
@@ -440,6 +526,8 @@ class Store:
             return
         table = self.table(create=True)
         self._written = None
+        self.committed = None
+        before = table.version
         after = {**current, **{r["key"]: r for r in upserts}}
         for k in deletes:
             after.pop(k, None)
@@ -479,13 +567,15 @@ class Store:
             current[r["key"]] = r
         for k in deletes:
             current.pop(k, None)
+        written = [r["key"] for r in upserts] + list(deletes)  # followers' records changed in place
         try:
             self._maintain(table)
-            self._write_cache(current)
+            self._write_cache(current, written, before, table.version)
         except (OSError, RuntimeError) as exc:  # committed: the next reader rebuilds the cache
             self.cache_path.unlink(missing_ok=True)
             print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
             return
+        self.committed = (before, table.version)
         sig = self._cache_sig()
         if sig is not None:  # this process's next write and search start from these records
             kept = dict(current)

@@ -353,6 +353,48 @@ def test_graph_file_follows_writes_and_holds_no_bodies(ctx: Context) -> None:
     assert orjson.loads(path.read_bytes())["memories"] == {}
 
 
+def test_graph_file_updated_per_write_equals_a_full_refresh(ctx: Context) -> None:
+    """Each write extracts only its own memories when the file is current at the version
+    before it, and the file still ends as a refresh of every memory makes it; a file that
+    is not (a commit no refresh followed, as after a crash) is refreshed whole."""
+    svc = ctx.memory
+    path = svc.ws.dir / graph.GRAPH_FILE
+
+    def full() -> dict[str, Any]:
+        records = svc.store.records()
+        return {k: graph._extraction(r) for k, r in records.items()}
+
+    keys = [
+        svc.add(body=f"Dana Kim moved the billing service {i} to Acme Corp in Berlin.",
+                introduction=f"Billing service {i}", now=NOW, actor="t")["memory"]["key"]
+        for i in range(5)
+    ]  # fmt: skip
+    stored = orjson.loads(path.read_bytes())
+    assert stored["store_version"] == svc.store.table().version
+    assert stored["memories"] == full()
+    extracted = []
+    real = graph._extraction
+    try:
+        graph._extraction = lambda r: extracted.append(r["key"]) or real(r)  # type: ignore[assignment]
+        svc.update(key=keys[1], body="Priya Shah took over billing from Dana Kim in Paris.",
+                   introduction="Priya owns billing", now=NOW, actor="t")  # fmt: skip
+        svc.purge(key=svc.forget(key=keys[2], now=NOW, actor="t")["memory"]["key"], now=NOW,
+                  actor="t")  # fmt: skip
+        assert extracted == [keys[1]]  # the others were not looked at again
+        # a commit that no refresh followed: the next write refreshes every memory
+        with svc.store.writing() as current:
+            changed = {**current[keys[3]], "body": "Wei Chen runs the data team in Tokyo."}
+            svc.store.commit(current, [changed])
+        extracted.clear()
+        svc.add(body="Omar Haddad joined Globex.", introduction="Omar joined", now=NOW, actor="t")
+        assert keys[3] in extracted
+    finally:
+        graph._extraction = real  # type: ignore[assignment]
+    stored = orjson.loads(path.read_bytes())
+    assert stored["memories"] == full()
+    assert stored["store_version"] == svc.store.table().version
+
+
 def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
     svc = ctx.memory
     key = svc.add(body="Dana Kim owns the billing service.", introduction="Dana owns billing",

@@ -829,3 +829,84 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
     two.close(key=m["key"], now=LATER, actor=ACTOR)
     assert one.show(key=m["key"])["memory"]["status"] == "closed"
     assert one.reopen(key=m["key"], now=LATER, actor=ACTOR)["memory"]["status"] == "open"
+
+
+def test_projection_rendered_again_after_each_write_equals_a_fresh_render() -> None:
+    """`Projection` re-renders only records that are new objects; across adds, changes,
+    removals, batches and records read afresh it must equal `render_projection`."""
+    import random
+
+    from nxm.projection import Projection, render_projection
+    from nxm.record import new_record
+
+    rnd = random.Random(7)
+
+    def record(i: int) -> dict[str, Any]:
+        return new_record(
+            key=f"{i:016x}", introduction=f"intro {i}", body=f"body {i}\n",
+            category=rnd.choice([None, "gotchas", "conventions"]),
+            scope=rnd.choice(["project", "item", "user", "session"]),
+            status=rnd.choice(["open", "open", "closed", "forgotten"]),
+            priority=rnd.choice(["HIGH", "MEDIUM", "LOW"]),
+            created=f"2026-01-{rnd.randint(1, 28):02d}", updated="2026-02-01", actor="a",
+            refs=["ISSUE-1"] if rnd.random() < 0.3 else [],
+        )  # fmt: skip
+
+    projection = Projection()
+    records = {r["key"]: r for r in map(record, range(200))}
+    version = 0
+    for step in range(600):
+        current = dict(records)
+        op = rnd.random()
+        if op < 0.4:
+            r = record(rnd.randint(0, 800))
+            current[r["key"]] = r
+            changed = [r["key"]]
+        elif op < 0.7:
+            key = rnd.choice(list(current))
+            current[key] = {
+                **current[key],
+                "status": rnd.choice(["open", "closed", "forgotten"]),
+                "priority": rnd.choice(["HIGH", "LOW"]),
+            }
+            changed = [key]
+        elif op < 0.8:
+            changed = [rnd.choice(list(current))]
+            current.pop(changed[0])
+        elif op < 0.85:
+            current = {k: dict(v) for k, v in current.items()}  # read afresh by another process
+            changed = []
+        else:
+            batch = list(map(record, rnd.sample(range(2000), 80)))
+            current.update((r["key"], r) for r in batch)
+            changed = [r["key"] for r in batch]
+        records = current
+        mode = rnd.random()
+        if mode < 0.9:  # the written keys and the versions between which they were written
+            since = version if mode < 0.8 else -1  # -1: another process wrote in between
+            version += 1
+            got = projection.render(records, changed, since=since, at=version)
+        else:
+            got = projection.render(records)
+        assert got == render_projection(records), step
+
+
+def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) -> None:
+    """After a mix of writes in one long-lived service the two files it rewrites by parts
+    (NEXUS_MEMORY.md, the read cache) are what a fresh process would write."""
+    from nxm.projection import render_projection
+    from nxm.store import _cache_lines
+
+    keys = [
+        svc.add(body=f"fact {i}", introduction=f"Fact {i}", now=NOW, actor="t")["memory"]["key"]
+        for i in range(6)
+    ]
+    svc.update(key=keys[0], body="fact zero, changed", introduction="Fact 0", now=NOW, actor="t")
+    svc.close(key=keys[1], now=NOW, actor="t")
+    svc.classify(key=keys[2], scope="user", now=NOW, actor="t")
+    svc.purge(key=svc.forget(key=keys[3], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
+    records = svc.store._scan()
+    assert (svc.ws.root / "NEXUS_MEMORY.md").read_text() == render_projection(records)
+    assert svc.store._read_cache() == records
+    lines = svc.store.cache_path.read_bytes().splitlines()
+    assert len(lines) == len(records) + 2 == len(b"".join(_cache_lines(records)).splitlines())

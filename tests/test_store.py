@@ -398,3 +398,53 @@ def test_a_batch_is_folded_into_the_index_in_a_large_table(
     assert unindexed() == 0
     got = svc.search(query="widget", mode="keyword", limit=20, now=NOW)["results"]
     assert len(got) == 8
+
+
+def test_a_single_write_outside_the_index_is_found_by_keyword_search(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above `FOLD_EVERY_WRITE_UP_TO` rows a single write waits for the next fold; until then
+    the full-text search scans it, so it is found at once (and ranked first for its own words)."""
+    import nxm.store as store_module
+
+    monkeypatch.setattr(store_module, "FOLD_EVERY_WRITE_UP_TO", 0)  # as if the table were large
+    for i in range(5):
+        add(svc, f"The gateway-{i} proxy retries upstream calls {i + 2} times.")
+    key = add(svc, "The zeppelin backlog is drained by the nightly janitor job.")
+    table = svc.store.table()
+    table.checkout_latest()
+    names = [i.name for i in table.list_indices() if i.index_type == "FTS"]
+    assert max(table.index_stats(n).num_unindexed_rows for n in names) > 0
+    for query in ("zeppelin backlog", "nightly janitor"):
+        got = svc.search(query=query, mode="keyword", limit=3, now=NOW)["results"]
+        assert [r["key"] for r in got][:1] == [key]
+    assert len(svc.search(query="gateway proxy", mode="keyword", limit=10, now=NOW)["results"]) == 5
+
+
+def test_read_cache_written_by_parts_equals_a_fresh_one(svc: MemoryService) -> None:
+    """A long-lived writer serializes only the records a write changed; after adds, changes,
+    a purge, a write by another process and a session follower, the file is still the one a
+    fresh process writes for the same records."""
+    from nxm.store import _cache_lines
+
+    def fresh() -> bytes:
+        cached = svc.store._read_cache()
+        assert cached == svc.store._scan()  # the records LanceDB holds
+        return b"".join(_cache_lines(cached))  # written as a fresh process writes them
+
+    keys = [add(svc, f"note {i} on the cache", session_id="s1") for i in range(4)]
+    assert svc.store.cache_path.read_bytes() == fresh()
+    svc.update(key=keys[1], body="note one, changed", introduction="one", now=NOW, actor="t")
+    svc.purge(key=svc.forget(key=keys[2], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
+    assert svc.store.cache_path.read_bytes() == fresh()
+    other = MemoryService(svc.ws)  # another process
+    add(other, "written by another process")
+    add(svc, "and one more here")
+    assert svc.store.cache_path.read_bytes() == fresh()
+
+
+def test_read_cache_of_no_records_is_written_by_parts_too(svc: MemoryService) -> None:
+    key = add(svc, "the only one")
+    svc.purge(key=svc.forget(key=key, now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
+    assert svc.store.cache_path.read_bytes() == b'{"records":[\n],"version":1}\n'
+    assert svc.store._read_cache() == {}

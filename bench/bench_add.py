@@ -1,0 +1,131 @@
+"""Single adds in one long-lived process, as the MCP server makes them: where a write's time goes.
+
+    python -m bench.bench_add --store /tmp/sc/reuse/scale-10000 --adds 60
+    PYTHONPATH=OTHER_CHECKOUT python bench/bench_add.py --store ... # time another commit's code
+
+The store (a workspace made by `bench.bench_scale --keep`) is copied to a scratch directory, a
+`MemoryService` is opened once (model loaded, table open, one search), then ``--adds`` single
+`add` calls are timed, each split into its parts: embedding, the LanceDB write (merge_insert),
+upkeep (`Store._maintain`: fold into the full-text index and compaction, when due), the read
+cache, the graph file, NEXUS_MEMORY.md (render and write) and the rest (duplicate check, lock,
+session context). Prints one JSON line: medians, p95 and max per part in milliseconds, and the
+1-minute load average at the start and end (2 cores here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # last: PYTHONPATH may name another checkout's code to time
+    sys.path.append(str(ROOT))
+
+
+def _wrap(owner: Any, name: str, label: str, spent: dict[str, float]) -> None:
+    """Add the time of ``owner.name`` calls to ``spent[label]`` (absent: nothing happens)."""
+    real = getattr(owner, name, None) if owner is not None else None
+    if real is None:
+        return
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.perf_counter() - t0
+
+    setattr(owner, name, timed)
+
+
+def run(store: Path, adds: int) -> dict[str, Any]:
+    import nxm.graph
+    import nxm.projection
+    import nxm.service
+    import nxm.store
+    from nxs.workspace import find
+
+    work = Path(tempfile.mkdtemp(prefix="nxs-add-"))
+    try:
+        root = work / "ws"
+        shutil.copytree(store, root)
+        load_start = os.getloadavg()[0]
+        svc = nxm.service.MemoryService(find(str(root)))
+        svc.embedder()
+        svc.store.table()
+        now = "2030-01-01T00:00:00.000Z"
+        svc.search(query="nightly export", limit=10, now=now)
+        spent: dict[str, float] = {}
+        _wrap(nxm.service.MemoryService, "_vectors", "embed", spent)
+        _wrap(nxm.store.Store, "commit", "commit", spent)
+        _wrap(nxm.store.Store, "_maintain", "upkeep", spent)
+        _wrap(nxm.store.Store, "_write_cache", "read_cache", spent)
+        _wrap(nxm.graph, "refresh", "graph", spent)
+        _wrap(nxm.service, "render_projection", "projection_render", spent)  # before 2e51dc7
+        _wrap(getattr(nxm.projection, "Projection", None), "render", "projection_render", spent)
+        _wrap(nxm.service, "atomic_write", "projection_write", spent)
+        parts: dict[str, list[float]] = {}
+        for i in range(adds):
+            spent.clear()
+            t0 = time.perf_counter()
+            svc.add(
+                body=f"Scale note {i}: the nightly export of shard {i % 97} "
+                f"finished in {i % 53 + 4} minutes after the {i % 7}th retry.",
+                introduction=f"Nightly export of shard {i % 97}, note {i}",
+                now=now,
+                actor="bench",
+            )
+            total = time.perf_counter() - t0
+            commit = spent.pop("commit", 0.0)
+            spent["lancedb_write"] = (
+                commit - spent.get("upkeep", 0.0) - spent.get("read_cache", 0.0)
+            )
+            spent["rest"] = (
+                total
+                - commit
+                - sum(
+                    spent.get(k, 0.0)
+                    for k in ("embed", "graph", "projection_render", "projection_write")
+                )
+            )
+            spent["total"] = total
+            for k, v in spent.items():
+                parts.setdefault(k, []).append(v)
+
+        def figures(values: list[float]) -> dict[str, float]:
+            ordered = sorted(values)
+            p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+            ms = [1000 * statistics.median(values), 1000 * p95, 1000 * max(values)]
+            return dict(zip(("p50", "p95", "max"), (round(x, 1) for x in ms), strict=True))
+
+        return {
+            "store": str(store),
+            "adds": adds,
+            "ms": {k: figures(v) for k, v in parts.items()},
+            "load_start": round(load_start, 2),
+            "load_end": round(os.getloadavg()[0], 2),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, required=True, help="a workspace to copy")
+    parser.add_argument("--adds", type=int, default=60, help="single adds to time")
+    args = parser.parse_args(argv)
+    import orjson
+
+    print(orjson.dumps(run(args.store, args.adds)).decode(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
