@@ -38,6 +38,7 @@ and the ``feedback`` factor.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 K = 60
@@ -51,14 +52,14 @@ WINDOW = 2  # neighbours on each side that lend a memory their score
 SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
 
 
-def feedback_factor(record: dict[str, Any]) -> float:
+def feedback_factor(record: Mapping[str, Any]) -> float:
     """The factor a memory's feedback counts multiply its score by: in (0.85, 1.15)."""
     counts = record.get("feedback") or {}
     net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
     return 1.0 + WEIGHT * math.tanh(net / 2) if net else 1.0
 
 
-def neighbours(records: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
+def neighbours(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str, int]]]:
     """For each memory with a ``session_id``: the memories of its session within `WINDOW`
     places of it in time order, with their distance."""
     sessions: dict[str, list[tuple[str, str]]] = {}
@@ -80,14 +81,15 @@ def neighbours(records: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, 
 def fuse(
     keyword: list[tuple[str, float]],
     semantic: list[tuple[str, float]],
-    records: dict[str, dict[str, Any]],
+    records: Mapping[str, Mapping[str, Any]],
     mode: str,
     near: dict[str, list[tuple[str, int]]] | None = None,
     context: list[tuple[str, float]] = (),  # type: ignore[assignment]
     limit: int | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
-    first ``limit`` of them).
+    first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
+    ``session_id`` are read: a `nxm.store.Snapshot`'s ``brief`` holds just these.
 
     ``context`` are BM25 matches of the query in the memories' session context (the memories
     said just before them: `nxm.record.contexts`); in hybrid mode, when there are any, the

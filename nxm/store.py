@@ -20,10 +20,12 @@ import contextlib
 import fcntl
 import os
 import sys
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -159,11 +161,12 @@ def _cache_lines(records: dict[str, dict[str, Any]]) -> Iterator[bytes]:
     yield CACHE_TAIL
 
 
-def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
-    """The records of a read cache file, by key, parsed a line at a time.
+def _cache_entries(fh: Any) -> Iterator[tuple[dict[str, Any], int, int]]:
+    """The records of a read cache file, parsed a line at a time, each with its line's span
+    (start and end offsets; -1, -1 for a file in another layout, parsed whole).
 
     `Store._write_cache` writes ``{"records":[`` and ``],"version":1}`` around one record a
-    line, so the whole file is also plain JSON; a file in another layout is parsed whole.
+    line, so the whole file is also plain JSON.
 
     Raises:
         ValueError: (or orjson's, LookupError, TypeError) the file is damaged.
@@ -171,20 +174,115 @@ def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
     first = fh.readline()
     if first != CACHE_HEAD:
         data = orjson.loads(first + fh.read())
-        return {r["key"]: r for r in data["records"]}
-    out: dict[str, dict[str, Any]] = {}
+        yield from ((r, -1, -1) for r in data["records"])
+        return
+    at, seen = len(first), False
     more = True  # whether a record may follow: the line before ended with a comma
     for line in fh:
-        if line == CACHE_TAIL and (not more or not out):
+        if line == CACHE_TAIL and (not more or not seen):
             if fh.read():
                 raise ValueError("bytes after the end of the read cache")
-            return out
+            return
         if not more or not line.endswith(b"\n"):
             raise ValueError("a damaged line in the read cache")
         more = line.endswith(b",\n")
-        record = orjson.loads(line[: -2 if more else -1])
-        out[record["key"]] = record
+        yield orjson.loads(line[: -2 if more else -1]), at, at + len(line)
+        at, seen = at + len(line), True
     raise ValueError("the read cache ends early")
+
+
+def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
+    """The records of a read cache file by key (`_cache_entries`)."""
+    return {r["key"]: r for r, _, _ in _cache_entries(fh)}
+
+
+_PLAIN: Mapping[str, Any] = MappingProxyType({})
+
+
+def _brief(record: dict[str, Any]) -> Mapping[str, Any]:
+    """What ranking reads of a record (`nxm.rank.fuse`, `nxm.rank.neighbours`): its feedback
+    when that moves its score, its session and its time; for most records one shared empty map."""
+    from nxm.rank import feedback_factor
+
+    brief = {}
+    if feedback_factor(record) != 1.0:
+        brief["feedback"] = record["feedback"]
+    if record.get("session_id"):
+        brief.update(session_id=record["session_id"], created=record.get("created"))
+    return brief or _PLAIN
+
+
+class Snapshot(Mapping[str, dict[str, Any]]):
+    """Every record of one state of the store, by key, as search reads them (`Store.snapshot`).
+
+    Read from the read cache file, it holds each key's line in the file and `brief` (what
+    ranking reads of each record), and parses a record only when asked for it: a search reads
+    the few it returns. Holding every record as a dict instead cost the MCP server 318 MB at
+    100,000 memories. The file stays open, so a writer replacing it does not change what this
+    snapshot reads. Made from records in memory (after this process's write), it serves them.
+    Read-only: a record it returns may be shared.
+    """
+
+    def __init__(
+        self,
+        brief: Mapping[str, Mapping[str, Any]],
+        read: Callable[[str], dict[str, Any]],
+        sig: Any = None,
+    ) -> None:
+        self.brief = brief
+        self.sig = sig  # the read cache file's identity (`Store._cache_sig`), None if none
+        self._read = read
+
+    @classmethod
+    def of(cls, records: dict[str, dict[str, Any]], sig: Any = None) -> Snapshot:
+        """The snapshot of records in memory (each is its own brief)."""
+        return cls(records, records.__getitem__, sig)
+
+    @classmethod
+    def read(cls, fh: Any, sig: Any) -> Snapshot:
+        """The snapshot of an open read cache file (`_cache_entries`, with its errors)."""
+        from array import array
+
+        brief: dict[str, Mapping[str, Any]] = {}
+        rows: dict[str, int] = {}  # key: its line's number; its span is starts[row:row + 2]
+        starts = array("q")
+        whole: dict[str, dict[str, Any]] = {}  # records of a file in another layout
+        for record, start, end in _cache_entries(fh):
+            key = record["key"]
+            brief[key] = _brief(record)
+            if start < 0:
+                whole[key] = record
+                continue
+            if not starts or starts[-1] != start:
+                starts.append(start)
+            rows[key] = len(starts) - 1
+            starts.append(end)
+        fd = os.dup(fh.fileno())
+
+        def read(key: str) -> dict[str, Any]:
+            if key in whole:
+                return whole[key]
+            start, end = starts[rows[key]], starts[rows[key] + 1]
+            line = os.pread(fd, end - start, start)
+            return orjson.loads(line[: -2 if line.endswith(b",\n") else -1])
+
+        got = cls(brief, read, sig)
+        weakref.finalize(got, os.close, fd)
+        return got
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key not in self.brief:
+            raise KeyError(key)
+        return self._read(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.brief
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.brief)
+
+    def __len__(self) -> int:
+        return len(self.brief)
 
 
 def _bools(values: Any) -> np.ndarray:
@@ -207,7 +305,7 @@ class Store:
         self._db: Any = None
         self._table: Any = None
         self._storage_options = ws.section("memory").get("storage_options") or None
-        self._snapshot: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._snapshot: Snapshot | None = None
         # (read cache identity, table version, records) right after this process's last commit
         self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
@@ -364,18 +462,32 @@ class Store:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
 
-    def snapshot(self) -> dict[str, dict[str, Any]]:
-        """`records()`, kept in memory while the read cache file is unchanged: read-only.
+    def snapshot(self) -> Snapshot:
+        """Every record as search reads them, kept while the read cache file is unchanged.
 
-        Search uses it, so a long-lived process (the MCP server) does not parse every record
-        on every search.
+        A long-lived process (the MCP server) reads the file once after each change, not on
+        every search, and holds a `Snapshot` of it, not every record.
         """
         sig = self._cache_sig()
-        if sig is not None and self._snapshot is not None and self._snapshot[0] == sig:
-            return self._snapshot[1]
-        got = self.records()
-        self._snapshot = (sig, got) if sig is not None else None
+        if sig is not None and self._snapshot is not None and self._snapshot.sig == sig:
+            return self._snapshot
+        self._snapshot = None  # let the old one go before the new one is read
+        got = self._read_snapshot()
+        if got is None:  # absent or damaged: `records()` rebuilds it under the lock
+            records = self.records()
+            got = self._read_snapshot() or Snapshot.of(records)
+        self._snapshot = got if got.sig is not None else None
         return got
+
+    def _read_snapshot(self) -> Snapshot | None:
+        if not self.local:
+            return None
+        try:
+            with open(self.cache_path, "rb") as fh:
+                st = os.fstat(fh.fileno())  # the identity of the very file read
+                return Snapshot.read(fh, (st.st_ino, st.st_mtime_ns, st.st_size))
+        except (FileNotFoundError, ValueError, LookupError, TypeError):
+            return None  # absent or damaged (orjson's errors are ValueErrors)
 
     def vectors(self, keys: list[str]) -> dict[str, list[float]]:
         """The stored vectors of READY records among ``keys``."""
@@ -490,7 +602,7 @@ class Store:
         if sig is not None:  # this process's next write and search start from these records
             kept = dict(current)
             self._written = (sig, (id(table), table.version), kept)
-            self._snapshot = (sig, kept)
+            self._snapshot = Snapshot.of(kept, sig)
 
     def _maintain(self, table: Any) -> None:
         """Keep the full-text index whole and the fragments few.
