@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from nxm.rank import feedback_factor
 from nxm.record import body_hash, complete, contexts, followers, identifiers, indexed_text
 from nxs.errors import UpstreamError
 from nxs.paths import atomic_write
@@ -202,8 +203,6 @@ _PLAIN: Mapping[str, Any] = MappingProxyType({})
 def _brief(record: dict[str, Any]) -> Mapping[str, Any]:
     """What ranking reads of a record (`nxm.rank.fuse`, `nxm.rank.neighbours`): its feedback
     when that moves its score, its session and its time; for most records one shared empty map."""
-    from nxm.rank import feedback_factor
-
     brief = {}
     if feedback_factor(record) != 1.0:
         brief["feedback"] = record["feedback"]
