@@ -76,6 +76,16 @@ def _fewer_malloc_arenas() -> None:
         ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX
 
 
+def _give_back() -> None:
+    """Return glibc's free heap memory to the system (what LanceDB's reads left there is
+    otherwise kept, and counted in the process's peak). Not glibc: nothing happens."""
+    import ctypes
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            ctypes.CDLL(None).malloc_trim(0)
+
+
 _BACKGROUND: list[Any] = []
 os.register_at_fork(after_in_child=_BACKGROUND.clear)  # a forked child has none of the threads
 
@@ -706,7 +716,8 @@ class Store:
         else:
             top = np.arange(len(rows))
         top = top[np.argsort(distance[top], kind="stable")]
-        return [(ready.keys[rows[i]], 1.0 - float(distance[i])) for i in top]
+        keys = ready.columns["key"].take(rows[top]).to_pylist()
+        return [(k, 1.0 - float(distance[i])) for k, i in zip(keys, top, strict=True)]
 
     def _ready_vectors(self, table: Any) -> _Vectors:
         """The READY rows' keys, filter columns and vectors at the checked-out table version.
@@ -725,42 +736,47 @@ class Store:
         got = table.search().where(ready_only).select(names).limit(None).to_arrow()
         columns = {c: got.column(c).combine_chunks() for c in names}
         del got
+        _give_back()  # the chunks just copied (~23 MB at 100,000), before the matrix is made
         # The vectors are streamed into one matrix, so the peak is the matrix and one batch
         # (reading them as one Arrow table too would double the process's largest allocation).
+        # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
+        keys = columns["key"]
         dim = table.schema.field("vector").type.list_size
-        matrix = np.empty((len(columns["key"]), dim), dtype=np.float32)
-        norms = np.empty(len(columns["key"]), dtype=np.float32)  # row by row: no temporary
-        keys = columns["key"].to_pylist()
-        streamed: list[str] = []
+        matrix = np.empty((len(keys), dim), dtype=np.float32)
+        norms = np.empty(len(keys), dtype=np.float32)  # row by row: no temporary
+        start = 0
+        streamed: list[str] | None = None  # keys in scan order, made only if not in `keys`' order
         query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
         for batch in query.to_batches():
-            start, size = len(streamed), batch.num_rows
+            size = batch.num_rows
             if start + size > len(keys):
                 raise RuntimeError("the memory table changed while its vectors were read")
             rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
             rows = rows.reshape(size, dim)
             matrix[start : start + size] = rows
             norms[start : start + size] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-            streamed += batch.column("key").to_pylist()
-        if streamed != keys:  # two scans of one version come in one order; checked all the same
+            # compared here, not kept: an Arrow array read from LanceDB keeps its whole batch
+            batch_keys = batch.column("key")
+            if streamed is None and not batch_keys.equals(keys.slice(start, size)):
+                streamed = keys.slice(0, start).to_pylist()
+            if streamed is not None:
+                streamed += batch_keys.to_pylist()
+            start += size
+        if start != len(keys):
+            raise RuntimeError("the memory table changed while its vectors were read")
+        if streamed is not None:  # two scans of one version come in one order; checked all the same
             at = {k: i for i, k in enumerate(streamed)}
-            order = [at[k] for k in keys]
+            order = [at[k] for k in keys.to_pylist()]
             matrix, norms = matrix[order], norms[order]
-        ready = _Vectors(
-            keys=keys,
-            matrix=matrix,
-            norms=norms,
-            columns=columns,
-        )
+        ready = _Vectors(matrix=matrix, norms=norms, columns=columns)
         self._vectors_at = ((id(table), version), ready)
         return ready
 
 
 @dataclass
 class _Vectors:
-    """READY rows of one table version: keys, filter columns (Arrow) and vectors (float32)."""
+    """READY rows of one table version: keys and filter columns (Arrow), vectors (float32)."""
 
-    keys: list[str]
     matrix: np.ndarray
     norms: np.ndarray
     columns: dict[str, Any]

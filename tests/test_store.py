@@ -286,6 +286,32 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
     assert keys[3] not in dict(svc.store.semantic(vector, {}, 60))
 
 
+def test_vectors_streamed_in_another_order_than_their_keys_rank_the_same(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lancedb.query
+    import pyarrow as pa
+
+    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kestrel lumen".split()
+    for i, word in enumerate(words):
+        add(svc, f"The ledger {'billing ' * (i % 4)}note about {word} and {words[i - 5]}.")
+    vector = svc.embedder().embed(["ledger billing"])[0]
+    want = svc.store.semantic(vector, {}, 12)
+    real = lancedb.query.LanceEmptyQueryBuilder.to_batches
+
+    def backwards(self: object, *args: object, **kwargs: object) -> pa.RecordBatchReader:
+        got = real(self, *args, **kwargs)
+        if "vector" not in got.schema.names:  # the keys and filter columns: as they come
+            return got
+        rows = [b.take(pa.array(range(b.num_rows - 1, -1, -1))) for b in got]
+        return pa.RecordBatchReader.from_batches(got.schema, rows[::-1])
+
+    monkeypatch.setattr(lancedb.query.LanceEmptyQueryBuilder, "to_batches", backwards)
+    fresh = Store(find(svc.ws.root))  # reads the vectors anew, in the other order
+    _same_ranking(fresh.semantic(vector, {}, 12), want)
+    assert len({s for _, s in want}) >= 10  # most differ: a key given another's vector shows
+
+
 def test_semantic_search_sees_every_process_writes(workspace: Path) -> None:
     reader, writer = MemoryService(find(workspace)), MemoryService(find(workspace))
     a = add(writer, "The ledger closes the books at midnight UTC.")
