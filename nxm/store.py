@@ -79,9 +79,9 @@ def _fewer_malloc_arenas() -> None:
 def _give_back() -> None:
     """Return glibc's free heap memory to the system (what LanceDB's reads left there is
     otherwise kept, and counted in the process's peak). Not glibc: nothing happens."""
-    import ctypes
-
     if sys.platform.startswith("linux"):
+        import ctypes
+
         with contextlib.suppress(OSError, AttributeError, TypeError):
             ctypes.CDLL(None).malloc_trim(0)
 
@@ -213,7 +213,7 @@ _PLAIN: Mapping[str, Any] = MappingProxyType({})
 def _brief(record: dict[str, Any]) -> Mapping[str, Any]:
     """What ranking reads of a record (`nxm.rank.fuse`, `nxm.rank.neighbours`): its feedback
     when that moves its score, its session and its time; for most records one shared empty map."""
-    brief = {}
+    brief: dict[str, Any] = {}
     if feedback_factor(record) != 1.0:
         brief["feedback"] = record["feedback"]
     if record.get("session_id"):
