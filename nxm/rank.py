@@ -46,6 +46,7 @@ raw ``context_keyword`` (memories in a session), the ``context`` lent by neighbo
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 K = 60
@@ -61,14 +62,14 @@ SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
 PERIOD_LIFT = 0.2  # of the best score, for a candidate written in the period the query names
 
 
-def feedback_factor(record: dict[str, Any]) -> float:
+def feedback_factor(record: Mapping[str, Any]) -> float:
     """The factor a memory's feedback counts multiply its score by: in (0.85, 1.15)."""
     counts = record.get("feedback") or {}
     net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
     return 1.0 + WEIGHT * math.tanh(net / 2) if net else 1.0
 
 
-def neighbours(records: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
+def neighbours(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str, int]]]:
     """For each memory with a ``session_id``: the memories of its session within `WINDOW`
     places of it in time order, with their distance."""
     sessions: dict[str, list[tuple[str, str]]] = {}
@@ -106,7 +107,7 @@ def standardize(
 def fuse(
     keyword: list[tuple[str, float]],
     semantic: list[tuple[str, float]],
-    records: dict[str, dict[str, Any]],
+    records: Mapping[str, Mapping[str, Any]],
     mode: str,
     near: dict[str, list[tuple[str, int]]] | None = None,
     context: list[tuple[str, float]] = (),  # type: ignore[assignment]
@@ -114,9 +115,11 @@ def fuse(
     spread: tuple[float, float] | None = None,
     pool: int = POOL,
     period: tuple[str, str] | None = None,
+    written: Mapping[str, dict[str, Any]] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
-    first ``limit`` of them).
+    first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
+    ``session_id`` are read: a `nxm.store.Snapshot`'s ``brief`` holds just these.
 
     ``keyword`` and ``context`` may hold more than ``pool`` hits (up to `REF`): all of them
     set the mean and spread their scores are standardized against, the first ``pool`` are
@@ -128,7 +131,8 @@ def fuse(
     share of its session neighbours' fused scores (``context`` in the answer), and those
     neighbours become candidates too. A hybrid candidate written in ``period`` (the
     ``(first, after_last)`` days the query names: `nxm.when.period`) is lifted by `PERIOD_LIFT`
-    of the best candidate's score (``period`` in the answer).
+    of the best candidate's score (``period`` in the answer); its ``created`` is read from
+    ``written`` (the whole records, when ``records`` holds only what ranking needs).
     """
     kw = dict(keyword)
     sem = dict(semantic)
@@ -170,8 +174,9 @@ def fuse(
     if period and mode == "hybrid" and base:  # the query names a time: what was written then
         first, after = period
         best = max(base.values())
+        whole = records if written is None else written
         for key in base:
-            if first <= (records[key].get("created") or "")[:10] < after:
+            if first <= (whole[key].get("created") or "")[:10] < after:
                 lifted[key] = PERIOD_LIFT * best
     ranked = []
     for key, score in base.items():

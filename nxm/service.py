@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -441,7 +442,7 @@ class MemoryService:
             "total_pages": math.ceil(total / page_size) if total else 0,
         }
 
-    def _neighbours(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def _neighbours(self, records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         """`rank.neighbours` of these records, kept while the store returns the same snapshot."""
         if self._near is None or self._near[0] is not records:
             self._near = (records, rank.neighbours(records))
@@ -489,8 +490,8 @@ class MemoryService:
             lance_filters["status"] = status
         lance_filters["not_expired"] = now
         pool = max(limit * 4, rank.POOL)
-        records = self.store.snapshot()
-        near = self._neighbours(records)
+        records = self.store.snapshot()  # a record is parsed only for the answer
+        near = self._neighbours(records.brief)
         columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
         if mode == "hybrid" and near:  # else every memory's context is its own text
             columns = ("text", "context")
@@ -508,8 +509,9 @@ class MemoryService:
         # context: matches in a memory's text followed by what was said just before it
         keyword, context = texts.get("text", []), texts.get("context", [])
         hits = rank.fuse(
-            keyword, semantic, records, mode, near, context, limit, spread, pool, period(query, now)
-        )
+            keyword, semantic, records.brief, mode, near, context, limit, spread, pool,
+            period(query, now), records,
+        )  # fmt: skip
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)

@@ -22,14 +22,17 @@ import fcntl
 import itertools
 import os
 import sys
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from nxm.rank import feedback_factor
 from nxm.record import body_hash, complete, contexts, followers, identifiers, indexed_text
 from nxs.errors import UpstreamError
 from nxs.paths import atomic_write
@@ -77,6 +80,16 @@ def _fewer_malloc_arenas() -> None:
 
     with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX
+
+
+def _give_back() -> None:
+    """Return glibc's free heap memory to the system (what LanceDB's reads left there is
+    otherwise kept, and counted in the process's peak). Not glibc: nothing happens."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            ctypes.CDLL(None).malloc_trim(0)
 
 
 _BACKGROUND: list[Any] = []
@@ -232,11 +245,12 @@ class _CacheLines:
         self.at, self.keys, self.lines, self.memo = self._next
 
 
-def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
-    """The records of a read cache file, by key, parsed a line at a time.
+def _cache_entries(fh: Any) -> Iterator[tuple[dict[str, Any], int, int]]:
+    """The records of a read cache file, parsed a line at a time, each with its line's span
+    (start and end offsets; -1, -1 for a file in another layout, parsed whole).
 
     `Store._write_cache` writes ``{"records":[`` and ``],"version":1}`` around one record a
-    line, so the whole file is also plain JSON; a file in another layout is parsed whole.
+    line, so the whole file is also plain JSON.
 
     Raises:
         ValueError: (or orjson's, LookupError, TypeError) the file is damaged.
@@ -244,20 +258,113 @@ def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
     first = fh.readline()
     if first != CACHE_HEAD:
         data = orjson.loads(first + fh.read())
-        return {r["key"]: r for r in data["records"]}
-    out: dict[str, dict[str, Any]] = {}
+        yield from ((r, -1, -1) for r in data["records"])
+        return
+    at, seen = len(first), False
     more = True  # whether a record may follow: the line before ended with a comma
     for line in fh:
-        if line == CACHE_TAIL and (not more or not out):
+        if line == CACHE_TAIL and (not more or not seen):
             if fh.read():
                 raise ValueError("bytes after the end of the read cache")
-            return out
+            return
         if not more or not line.endswith(b"\n"):
             raise ValueError("a damaged line in the read cache")
         more = line.endswith(b",\n")
-        record = orjson.loads(line[: -2 if more else -1])
-        out[record["key"]] = record
+        yield orjson.loads(line[: -2 if more else -1]), at, at + len(line)
+        at, seen = at + len(line), True
     raise ValueError("the read cache ends early")
+
+
+def _parse_cache(fh: Any) -> dict[str, dict[str, Any]]:
+    """The records of a read cache file by key (`_cache_entries`)."""
+    return {r["key"]: r for r, _, _ in _cache_entries(fh)}
+
+
+_PLAIN: Mapping[str, Any] = MappingProxyType({})
+
+
+def _brief(record: dict[str, Any]) -> Mapping[str, Any]:
+    """What ranking reads of a record (`nxm.rank.fuse`, `nxm.rank.neighbours`): its feedback
+    when that moves its score, its session and its time; for most records one shared empty map."""
+    brief: dict[str, Any] = {}
+    if feedback_factor(record) != 1.0:
+        brief["feedback"] = record["feedback"]
+    if record.get("session_id"):
+        brief.update(session_id=record["session_id"], created=record.get("created"))
+    return brief or _PLAIN
+
+
+class Snapshot(Mapping[str, dict[str, Any]]):
+    """Every record of one state of the store, by key, as search reads them (`Store.snapshot`).
+
+    Read from the read cache file, it holds each key's line in the file and `brief` (what
+    ranking reads of each record), and parses a record only when asked for it: a search reads
+    the few it returns. Holding every record as a dict instead cost the MCP server 318 MB at
+    100,000 memories. The file stays open, so a writer replacing it does not change what this
+    snapshot reads. Made from records in memory (after this process's write), it serves them.
+    Read-only: a record it returns may be shared.
+    """
+
+    def __init__(
+        self,
+        brief: Mapping[str, Mapping[str, Any]],
+        read: Callable[[str], dict[str, Any]],
+        sig: Any = None,
+    ) -> None:
+        self.brief = brief
+        self.sig = sig  # the read cache file's identity (`Store._cache_sig`), None if none
+        self._read = read
+
+    @classmethod
+    def of(cls, records: dict[str, dict[str, Any]], sig: Any = None) -> Snapshot:
+        """The snapshot of records in memory (each is its own brief)."""
+        return cls(records, records.__getitem__, sig)
+
+    @classmethod
+    def read(cls, fh: Any, sig: Any) -> Snapshot:
+        """The snapshot of an open read cache file (`_cache_entries`, with its errors)."""
+        from array import array
+
+        brief: dict[str, Mapping[str, Any]] = {}
+        rows: dict[str, int] = {}  # key: its line's number; its span is starts[row:row + 2]
+        starts = array("q")
+        whole: dict[str, dict[str, Any]] = {}  # records of a file in another layout
+        for record, start, end in _cache_entries(fh):
+            key = record["key"]
+            brief[key] = _brief(record)
+            if start < 0:
+                whole[key] = record
+                continue
+            if not starts or starts[-1] != start:
+                starts.append(start)
+            rows[key] = len(starts) - 1
+            starts.append(end)
+        fd = os.dup(fh.fileno())
+
+        def read(key: str) -> dict[str, Any]:
+            if key in whole:
+                return whole[key]
+            start, end = starts[rows[key]], starts[rows[key] + 1]
+            line = os.pread(fd, end - start, start)
+            return orjson.loads(line[: -2 if line.endswith(b",\n") else -1])
+
+        got = cls(brief, read, sig)
+        weakref.finalize(got, os.close, fd)
+        return got
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key not in self.brief:
+            raise KeyError(key)
+        return self._read(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.brief
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.brief)
+
+    def __len__(self) -> int:
+        return len(self.brief)
 
 
 def _bools(values: Any) -> np.ndarray:
@@ -280,7 +387,7 @@ class Store:
         self._db: Any = None
         self._table: Any = None
         self._storage_options = ws.section("memory").get("storage_options") or None
-        self._snapshot: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._snapshot: Snapshot | None = None
         # (read cache identity, table version, records) right after this process's last commit
         self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
@@ -450,18 +557,32 @@ class Store:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
 
-    def snapshot(self) -> dict[str, dict[str, Any]]:
-        """`records()`, kept in memory while the read cache file is unchanged: read-only.
+    def snapshot(self) -> Snapshot:
+        """Every record as search reads them, kept while the read cache file is unchanged.
 
-        Search uses it, so a long-lived process (the MCP server) does not parse every record
-        on every search.
+        A long-lived process (the MCP server) reads the file once after each change, not on
+        every search, and holds a `Snapshot` of it, not every record.
         """
         sig = self._cache_sig()
-        if sig is not None and self._snapshot is not None and self._snapshot[0] == sig:
-            return self._snapshot[1]
-        got = self.records()
-        self._snapshot = (sig, got) if sig is not None else None
+        if sig is not None and self._snapshot is not None and self._snapshot.sig == sig:
+            return self._snapshot
+        self._snapshot = None  # let the old one go before the new one is read
+        got = self._read_snapshot()
+        if got is None:  # absent or damaged: `records()` rebuilds it under the lock
+            records = self.records()
+            got = self._read_snapshot() or Snapshot.of(records)
+        self._snapshot = got if got.sig is not None else None
         return got
+
+    def _read_snapshot(self) -> Snapshot | None:
+        if not self.local:
+            return None
+        try:
+            with open(self.cache_path, "rb") as fh:
+                st = os.fstat(fh.fileno())  # the identity of the very file read
+                return Snapshot.read(fh, (st.st_ino, st.st_mtime_ns, st.st_size))
+        except (FileNotFoundError, ValueError, LookupError, TypeError):
+            return None  # absent or damaged (orjson's errors are ValueErrors)
 
     def vectors(self, keys: list[str]) -> dict[str, list[float]]:
         """The stored vectors of READY records among ``keys``."""
@@ -580,7 +701,7 @@ class Store:
         if sig is not None:  # this process's next write and search start from these records
             kept = dict(current)
             self._written = (sig, (id(table), table.version), kept)
-            self._snapshot = (sig, kept)
+            self._snapshot = Snapshot.of(kept, sig)
 
     def _maintain(self, table: Any) -> None:
         """Keep the full-text index whole and the fragments few.
@@ -688,7 +809,8 @@ class Store:
         top = top[np.argsort(distance[top], kind="stable")]
         similar = 1.0 - distance[np.isfinite(distance)].astype(np.float64)  # not zero vectors
         spread = (float(similar.mean()), float(similar.std())) if len(similar) else None
-        return [(ready.keys[rows[i]], 1.0 - float(distance[i])) for i in top], spread
+        keys = ready.columns["key"].take(rows[top]).to_pylist()
+        return [(k, 1.0 - float(distance[i])) for k, i in zip(keys, top, strict=True)], spread
 
     def _ready_vectors(self, table: Any) -> _Vectors:
         """The READY rows' keys, filter columns and vectors at the checked-out table version.
@@ -707,42 +829,47 @@ class Store:
         got = table.search().where(ready_only).select(names).limit(None).to_arrow()
         columns = {c: got.column(c).combine_chunks() for c in names}
         del got
+        _give_back()  # the chunks just copied (~23 MB at 100,000), before the matrix is made
         # The vectors are streamed into one matrix, so the peak is the matrix and one batch
         # (reading them as one Arrow table too would double the process's largest allocation).
+        # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
+        keys = columns["key"]
         dim = table.schema.field("vector").type.list_size
-        matrix = np.empty((len(columns["key"]), dim), dtype=np.float32)
-        norms = np.empty(len(columns["key"]), dtype=np.float32)  # row by row: no temporary
-        keys = columns["key"].to_pylist()
-        streamed: list[str] = []
+        matrix = np.empty((len(keys), dim), dtype=np.float32)
+        norms = np.empty(len(keys), dtype=np.float32)  # row by row: no temporary
+        start = 0
+        streamed: list[str] | None = None  # keys in scan order, made only if not in `keys`' order
         query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
         for batch in query.to_batches():
-            start, size = len(streamed), batch.num_rows
+            size = batch.num_rows
             if start + size > len(keys):
                 raise RuntimeError("the memory table changed while its vectors were read")
             rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
             rows = rows.reshape(size, dim)
             matrix[start : start + size] = rows
             norms[start : start + size] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-            streamed += batch.column("key").to_pylist()
-        if streamed != keys:  # two scans of one version come in one order; checked all the same
+            # compared here, not kept: an Arrow array read from LanceDB keeps its whole batch
+            batch_keys = batch.column("key")
+            if streamed is None and not batch_keys.equals(keys.slice(start, size)):
+                streamed = keys.slice(0, start).to_pylist()
+            if streamed is not None:
+                streamed += batch_keys.to_pylist()
+            start += size
+        if start != len(keys):
+            raise RuntimeError("the memory table changed while its vectors were read")
+        if streamed is not None:  # two scans of one version come in one order; checked all the same
             at = {k: i for i, k in enumerate(streamed)}
-            order = [at[k] for k in keys]
+            order = [at[k] for k in keys.to_pylist()]
             matrix, norms = matrix[order], norms[order]
-        ready = _Vectors(
-            keys=keys,
-            matrix=matrix,
-            norms=norms,
-            columns=columns,
-        )
+        ready = _Vectors(matrix=matrix, norms=norms, columns=columns)
         self._vectors_at = ((id(table), version), ready)
         return ready
 
 
 @dataclass
 class _Vectors:
-    """READY rows of one table version: keys, filter columns (Arrow) and vectors (float32)."""
+    """READY rows of one table version: keys and filter columns (Arrow), vectors (float32)."""
 
-    keys: list[str]
     matrix: np.ndarray
     norms: np.ndarray
     columns: dict[str, Any]

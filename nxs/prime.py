@@ -12,7 +12,8 @@ Two rules keep it safe to run at every session start:
 - **Memories are data.** An introduction or key is printed on one line, with control
   characters and line separators replaced, so a memory cannot forge instructions of its own.
 
-Records come from the store's read cache (`Store.records()`), so lancedb is not imported.
+Records come from the store's read cache (`Store.snapshot()`, one at a time), so lancedb is not
+imported.
 """
 
 from __future__ import annotations
@@ -103,13 +104,15 @@ def _live(record: dict[str, Any], now: str) -> bool:
         return True  # a malformed expiry is not a reason to hide a memory
 
 
+def _listed(record: Any, now: str) -> bool:
+    return isinstance(record, dict) and bool(record.get("key")) and _live(record, now)
+
+
 def live_records(records: list[dict[str, Any]], now: str) -> list[dict[str, Any]]:
     """The memories the index lists, in reading order."""
     from nxm.record import reading_order
 
-    return reading_order(
-        [r for r in records if isinstance(r, dict) and r.get("key") and _live(r, now)]
-    )
+    return reading_order([r for r in records if _listed(r, now)])
 
 
 def index_line(record: dict[str, Any]) -> str:
@@ -133,9 +136,15 @@ def memory_block(ws: Any, budget: int, now: str) -> str:
     """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer."""
     head = MEMORY_RULES
     try:
+        from nxm.record import reading_sort_key
         from nxm.store import Store
 
-        live = live_records(list(Store(ws).records().values()), now)
+        # The records are parsed one at a time and only their places in reading order kept
+        # (the MCP server makes this text at start: every record at once cost it ~300 MB at
+        # 100,000 memories); the few listed are read again.
+        records = Store(ws).snapshot()
+        live = sorted(reading_sort_key(r) for r in records.values() if _listed(r, now))
+        listed = (records[place[-1]] for place in live)  # the key ends the sort key
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
         return (
@@ -151,7 +160,7 @@ def memory_block(ws: Any, budget: int, now: str) -> str:
     tail = "\n" + STATIC_NOTE + "\n"
     used = len((head + title + tail).encode())
     shown: list[str] = []
-    for n, record in enumerate(live):  # lines are made only while the budget lasts
+    for n, record in enumerate(listed):  # lines are made only while the budget lasts
         entry = index_line(record)
         size = len(entry.encode()) + 1
         rest = len(live) - n - 1

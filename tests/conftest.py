@@ -15,6 +15,9 @@ from nxs.workspace import init
 REAL_CACHE = os.environ.get("NXS_CACHE_DIR") or str(
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nxs"
 )
+# A server started with an environment of its own (the MCP SDK passes on only HOME, PATH and
+# a few more) imports the code under test too, not whatever copy is installed.
+CODE_ENV = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
 
 
 @pytest.fixture(autouse=True)

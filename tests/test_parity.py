@@ -130,6 +130,7 @@ class ParityServer:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         from nxs.workspace import init
+        from tests.conftest import CODE_ENV
 
         self.home = base / "home"
         # Seeding imports lancedb (seconds): do it while the server process starts.
@@ -142,7 +143,7 @@ class ParityServer:
             command=sys.executable,
             args=["-c", "from nxs.cli import main; main()", "mcp", "serve", "--tools", "all"]
             + ["--workspace", str(launch.root)],
-            env={**server_env(self.home), **env},
+            env={**CODE_ENV, **server_env(self.home), **env},
             cwd=str(cwd),
         )
         errlog = stack.enter_context(self.log.open("w"))

@@ -248,3 +248,22 @@ def test_searches_from_many_threads_at_once_all_finish(ctx: Any) -> None:
     for t in threads:
         t.join(timeout=60)
     assert got == [3] * 6  # none is left waiting on the shared background threads
+
+
+def test_a_search_naming_a_day_lifts_what_was_written_that_day(ctx: Any) -> None:
+    svc = ctx.memory
+    said = {}
+    for n, day in enumerate(("2026-03-02", "2026-03-09", "2026-03-16")):
+        body = f"Deploy {n} was rolled back because the migration locked the ledger table."
+        out = svc.add(body=body, introduction=f"Rollback {day}", now=f"{day}T10:00:00.000Z",
+                      actor="t", category="gotchas")  # fmt: skip
+        said[day] = out["memory"]["key"]
+    assert len(set(said.values())) == 3
+    svc.store._snapshot = None  # read back from the read cache, as a fresh process would
+    got = svc.search(query="why was the deploy rolled back on 9 March 2026?", limit=3, now=NOW)
+    lifted = [r for r in got["results"] if "period" in r]
+    assert [r["key"] for r in lifted] == [said["2026-03-09"]]  # read from the whole record
+    best = max(r["score"] - r.get("period", 0.0) for r in got["results"])
+    assert lifted[0]["period"] == pytest.approx(rank.PERIOD_LIFT * best)
+    plain = svc.search(query="why was the deploy rolled back?", limit=3, now=NOW)["results"]
+    assert not any("period" in r for r in plain)

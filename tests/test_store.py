@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from nxm.service import MemoryService
-from nxm.store import COMPACT_EVERY, Store, where
+from nxm.store import COMPACT_EVERY, Snapshot, Store, where
 from nxs.context import Context
 from nxs.workspace import find
 
@@ -295,6 +295,32 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
     assert keys[3] not in dict(svc.store.semantic(vector, {}, 60)[0])
 
 
+def test_vectors_streamed_in_another_order_than_their_keys_rank_the_same(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lancedb.query
+    import pyarrow as pa
+
+    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kestrel lumen".split()
+    for i, word in enumerate(words):
+        add(svc, f"The ledger {'billing ' * (i % 4)}note about {word} and {words[i - 5]}.")
+    vector = svc.embedder().embed(["ledger billing"])[0]
+    want = svc.store.semantic(vector, {}, 12)
+    real = lancedb.query.LanceEmptyQueryBuilder.to_batches
+
+    def backwards(self: object, *args: object, **kwargs: object) -> pa.RecordBatchReader:
+        got = real(self, *args, **kwargs)
+        if "vector" not in got.schema.names:  # the keys and filter columns: as they come
+            return got
+        rows = [b.take(pa.array(range(b.num_rows - 1, -1, -1))) for b in got]
+        return pa.RecordBatchReader.from_batches(got.schema, rows[::-1])
+
+    monkeypatch.setattr(lancedb.query.LanceEmptyQueryBuilder, "to_batches", backwards)
+    fresh = Store(find(svc.ws.root))  # reads the vectors anew, in the other order
+    _same_ranking(fresh.semantic(vector, {}, 12), want)
+    assert len({s for _, s in want}) >= 10  # most differ: a key given another's vector shows
+
+
 def test_semantic_search_sees_every_process_writes(workspace: Path) -> None:
     reader, writer = MemoryService(find(workspace)), MemoryService(find(workspace))
     a = add(writer, "The ledger closes the books at midnight UTC.")
@@ -344,6 +370,63 @@ def test_a_write_after_another_process_wrote_starts_from_its_records(workspace: 
     one.forget(key=b, now=NOW, actor="t")
     assert two.store.snapshot()[b]["status"] == "forgotten"
     assert two.store.records()[a]["status"] == "closed"
+
+
+def test_a_search_reads_only_the_records_it_returns_and_ranks_as_with_every_record(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nxm.lifecycle import feedback
+
+    said = [
+        ("Where did you buy the snake ledger?", "chat"),
+        ("In Paris, a year ago, with the ledger.", "chat"),
+        ("Does the ledger bite?", "chat"),
+        ("The ledger closes at midnight.", None),
+        ("The billing ledger retries three times.", None),
+        ("Ledger exports run nightly.", "ops"),
+        ("The ledger export failed twice.", "ops"),
+        ("The ledger is audited yearly.", None),
+    ]
+    keys = [
+        svc.add(
+            body=body, introduction=body[:40], now=f"2026-01-01T00:00:{i:02d}.000Z", actor="t",
+            session_id=session,
+        )["memory"]["key"]
+        for i, (body, session) in enumerate(said)
+    ]  # fmt: skip
+    for key, signal in [(keys[3], "NEGATIVE"), (keys[4], "POSITIVE"), (keys[4], "POSITIVE")]:
+        feedback(svc, key=key, signal=signal, now=NOW, actor="t")
+    reader = MemoryService(find(svc.ws.root))  # another process: reads the read cache file
+    snapshot = reader.store.snapshot()
+    assert snapshot.brief[keys[0]] == {"session_id": "chat", "created": "2026-01-01T00:00:00.000Z"}
+    assert snapshot.brief[keys[4]] == {"feedback": {"POSITIVE": 2, "NEGATIVE": 0, "NEUTRAL": 0}}
+    assert snapshot.brief[keys[3]]["feedback"]["NEGATIVE"] == 1 and not snapshot.brief[keys[7]]
+    read: list[str] = []
+    parse = snapshot._read
+    monkeypatch.setattr(snapshot, "_read", lambda key: read.append(key) or parse(key))
+    every = Snapshot.of(reader.store.records())  # every record as a dict, as search held them
+    for mode in ("hybrid", "keyword", "semantic"):
+        read.clear()
+        got = reader.search(query="ledger snake", mode=mode, limit=4, now=NOW)
+        assert read == [r["key"] for r in got["results"]] and len(read) == 4
+        with monkeypatch.context() as m:
+            m.setattr(reader.store, "snapshot", lambda: every)
+            assert reader.search(query="ledger snake", mode=mode, limit=4, now=NOW) == got
+
+
+def test_a_snapshot_is_kept_while_the_read_cache_is_unchanged(workspace: Path) -> None:
+    one, two = MemoryService(find(workspace)), MemoryService(find(workspace))
+    a = add(one, "The ledger closes at midnight.")
+    first = two.store.snapshot()
+    assert two.store.snapshot() is first and first[a]["status"] == "open"
+    one.close(key=a, now=NOW, actor="t")  # another process replaces the file
+    assert first[a]["status"] == "open"  # an old snapshot still reads the state it was made of
+    second = two.store.snapshot()
+    assert second is not first and second[a]["status"] == "closed"
+    assert dict(second) == two.store._scan()
+    two.store.cache_path.write_bytes(b'{"records":[\n{"key": "damaged"')
+    third = two.store.snapshot()  # a damaged file is rebuilt from the table, then read
+    assert dict(third) == two.store._scan() and third.sig == two.store._cache_sig()
 
 
 def test_the_read_cache_is_one_json_document_read_a_line_at_a_time(svc: MemoryService) -> None:

@@ -147,10 +147,12 @@ class StdioSession:
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        from tests.conftest import CODE_ENV
+
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "nxs", "mcp", "serve", *args],
-            env=env,
+            env={**CODE_ENV, **env},
             cwd=str(log.parent),
         )
         self.log = log
