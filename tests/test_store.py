@@ -305,7 +305,7 @@ def test_vectors_streamed_in_another_order_than_their_keys_rank_the_same(
     for i, word in enumerate(words):
         add(svc, f"The ledger {'billing ' * (i % 4)}note about {word} and {words[i - 5]}.")
     vector = svc.embedder().embed(["ledger billing"])[0]
-    want = svc.store.semantic(vector, {}, 12)
+    want, spread = svc.store.semantic(vector, {}, 12)
     real = lancedb.query.LanceEmptyQueryBuilder.to_batches
 
     def backwards(self: object, *args: object, **kwargs: object) -> pa.RecordBatchReader:
@@ -317,7 +317,9 @@ def test_vectors_streamed_in_another_order_than_their_keys_rank_the_same(
 
     monkeypatch.setattr(lancedb.query.LanceEmptyQueryBuilder, "to_batches", backwards)
     fresh = Store(find(svc.ws.root))  # reads the vectors anew, in the other order
-    _same_ranking(fresh.semantic(vector, {}, 12), want)
+    got, same = fresh.semantic(vector, {}, 12)
+    _same_ranking(got, want)
+    assert same == pytest.approx(spread)
     assert len({s for _, s in want}) >= 10  # most differ: a key given another's vector shows
 
 
