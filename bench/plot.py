@@ -1,12 +1,13 @@
 """Plot warm search latency against store size from the scale runs' results.
 
-    python -m bench.plot                       # newest bench/out/scale-*.json per size
-    python -m bench.plot --out docs/scale.png  # where the PNG goes (this is the default)
+    python -m bench.plot                                 # every bench/out/scale-*.json
+    python -m bench.plot --since 20261130-062300         # runs from that time on (file names)
+    python -m bench.plot --out docs/scale.png            # where the PNG goes (the default)
 
-Reads every ``bench/out/scale-*.json`` (written by ``python -m bench.bench_scale``), keeps the
-newest run of each store size, and draws warm ``memory_search`` p50 and p95 through the MCP
-server, with the issue's targets, on log-scaled store sizes. Needs matplotlib
-(``pip install -e .[bench]``).
+Reads the ``bench/out/scale-*.json`` files (written by ``python -m bench.bench_scale``) and draws
+warm ``memory_search`` latency through the MCP server against store size (log scale): each run's
+p50 as a dot, the median over the runs of each size as the line (p50 and p95), and the issue's
+targets. Needs matplotlib (``pip install -e .[bench]``).
 """
 
 from __future__ import annotations
@@ -19,31 +20,41 @@ OUT = Path(__file__).resolve().parent / "out"
 TARGETS = {10_000: 30.0, 100_000: 80.0}  # warm p50, ms (issue 7)
 
 
-def newest_per_size(paths: list[Path]) -> dict[int, dict]:
-    """The newest run of each store size (files are named by time, so sorted is oldest first)."""
-    runs: dict[int, dict] = {}
+def runs_by_size(paths: list[Path]) -> dict[int, list[dict]]:
+    """Every run with a warm search, by store size."""
+    runs: dict[int, list[dict]] = {}
     for path in sorted(paths):
         for run in json.loads(path.read_text()):
             if run.get("warm_p50_ms") is not None:
-                runs[run["n"]] = {**run, "file": path.name}
+                runs.setdefault(run["n"], []).append(run)
     return dict(sorted(runs.items()))
 
 
-def plot(runs: dict[int, dict], out: Path) -> None:
+def plot(runs: dict[int, list[dict]], out: Path) -> dict[int, tuple[float, float]]:
+    """Draw the PNG; returns each size's median (p50, p95)."""
+    import statistics
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     sizes = list(runs)
+    medians = {
+        n: (statistics.median(r["warm_p50_ms"] for r in rs),
+            statistics.median(r["warm_p95_ms"] for r in rs))
+        for n, rs in runs.items()
+    }  # fmt: skip
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-    ax.plot(sizes, [runs[n]["warm_p50_ms"] for n in sizes], "o-", label="warm p50")
-    ax.plot(sizes, [runs[n]["warm_p95_ms"] for n in sizes], "s--", label="warm p95")
+    for n, rs in runs.items():
+        ax.scatter([n] * len(rs), [r["warm_p50_ms"] for r in rs], s=12, c="tab:blue", alpha=0.35)
+    ax.plot(sizes, [medians[n][0] for n in sizes], "o-", c="tab:blue", label="warm p50 (median)")
+    ax.plot(sizes, [medians[n][1] for n in sizes], "s--", c="tab:orange", label="warm p95 (median)")
     ax.scatter(
         list(TARGETS), list(TARGETS.values()), marker="_", s=400, c="red", label="target p50"
     )
     for n in sizes:
-        ax.annotate(f"{runs[n]['warm_p50_ms']:.0f} ms", (n, runs[n]["warm_p50_ms"]),
+        ax.annotate(f"{medians[n][0]:.0f} ms ({len(runs[n])} run{'s' if len(runs[n]) > 1 else ''})", (n, medians[n][0]),
                     textcoords="offset points", xytext=(6, -12), fontsize=8)  # fmt: skip
     ax.set_xscale("log")
     ax.set_xticks(sizes, [f"{n:,}" for n in sizes])
@@ -55,21 +66,22 @@ def plot(runs: dict[int, dict], out: Path) -> None:
     ax.legend(loc="upper left")
     fig.tight_layout()
     fig.savefig(out)
+    return medians
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     root = Path(__file__).resolve().parents[1]
     parser.add_argument("--out", type=Path, default=root / "docs" / "scale.png")
+    parser.add_argument("--since", default="", help="only files named scale-<this or later>")
     args = parser.parse_args()
-    runs = newest_per_size(list(OUT.glob("scale-*.json")))
+    paths = [p for p in OUT.glob("scale-*.json") if p.stem >= f"scale-{args.since}"]
+    runs = runs_by_size(paths)
     if not runs:
         raise SystemExit("no scale results in bench/out/: run `python -m bench.bench_scale` first")
-    plot(runs, args.out)
-    for n, run in runs.items():
-        print(
-            f"{n:>7,}: p50 {run['warm_p50_ms']:.1f} ms, p95 {run['warm_p95_ms']:.1f} ms ({run['file']})"
-        )
+    for n, (p50, p95) in plot(runs, args.out).items():
+        each = ", ".join(f"{r['warm_p50_ms']:.1f}" for r in runs[n])
+        print(f"{n:>7,}: median p50 {p50:.1f} ms, p95 {p95:.1f} ms (runs' p50: {each})")
     print(f"wrote {args.out}")
 
 
