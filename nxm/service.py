@@ -448,20 +448,23 @@ class MemoryService:
             self._near = (records, rank.neighbours(records))
         return self._near[1]
 
-    def _query_vector(self, query: str, mode: str) -> tuple[Any, str | None]:
-        """The query's embedding (None in keyword mode), and a note when the model is missing."""
+    def _semantic(
+        self, query: str, mode: str, filters: dict[str, Any], pool: int
+    ) -> tuple[list[tuple[str, float]], tuple[float, float] | None, str | None]:
+        """The semantic hits and their spread (`Store.semantic`; none in keyword mode), and a
+        note when the model is missing."""
         if mode == "keyword":
-            return None, None
+            return [], None, None
         emb = self.embedder()
         if emb is not None:
-            return emb.embed([query])[0], None
+            return *self.store.semantic(emb.embed([query])[0], filters, pool), None
         if mode == "semantic":
             raise UpstreamError(
                 f"semantic search needs the embedding model: {self._embed_error}",
                 suggestion="run `nxm model setup`, or search with --mode keyword",
                 code="MODEL_UNAVAILABLE",
             )
-        return None, "semantic search unavailable (no embedding model); keyword results only"
+        return [], None, "semantic search unavailable (no embedding model); keyword results only"
 
     def search(
         self,
@@ -495,17 +498,14 @@ class MemoryService:
         columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
         if mode == "hybrid" and near:  # else every memory's context is its own text
             columns = ("text", "context")
-        # the query is embedded while the full-text search runs (a task of the background
-        # threads never waits for another, so any number of searches at once cannot deadlock)
-        embedding = background().submit(self._query_vector, query, mode)
+        # the query is embedded and the vectors searched while the full-text search runs (a task
+        # of the background threads never waits for another, so searches at once cannot deadlock)
+        later = background().submit(self._semantic, query, mode, lance_filters, pool)
         # hybrid standardizes BM25 scores over the query's best `REF` matches
         texts = self.store.keywords(
             query, lance_filters, max(pool, rank.REF) if mode == "hybrid" else pool, columns
         )
-        vector, note = embedding.result()
-        semantic, spread = [], None
-        if vector is not None:
-            semantic, spread = self.store.semantic(vector, lance_filters, pool)
+        semantic, spread, note = later.result()
         # context: matches in a memory's text followed by what was said just before it
         keyword, context = texts.get("text", []), texts.get("context", [])
         hits = rank.fuse(
