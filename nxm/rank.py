@@ -46,7 +46,7 @@ raw ``context_keyword`` (memories in a session), the ``context`` lent by neighbo
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 K = 60
@@ -116,6 +116,7 @@ def fuse(
     pool: int = POOL,
     period: tuple[str, str] | None = None,
     written: Mapping[str, dict[str, Any]] | None = None,
+    allowed: Callable[[set[str]], set[str]] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
     first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
@@ -129,7 +130,8 @@ def fuse(
     hybrid mode, when there are any, the keyword weight is shared between a memory's own text
     and its context (`WEIGHTS`). With ``near`` (from `neighbours`), a hybrid score also gets a
     share of its session neighbours' fused scores (``context`` in the answer), and those
-    neighbours become candidates too. A hybrid candidate written in ``period`` (the
+    neighbours become candidates too: those of them ``allowed`` says the search's filters allow
+    (all when None). A hybrid candidate written in ``period`` (the
     ``(first, after_last)`` days the query names: `nxm.when.period`) is lifted by `PERIOD_LIFT`
     of the best candidate's score (``period`` in the answer); its ``created`` is read from
     ``written`` (the whole records, when ``records`` holds only what ranking needs).
@@ -160,6 +162,10 @@ def fuse(
         for key, score in fused.items():
             for n, d in near.get(key, ()) if score else ():
                 lent[n] = lent.get(n, 0.0) + SHARE**d * score
+        brought = lent.keys() - fused.keys()  # neither list found them: filters not yet applied
+        if brought and allowed is not None:
+            barred = brought - allowed(brought)
+            lent = {k: v for k, v in lent.items() if k not in barred}
     base = {}
     for key in fused.keys() | lent.keys():
         if key not in records:

@@ -510,7 +510,7 @@ class MemoryService:
         keyword, context = texts.get("text", []), texts.get("context", [])
         hits = rank.fuse(
             keyword, semantic, records.brief, mode, near, context, limit, spread, pool,
-            period(query, now), records,
+            period(query, now), records, lambda keys: self.store.passing(keys, lance_filters),
         )  # fmt: skip
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 

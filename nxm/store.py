@@ -812,6 +812,29 @@ class Store:
         keys = ready.columns["key"].take(rows[top]).to_pylist()
         return [(k, 1.0 - float(distance[i])) for k, i in zip(keys, top, strict=True)], spread
 
+    def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
+        """Which of ``keys`` the filters allow (`matches`: the semantics of `where`), read from
+        the READY rows' columns (`_ready_vectors`) and, for a record without a vector, from the
+        record itself."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = self.table() if keys else None
+        if table is None:
+            return set()
+        table.checkout_latest()
+        ready = self._ready_vectors(table).columns
+        asked = pa.array(sorted(keys), pa.string())
+        rows = np.flatnonzero(_bools(pc.is_in(ready["key"], value_set=asked)))
+        found = {c: column.take(rows) for c, column in ready.items()}
+        snapshot = self.snapshot()
+        rest = [snapshot[k] for k in keys - set(found["key"].to_pylist()) if k in snapshot]
+        if rest:  # not READY: no vector row holds its columns
+            more = {c: pa.array([r.get(c) for r in rest], found[c].type) for c in found}
+            found = {c: pa.concat_arrays([found[c], more[c]]) for c in found}
+        return set(found["key"].filter(pa.array(matches(found, filters))).to_pylist())
+
     def _ready_vectors(self, table: Any) -> _Vectors:
         """The READY rows' keys, filter columns and vectors at the checked-out table version.
 

@@ -267,3 +267,20 @@ def test_a_search_naming_a_day_lifts_what_was_written_that_day(ctx: Any) -> None
     assert lifted[0]["period"] == pytest.approx(rank.PERIOD_LIFT * best)
     plain = svc.search(query="why was the deploy rolled back?", limit=3, now=NOW)["results"]
     assert not any("period" in r for r in plain)
+
+
+def test_session_neighbours_brought_in_still_pass_the_filters(ctx: Any) -> None:
+    svc = ctx.memory
+    a = _say(svc, "Where did you buy the snake?", 1)
+    b = _say(svc, "In Paris, a year ago.", 2)
+    c = _say(svc, "Was it expensive there?", 3)
+    svc.forget(key=b, now=NOW, actor="t")
+    svc.close(key=c, now=NOW, actor="t")
+    hits = [h["key"] for h in svc.search(query="snake", limit=5, now=NOW)["results"]]
+    assert a in hits and b not in hits and c not in hits  # open only: neither lends its way in
+    everything = svc.search(query="snake", limit=5, now=NOW, status="all")["results"]
+    assert {b, c} <= {h["key"] for h in everything}  # brought in when the filters allow them
+    closed = [
+        h["key"] for h in svc.search(query="snake", limit=5, now=NOW, status="closed")["results"]
+    ]
+    assert a not in closed and b not in closed
