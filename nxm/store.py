@@ -68,28 +68,21 @@ FILTER_COLUMNS = (
 )  # fmt: skip
 
 
-def _fewer_malloc_arenas() -> None:
-    """Let glibc keep two malloc arenas instead of eight per core.
+def _glibc(function: str, *args: int) -> None:
+    """Call one of glibc's malloc tunings; elsewhere (not Linux, not glibc) nothing happens.
 
-    Each of LanceDB's threads otherwise gets its own arena, which keeps what it freed: a
-    long-lived process grew from 140 to 690 MB in 20 writes at 10,000 memories, and to 330 MB
-    with two arenas (measured; `MALLOC_ARENA_MAX=2` does the same). Called before LanceDB
-    starts its threads; it takes effect for arenas made after it. Not glibc: nothing happens.
+    - ``mallopt(M_ARENA_MAX=-8, 2)``: two malloc arenas instead of eight per core. Each of
+      LanceDB's threads otherwise gets its own, which keeps what it freed: a long-lived process
+      grew from 140 to 690 MB in 20 writes at 10,000 memories, and to 330 MB with two arenas
+      (measured; `MALLOC_ARENA_MAX=2` does the same). Called before LanceDB starts its threads.
+    - ``malloc_trim(0)``: return the free heap to the system (what LanceDB's reads left there
+      is otherwise kept, and counted in the process's peak).
     """
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError, TypeError):
-        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX
-
-
-def _give_back() -> None:
-    """Return glibc's free heap memory to the system (what LanceDB's reads left there is
-    otherwise kept, and counted in the process's peak). Not glibc: nothing happens."""
     if sys.platform.startswith("linux"):
         import ctypes
 
         with contextlib.suppress(OSError, AttributeError, TypeError):
-            ctypes.CDLL(None).malloc_trim(0)
+            getattr(ctypes.CDLL(None), function)(*args)
 
 
 _BACKGROUND: list[Any] = []
@@ -418,8 +411,7 @@ class Store:
         """The LanceDB table (opened once per process), or None when there is none yet."""
         if self._table is not None:
             return self._table
-        if sys.platform.startswith("linux"):
-            _fewer_malloc_arenas()
+        _glibc("mallopt", -8, 2)  # M_ARENA_MAX: two arenas
         import lancedb  # deferred: ~1.5-4 s of import, paid only by searches and writes
 
         try:
@@ -852,7 +844,8 @@ class Store:
         got = table.search().where(ready_only).select(names).limit(None).to_arrow()
         columns = {c: got.column(c).combine_chunks() for c in names}
         del got
-        _give_back()  # the chunks just copied (~23 MB at 100,000), before the matrix is made
+        # free the chunks just copied (~23 MB at 100,000) before the matrix is made
+        _glibc("malloc_trim", 0)
         # The vectors are streamed into one matrix, so the peak is the matrix and one batch
         # (reading them as one Arrow table too would double the process's largest allocation).
         # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
