@@ -23,7 +23,7 @@ Memories of one session are context for each other, twice:
 - **At query time.** A hybrid score gets ``context``, a share of the fused scores of its
   session neighbours (same ``session_id``, within `WINDOW` places in ``created`` order;
   ``SHARE ** distance`` of each), and those neighbours become candidates even when neither
-  list found them.
+  list found them, if the search's filters allow them.
 
 A short reply ("Yes, last Tuesday!") is found through the question before it, and the memory
 itself is what is returned.
