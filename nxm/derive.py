@@ -15,7 +15,7 @@ from typing import Any
 
 def on_write(
     service: Any,
-    current: dict[str, dict[str, Any]],
+    current: Any,
     changed: list[dict[str, Any]],
     deleted: list[str],
 ) -> None:
@@ -23,8 +23,7 @@ def on_write(
     from nxm import graph
 
     keys = [r["key"] for r in changed] + list(deleted)
-    since, at = service.store.committed or (None, None)
     try:
-        graph.refresh(service.ws, current, keys, since=since, at=at)
+        graph.refresh(service.ws, current, keys)
     except OSError as exc:  # the commit stands; reads re-extract what the file lacks
         print(f"nxs: could not update .nxs/{graph.GRAPH_FILE}: {exc}", file=sys.stderr)

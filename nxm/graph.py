@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import os
 import re
 from collections import Counter
@@ -35,6 +36,7 @@ import orjson
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
 from nxm.lexicon import ORG_SUFFIXES
 from nxm.lifecycle import live
+from nxm.lines import Lines, built, identity, laid, write
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
 from nxs.paths import atomic_write
@@ -97,83 +99,128 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
     return {"fingerprint": fingerprint(record), **got}
 
 
-# The graph file this process last read or wrote: (path, identity, parsed body), so a
-# long-lived writer (the MCP server) does not parse it again on every write.
-_LAST: list[tuple[Any, tuple[int, int, int], dict[str, Any]]] = []
+# The graph file as this process last wrote it: path -> (its identity, its memories' `Lines`,
+# the read cache's identity it is current for), so a long-lived writer (the MCP server)
+# rewrites only what a write changed (`nxm.lines`).
+_WRITTEN: dict[Any, tuple[Any, Lines, Any]] = {}
+_SEP = b",\n"
+_TAIL = b'},"version":1}\n'
 
 
-def _identity(path: Any) -> tuple[int, int, int] | None:
+def _head() -> bytes:
+    return b'{"extractor":' + orjson.dumps(EXTRACTOR_VERSION) + b',"memories":{\n'
+
+
+def _entry(key: str, extraction: dict[str, Any]) -> bytes:
+    return orjson.dumps(key) + b":" + orjson.dumps(extraction, option=orjson.OPT_SORT_KEYS)
+
+
+def _parse(entry: bytes) -> tuple[str, dict[str, Any]]:
+    ((key, got),) = orjson.loads(b"{" + entry + b"}").items()
+    return key, got
+
+
+def _stored(path: Any) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
+    """The graph file's memories in key order: key, its entry's bytes, its extraction.
+
+    The file is one JSON document with one memory a line (`refresh`), read a line at a time;
+    a file in another layout (an older one) is parsed whole; a damaged line ends the reading
+    (what is missing is extracted again), as does another extractor's file.
+    """
     try:
-        st = os.stat(path)
+        fh = open(path, "rb")  # noqa: SIM115 (closed below, also when the caller stops early)
     except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
+        return
+    with fh:
+        first = fh.readline()
+        if first != _head():
+            with contextlib.suppress(orjson.JSONDecodeError):
+                data = orjson.loads(first + fh.read())
+                if isinstance(data, dict) and data.get("extractor") == EXTRACTOR_VERSION:
+                    for key, got in sorted((data.get("memories") or {}).items()):
+                        yield key, _entry(key, got), got
+            return
+        for line in fh:
+            entry = line.removesuffix(b"\n").removesuffix(b",")
+            try:
+                key, got = _parse(entry)
+            except (orjson.JSONDecodeError, ValueError):
+                return
+            yield key, entry, got
 
 
-def _load_graph_file(path: Any) -> dict[str, Any]:
-    sig = _identity(path)
-    if sig is not None and _LAST and _LAST[0][0] == path and _LAST[0][1] == sig:
-        return _LAST[0][2]
-    data = _load(path)
-    _LAST[:] = [(path, sig, data)] if sig is not None else []
-    return data
+def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
+    """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (`nxm.store.Records`, the
+    records after a write that changed the ``changed`` keys; call under the write lock).
 
-
-def refresh(
-    ws: Workspace,
-    current: dict[str, dict[str, Any]],
-    changed: list[str] | None = None,
-    *,
-    since: int | None = None,
-    at: int | None = None,
-) -> None:
-    """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (call under the write lock).
-
-    The file records the store version it is current at (``at``: the table's version after the
-    write). When it says ``since`` (the version before the write) and ``changed`` names the
-    keys the write touched, only those are looked at; otherwise (no file, a crash between a
-    commit and this, a write that did not refresh it, another store) every memory is, so the
-    file always ends equal to what a refresh of every memory makes.
+    The file is one JSON document, one memory a line in key order. When this process wrote it
+    for the records this write started from (``current.base.sig``, `nxm.store.Records`), only
+    the changed memories' lines are made again and the others are copied. Otherwise every memory is looked at, one
+    at a time: a stored extraction whose fingerprint still matches is kept, any other is made
+    again; so the file always ends equal to what extracting every memory makes.
     """
     path = ws.dir / GRAPH_FILE
-    data = _load_graph_file(path)
-    current_extractor = data.get("extractor") == EXTRACTOR_VERSION
-    stored = (data.get("memories") or {}) if current_extractor else {}
-    memories: dict[str, Any] | None = None
-    dirty = False
-    if changed is not None and since is not None and data.get("store_version") == since:
-        memories = dict(stored)
-        for key in changed:
-            record = current.get(key)
-            if record is None:
-                dirty |= memories.pop(key, None) is not None
-                continue
-            old = memories.get(key)
-            if old is None or old.get("fingerprint") != fingerprint(record):
-                memories[key] = _extraction(record)
-                dirty = True
-        if memories.keys() != current.keys():  # not the store the file was made from
-            memories = None
-    if memories is None:
-        memories = {}
-        dirty = set(stored) != set(current)
-        for key in sorted(current):
-            record = current[key]
-            old = stored.get(key)
-            if old is not None and old.get("fingerprint") == fingerprint(record):
-                memories[key] = old
-            else:
-                memories[key] = _extraction(record)
-                dirty = True
-    if dirty or data.get("store_version") != at or not path.exists():
-        body = {"extractor": EXTRACTOR_VERSION, "memories": memories, "version": 1}
-        if at is not None:
-            body["store_version"] = at
-        _LAST.clear()
-        atomic_write(path, _dump(body))
-        sig = _identity(path)
-        if sig is not None:
-            _LAST[:] = [(path, sig, body)]
+    last = _WRITTEN.pop(path, None)
+    head = _head()
+    fd = None
+    with contextlib.suppress(FileNotFoundError):
+        fd = os.open(path, os.O_RDONLY)
+    try:
+        lines = None
+        if fd is not None and last and last[2] == current.base.sig and identity(fd) == last[0]:
+            with contextlib.suppress(KeyError, ValueError):  # not the file it should be: all
+                lines, pieces = _changed(fd, last[1], current, changed, len(head))
+                tail = b"\n" + _TAIL if lines.keys else _TAIL
+                atomic_write(path, itertools.chain([head], write(fd, pieces), [tail]))
+        if lines is None:
+            keys: list[str] = []
+            spans: list[int] = []
+            tail = b"\n" + _TAIL if len(current) else _TAIL
+            body = laid(_every(path, current), len(head), _SEP, keys, spans)
+            atomic_write(path, itertools.chain([head], body, [tail]))
+            lines = built(keys, spans, _SEP)
+    finally:
+        if fd is not None:
+            os.close(fd)
+    got = identity(path)
+    if got is not None and current.written is not None:
+        _WRITTEN[path] = (got, lines, current.written)
+
+
+def _changed(
+    fd: int, lines: Lines, current: Any, changed: list[str], at: int
+) -> tuple[Lines, list[Any]]:
+    """The changed memories' lines made again; the others' spans, to copy (`Lines.merge`)."""
+    drop, add = [], []
+    for key in sorted(set(changed)):
+        old = None
+        i = lines.find(key)
+        if i is not None:
+            drop.append(key)
+            old = os.pread(fd, lines.ends[i] - lines.starts[i], lines.starts[i])
+        record = current.get(key)
+        if record is None:
+            continue
+        if old is not None and _parse(old)[1].get("fingerprint") == fingerprint(record):
+            add.append((key, old))
+        else:
+            add.append((key, _entry(key, _extraction(record))))
+    return lines.merge(drop, add, at)
+
+
+def _every(path: Any, current: Any) -> Iterator[tuple[str, bytes]]:
+    """Every memory's line in key order: the stored one while its fingerprint matches."""
+    stored = _stored(path)
+    old = next(stored, None)
+    for key in sorted(current):
+        while old is not None and old[0] < key:
+            old = next(stored, None)
+        record = current[key]
+        if old is not None and old[0] == key and old[2].get("fingerprint") == fingerprint(record):
+            yield key, old[1]
+        else:
+            yield key, _entry(key, _extraction(record))
+    stored.close()
 
 
 def load_agent(ws: Workspace) -> dict[str, Any]:

@@ -6,10 +6,15 @@ reading order as `nxm list`: an index of open memories, then each body.
 
 from __future__ import annotations
 
-import bisect
+import contextlib
+import itertools
+import os
+from pathlib import Path
 from typing import Any
 
+from nxm.lines import Lines, built, identity, laid, write
 from nxm.record import reading_order, reading_sort_key
+from nxs.paths import atomic_write
 
 SHARED_SCOPES = ("project", "item")
 
@@ -44,9 +49,12 @@ def _section(r: dict[str, Any]) -> str:
     )
 
 
+def _count(shown: int, closed: int) -> str:
+    return f"\n{shown} open memories ({closed} closed not shown).\n\n## Index\n\n"
+
+
 def _assemble(lines: list[str], sections: list[str], closed: int) -> str:
-    count = f"\n{len(lines)} open memories ({closed} closed not shown).\n\n## Index\n\n"
-    return "".join((HEADER, count, "".join(lines), "".join(sections)))
+    return "".join((HEADER, _count(len(lines), closed), "".join(lines), "".join(sections)))
 
 
 def render_projection(records: dict[str, dict[str, Any]]) -> str:
@@ -62,88 +70,92 @@ def render_projection(records: dict[str, dict[str, Any]]) -> str:
     return _assemble([_index_line(r) for r in open_], [_section(r) for r in open_], closed)
 
 
-_Part = tuple[dict[str, Any], tuple[Any, ...], str, str]  # record, sort key, index line, section
+def _order(r: dict[str, Any]) -> bytes:
+    """`reading_sort_key` as bytes that sort the same (~110 bytes a memory, a tuple's third):
+    each string escaped (NUL as NUL 1) and ended by NUL NUL, which sorts below any character."""
+    rank, uncategorised, *texts = reading_sort_key(r)
+    return f"{rank}{uncategorised:d}".encode() + b"".join(
+        t.encode().replace(b"\0", b"\0\1") + b"\0\0" for t in texts
+    )
+
+
+def _shown(r: dict[str, Any]) -> bool:
+    return r["status"] == "open" and r["scope"] in SHARED_SCOPES
 
 
 class Projection:
-    """`render_projection` for a long-lived writer, made again only where records changed.
+    """NEXUS_MEMORY.md for a long-lived writer (the MCP server): a write of this process makes
+    only the changed memories' index lines and sections again and copies the rest from the
+    file it wrote last (`nxm.lines`), so it never holds the projection or the records.
 
-    After a write of this process whose records before it are the ones rendered last (the
-    store's version before the commit is the one the last render was for), only the written
-    keys are looked at. Otherwise every record is, and a record's lines are made again only
-    when it is another object than last time: writes replace a changed record with a new dict
-    (`MemoryService._change` copies it) and never change one in place.
+    Otherwise (this process's first write, or another process wrote since) every record is
+    read, one at a time; either way the file equals `render_projection` of the records.
     """
 
     def __init__(self) -> None:
-        self._parts: dict[str, _Part] = {}
-        self._order: list[tuple[Any, ...]] = []  # the parts' sort keys, sorted (each ends
-        self._lines: list[str] = []  # with its record's key, so each is unique), and the
-        self._sections: list[str] = []  # index lines and sections in that order
-        self._closed: set[str] = set()
-        self._at: int | None = None  # the store version the parts are of, when known
+        # (the file's identity, its index lines, its sections, how many are closed, the read
+        # cache's identity it is current for: `nxm.store.Records`)
+        self._last: tuple[Any, Lines, Lines, int, Any] | None = None
 
-    def render(
-        self,
-        records: dict[str, dict[str, Any]],
-        changed: list[str] | None = None,
-        *,
-        since: int | None = None,
-        at: int | None = None,
-    ) -> str:
-        """NEXUS_MEMORY.md for ``records``: ``changed`` keys were written between store
-        versions ``since`` and ``at`` (unknown: None)."""
-        parts, closed = dict(self._parts), set(self._closed)
-        gone: list[tuple[Any, ...]] = []
-        fresh: list[_Part] = []
-        if changed is not None and since is not None and since == self._at:
-            for key in dict.fromkeys(changed):
-                old = parts.pop(key, None)
-                if old is not None:
-                    gone.append(old[1])
-                closed.discard(key)
-                r = records.get(key)
-                if r is None:
-                    continue
-                if r["status"] == "closed":
-                    closed.add(key)
-                elif r["status"] == "open" and r["scope"] in SHARED_SCOPES:
-                    parts[key] = (r, reading_sort_key(r), _index_line(r), _section(r))
-                    fresh.append(parts[key])
-        else:
-            kept, parts, closed = parts, {}, set()
-            for key, r in records.items():
-                status = r["status"]
-                if status != "open":
-                    if status == "closed":
-                        closed.add(key)
-                    continue
-                if r["scope"] not in SHARED_SCOPES:
-                    continue
-                got = kept.get(key)
-                if got is None or got[0] is not r:
-                    if got is not None:
-                        gone.append(got[1])
-                    got = (r, reading_sort_key(r), _index_line(r), _section(r))
-                    fresh.append(got)
-                parts[key] = got
-            if len(parts) - len(fresh) + len(gone) != len(kept):  # some left the projection
-                gone += [v[1] for k, v in kept.items() if k not in parts]
-        if len(gone) + len(fresh) > 64:
-            order = sorted(v[1] for v in parts.values())
-            lines = [parts[k[-1]][2] for k in order]
-            sections = [parts[k[-1]][3] for k in order]
-        else:
-            order, lines, sections = self._order[:], self._lines[:], self._sections[:]
-            for sort_key in gone:
-                i = bisect.bisect_left(order, sort_key)
-                del order[i], lines[i], sections[i]
-            for _, sort_key, line, section in fresh:
-                i = bisect.bisect_left(order, sort_key)
-                order.insert(i, sort_key)
-                lines.insert(i, line)
-                sections.insert(i, section)
-        text = _assemble(lines, sections, len(closed))
-        self._parts, self._closed, self._at = parts, closed, at
-        self._order, self._lines, self._sections = order, lines, sections
-        return text
+    def write(self, path: Path, records: Any) -> None:
+        """Write ``path`` for ``records`` (`nxm.store.Records`, after a write)."""
+        last, self._last = self._last, None
+        fd = None
+        with contextlib.suppress(FileNotFoundError):
+            fd = os.open(path, os.O_RDONLY)
+        try:
+            got = None
+            if fd is not None and last and last[4] == records.base.sig and identity(fd) == last[0]:
+                with contextlib.suppress(KeyError):  # not the file it should be: every record
+                    got = self._changed(path, fd, records, *last[1:4])
+            got = got or self._every(path, records)
+            if records.written is not None:
+                self._last = (*got, records.written)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    @staticmethod
+    def _changed(
+        path: Path, fd: int, records: Any, index: Lines, sections: Lines, closed: int
+    ) -> tuple[Any, Lines, Lines, int]:
+        drop, add = [], []
+        for key in records.changes:
+            old, new = records.before(key), records.get(key)
+            if old is not None:
+                closed -= old["status"] == "closed"
+                if _shown(old):
+                    drop.append(_order(old))
+            if new is not None:
+                closed += new["status"] == "closed"
+                if _shown(new):
+                    add.append((_order(new), new))
+        add.sort(key=lambda a: a[0])
+        shown = len(index.keys) - len(drop) + len(add)
+        head = (HEADER + _count(shown, closed)).encode()
+        index, lines = index.merge(drop, [(o, _index_line(r).encode()) for o, r in add], len(head))
+        at = len(head) + index.size()
+        sections, texts = sections.merge(drop, [(o, _section(r).encode()) for o, r in add], at)
+        atomic_write(path, itertools.chain([head], write(fd, lines), write(fd, texts)))
+        return identity(path), index, sections, closed
+
+    @staticmethod
+    def _every(path: Path, records: Any) -> tuple[Any, Lines, Lines, int]:
+        shown, closed = [], 0
+        for key, r in records.items():  # one record at a time
+            closed += r["status"] == "closed"
+            if _shown(r):
+                shown.append((_order(r), key, _index_line(r).encode()))
+        shown.sort()
+        head = (HEADER + _count(len(shown), closed)).encode()
+        keys: list[bytes] = []
+        spans: list[int] = []
+        index = laid(((o, line) for o, _, line in shown), len(head), b"", keys, spans)
+        at = len(head) + sum(len(line) for _, _, line in shown)
+        more: list[bytes] = []
+        places: list[int] = []
+        texts = laid(
+            ((o, _section(records[k]).encode()) for o, k, _ in shown), at, b"", more, places
+        )
+        atomic_write(path, itertools.chain([head], index, texts))
+        return identity(path), built(keys, spans), built(more, places), closed

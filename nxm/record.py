@@ -65,19 +65,10 @@ def normalise(body: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFC", body)).strip()
 
 
-_HASHED: dict[str, str] = {}  # body -> body_hash(body): an add compares every stored body
-_HASHED_MAX = 1 << 18
-
-
 def body_hash(body: str) -> str:
-    """Full sha256 hex of the normalised body (remembered: a writer asks again for the same
-    bodies on every add, and a string's own hash is cached, so asking again costs ~0.1 us)."""
-    got = _HASHED.get(body)
-    if got is None:
-        if len(_HASHED) >= _HASHED_MAX:
-            _HASHED.clear()
-        got = _HASHED[body] = hashlib.sha256(normalise(body).encode("utf-8")).hexdigest()
-    return got
+    """Full sha256 hex of the normalised body (stored in the ``hash`` column: a write finds
+    a memory with the same body by it, `nxm.store.Records.with_body`)."""
+    return hashlib.sha256(normalise(body).encode("utf-8")).hexdigest()
 
 
 def key_for(body: str, salt: int = 0) -> str:
@@ -178,7 +169,8 @@ CONTEXT = 2  # memories said just before a session memory whose bodies are its k
 def _session_orders(records: dict[str, dict[str, Any]], sessions: set[str]) -> list[list[str]]:
     """The keys of each of ``sessions``' memories in time order (forgotten ones left out)."""
     members: dict[str, list[tuple[str, str]]] = {}
-    for r in records.values() if sessions else ():
+    among = getattr(records, "in_sessions", None)  # `nxm.store.Records` finds them by an index
+    for r in (among(sessions) if among else records.values()) if sessions else ():
         if r.get("session_id") in sessions and r.get("status") != "forgotten":
             members.setdefault(r["session_id"], []).append((r.get("created") or "", r["key"]))
     return [[k for _, k in sorted(m)] for m in members.values()]

@@ -30,7 +30,6 @@ from nxm.record import (
 from nxm.store import Store, background
 from nxm.when import period
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
-from nxs.paths import atomic_write
 from nxs.render import parse_timestamp, timestamp
 from nxs.workspace import Workspace
 
@@ -159,10 +158,7 @@ class MemoryService:
         for stale in self.ws.root.glob(".NEXUS_MEMORY.md.*"):  # left by a writer killed mid-way
             stale.unlink(missing_ok=True)
         try:
-            keys = [r["key"] for r in changed] + list(deletes)
-            since, at = self.store.committed or (None, None)
-            text = self._projection.render(current, keys, since=since, at=at).encode()
-            atomic_write(self.ws.root / "NEXUS_MEMORY.md", text)
+            self._projection.write(self.ws.root / "NEXUS_MEMORY.md", current)
         except OSError as exc:  # committed: the next write rewrites the projection
             print(f"nxs: the write is saved, but NEXUS_MEMORY.md is not: {exc}", file=sys.stderr)
 
@@ -217,10 +213,9 @@ class MemoryService:
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
         with self.store.writing() as current:
-            digest = body_hash(body)
-            same = next((r for r in current.values() if body_hash(r["body"]) == digest), None)
-            if same is not None:
-                return {"created": False, "memory": self._out(same)}
+            same = current.with_body(body_hash(body))
+            if same:
+                return {"created": False, "memory": self._out(current[same[0]])}
             salt = 0
             while record["key"] in current:
                 salt += 1
@@ -272,15 +267,7 @@ class MemoryService:
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             changed = []
             if body is not None and normalise(body) != normalise(r["body"]):
-                digest = body_hash(body)
-                twin = next(
-                    (
-                        k
-                        for k, o in current.items()
-                        if k != r["key"] and body_hash(o["body"]) == digest
-                    ),
-                    None,
-                )
+                twin = next((k for k in current.with_body(body_hash(body)) if k != r["key"]), None)
                 if twin:
                     raise ConflictError(
                         f"memory {twin} already has that body",

@@ -16,14 +16,13 @@ and the native full-text index. Three rules keep it whole and fast:
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import fcntl
 import itertools
 import os
 import sys
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from nxm.lines import Lines, built, identity, laid, write
 from nxm.rank import feedback_factor
 from nxm.record import body_hash, complete, contexts, followers, identifiers, indexed_text
 from nxs.errors import UpstreamError
@@ -160,87 +160,22 @@ def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
 
 CACHE_HEAD = b'{"records":[\n'
 CACHE_TAIL = b'],"version":1}\n'
+CACHE_SEP = b",\n"
 
 
-def _cache_lines(records: dict[str, dict[str, Any]]) -> Iterator[bytes]:
-    """The read cache file's pieces: `CACHE_HEAD`, one record a line by key, `CACHE_TAIL`."""
+def _cache_file(
+    pieces: Iterable[tuple[int, int] | bytes], fd: int | None, empty: bool
+) -> Iterator[bytes]:
+    """The read cache file's bytes: `CACHE_HEAD`, one record a line by key (``pieces``, of
+    `nxm.lines`), `CACHE_TAIL`."""
     yield CACHE_HEAD
-    keys = sorted(records)
-    for i, key in enumerate(keys):
-        yield orjson.dumps(records[key]) + (b",\n" if i + 1 < len(keys) else b"\n")
-    yield CACHE_TAIL
-
-
-class _CacheLines:
-    """The read cache's lines as this process last wrote them (`_cache_lines`'s bytes), so a
-    write serializes again only what it changed.
-
-    After a commit of this process whose records before it are the ones written last (the
-    table version before the commit is the one they were written at), only the written keys
-    are; otherwise every record is, except one that is the same object as last time (writes
-    replace a changed record with a new dict, never change one in place).
-    """
-
-    def __init__(self) -> None:
-        self.at: int | None = None  # the table version the lines are of, when known
-        self.keys: list[str] = []  # sorted
-        self.lines: list[bytes] = []  # each record's JSON and ",\n", in key order
-        self.memo: dict[str, tuple[dict[str, Any], bytes]] = {}
-
-    def update(
-        self,
-        records: dict[str, dict[str, Any]],
-        changed: list[str] | None,
-        since: int | None,
-        at: int | None,
-    ) -> Iterator[bytes]:
-        """The file's pieces for ``records`` (``changed`` keys written between table versions
-        ``since`` and ``at``); call `keep` once they are written."""
-        memo = dict(self.memo)
-        if changed is not None and since is not None and since == self.at:
-            keys, lines = self.keys[:], self.lines[:]
-            for key in dict.fromkeys(changed):
-                i = bisect.bisect_left(keys, key)
-                there = i < len(keys) and keys[i] == key
-                record = records.get(key)
-                if record is None:
-                    memo.pop(key, None)
-                    if there:
-                        del keys[i], lines[i]
-                    continue
-                line = orjson.dumps(record) + b",\n"
-                memo[key] = (record, line)
-                if there:
-                    lines[i] = line
-                else:
-                    keys.insert(i, key)
-                    lines.insert(i, line)
-        else:
-            kept, memo = memo, {}
-            keys, lines = sorted(records), []
-            written = set(changed or ())  # a follower's record may have changed in place
-            for key in keys:
-                record = records[key]
-                got = kept.get(key)
-                if got is None or got[0] is not record or key in written:
-                    got = (record, orjson.dumps(record) + b",\n")
-                memo[key] = got
-                lines.append(got[1])
-        self._next = (at, keys, lines, memo)
-        yield CACHE_HEAD
-        if lines:
-            yield from itertools.islice(lines, len(lines) - 1)
-            yield lines[-1][:-2] + b"\n"
-        yield CACHE_TAIL
-
-    def keep(self) -> None:
-        """The pieces `update` gave were written: the next update starts from them."""
-        self.at, self.keys, self.lines, self.memo = self._next
+    yield from write(fd, pieces)
+    yield CACHE_TAIL if empty else b"\n" + CACHE_TAIL
 
 
 def _cache_entries(fh: Any) -> Iterator[tuple[dict[str, Any], int, int]]:
-    """The records of a read cache file, parsed a line at a time, each with its line's span
-    (start and end offsets; -1, -1 for a file in another layout, parsed whole).
+    """The records of a read cache file, parsed a line at a time, each with its span (the
+    record's JSON, without the line's ``,\n``; -1, -1 for a file in another layout, parsed whole).
 
     `Store._write_cache` writes ``{"records":[`` and ``],"version":1}`` around one record a
     line, so the whole file is also plain JSON.
@@ -263,7 +198,8 @@ def _cache_entries(fh: Any) -> Iterator[tuple[dict[str, Any], int, int]]:
         if not more or not line.endswith(b"\n"):
             raise ValueError("a damaged line in the read cache")
         more = line.endswith(b",\n")
-        yield orjson.loads(line[: -2 if more else -1]), at, at + len(line)
+        size = len(line) - (2 if more else 1)
+        yield orjson.loads(line[:size]), at, at + size
         at, seen = at + len(line), True
     raise ValueError("the read cache ends early")
 
@@ -277,8 +213,9 @@ _PLAIN: Mapping[str, Any] = MappingProxyType({})
 
 
 def _brief(record: dict[str, Any]) -> Mapping[str, Any]:
-    """What ranking reads of a record (`nxm.rank.fuse`, `nxm.rank.neighbours`): its feedback
-    when that moves its score, its session and its time; for most records one shared empty map."""
+    """What ranking reads of a record (`nxm.rank.fuse`, `nxm.rank.neighbours`) and a write
+    finds sessions by (`Records.in_sessions`): its feedback when that moves its score, its
+    session and its time; for most records one shared empty map."""
     brief: dict[str, Any] = {}
     if feedback_factor(record) != 1.0:
         brief["feedback"] = record["feedback"]
@@ -290,12 +227,13 @@ def _brief(record: dict[str, Any]) -> Mapping[str, Any]:
 class Snapshot(Mapping[str, dict[str, Any]]):
     """Every record of one state of the store, by key, as search reads them (`Store.snapshot`).
 
-    Read from the read cache file, it holds each key's line in the file and `brief` (what
-    ranking reads of each record), and parses a record only when asked for it: a search reads
-    the few it returns. Holding every record as a dict instead cost the MCP server 318 MB at
-    100,000 memories. The file stays open, so a writer replacing it does not change what this
-    snapshot reads. Made from records in memory (after this process's write), it serves them.
-    Read-only: a record it returns may be shared.
+    Read from the read cache file, it holds the file open, each record's span in it
+    (`nxm.lines.Lines`) and `brief` (what ranking reads of each record), and parses a record
+    only when asked for it: a search reads the few it returns. Holding every record as a dict
+    instead cost the MCP server 318 MB at 100,000 memories. A writer replacing the file does
+    not change what this snapshot reads, and this process's next write copies the unchanged
+    records' lines from it (`Store._write_cache`). Made from records in memory (a store
+    without a read cache), it serves them. Read-only: a record it returns may be shared.
     """
 
     def __init__(
@@ -303,9 +241,13 @@ class Snapshot(Mapping[str, dict[str, Any]]):
         brief: Mapping[str, Mapping[str, Any]],
         read: Callable[[str], dict[str, Any]],
         sig: Any = None,
+        lines: Lines | None = None,
+        fd: int | None = None,
     ) -> None:
         self.brief = brief
-        self.sig = sig  # the read cache file's identity (`Store._cache_sig`), None if none
+        self.sig = sig  # the read cache file's identity (`nxm.lines.identity`), None if none
+        self.lines = lines  # the file's records, when it has one a line in key order
+        self.fd = fd
         self._read = read
 
     @classmethod
@@ -316,32 +258,37 @@ class Snapshot(Mapping[str, dict[str, Any]]):
     @classmethod
     def read(cls, fh: Any, sig: Any) -> Snapshot:
         """The snapshot of an open read cache file (`_cache_entries`, with its errors)."""
-        from array import array
-
         brief: dict[str, Mapping[str, Any]] = {}
-        rows: dict[str, int] = {}  # key: its line's number; its span is starts[row:row + 2]
-        starts = array("q")
+        spans: list[int] = []
         whole: dict[str, dict[str, Any]] = {}  # records of a file in another layout
         for record, start, end in _cache_entries(fh):
             key = record["key"]
             brief[key] = _brief(record)
             if start < 0:
                 whole[key] = record
-                continue
-            if not starts or starts[-1] != start:
-                starts.append(start)
-            rows[key] = len(starts) - 1
-            starts.append(end)
-        fd = os.dup(fh.fileno())
+            else:
+                spans += (start, end)
+        if whole:
+            return cls.of(whole, sig)
+        keys = list(brief)
+        if any(a >= b for a, b in itertools.pairwise(keys)):
+            raise ValueError("the read cache is not in key order")
+        lines = Lines.build(keys, zip(spans[0::2], spans[1::2], strict=True), CACHE_SEP)
+        return cls.opened(brief, lines, fh.fileno(), sig)
+
+    @classmethod
+    def opened(cls, brief: dict[str, Any], lines: Lines, fileno: int, sig: Any) -> Snapshot:
+        """The snapshot of a read cache file open as ``fileno`` (kept open: duplicated)."""
+        fd = os.dup(fileno)
 
         def read(key: str) -> dict[str, Any]:
-            if key in whole:
-                return whole[key]
-            start, end = starts[rows[key]], starts[rows[key] + 1]
-            line = os.pread(fd, end - start, start)
-            return orjson.loads(line[: -2 if line.endswith(b",\n") else -1])
+            i = lines.find(key)
+            if i is None:
+                raise KeyError(key)
+            start, end = int(lines.starts[i]), int(lines.ends[i])
+            return orjson.loads(os.pread(fd, end - start, start))
 
-        got = cls(brief, read, sig)
+        got = cls(brief, read, sig, lines, fd)
         weakref.finalize(got, os.close, fd)
         return got
 
@@ -358,6 +305,83 @@ class Snapshot(Mapping[str, dict[str, Any]]):
 
     def __len__(self) -> int:
         return len(self.brief)
+
+
+class Records(MutableMapping[str, dict[str, Any]]):
+    """Every record inside a write (`Store.writing`): a `Snapshot` and the changes made since.
+
+    A record is parsed when it is asked for, so a write that touches a few records of 100,000
+    reads a few, and iterating (a rare, store-wide operation) parses one at a time.
+
+    ``base.sig`` and ``written`` (set by `Store.commit`) identify the read cache before and
+    after the write: a file derived from the records (`nxm.graph`, `nxm.projection`) that was
+    made for ``base.sig`` needs only this write's changes, and is then current for ``written``.
+    """
+
+    def __init__(
+        self,
+        base: Snapshot,
+        bodies: Callable[[str], list[str]],
+        changes: dict[str, dict[str, Any] | None] | None = None,
+    ) -> None:
+        self.base = base
+        self.changes: dict[str, dict[str, Any] | None] = dict(changes or {})
+        self.written: Any = None  # the read cache's identity once a commit wrote it
+        self._bodies = bodies
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key in self.changes:
+            got = self.changes[key]
+            if got is None:
+                raise KeyError(key)
+            return got
+        return self.base[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.changes:
+            return self.changes[key] is not None  # type: ignore[index]
+        return key in self.base
+
+    def __setitem__(self, key: str, record: dict[str, Any]) -> None:
+        self.changes[key] = record
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self.changes[key] = None
+
+    def __iter__(self) -> Iterator[str]:
+        changes = self.changes
+        yield from (k for k in self.base if changes.get(k, k) is not None)
+        yield from (k for k, r in changes.items() if r is not None and k not in self.base)
+
+    def __len__(self) -> int:
+        base = self.base
+        return len(base) + sum((r is not None) - (k in base) for k, r in self.changes.items())
+
+    def before(self, key: str) -> dict[str, Any] | None:
+        """The record as the snapshot holds it (before this write's changes), or None."""
+        return self.base[key] if key in self.base else None
+
+    def then(self, upserts: list[dict[str, Any]], deletes: Iterable[str]) -> Records:
+        """These records with ``upserts`` and ``deletes`` applied (self is unchanged)."""
+        changes = {**self.changes, **{r["key"]: r for r in upserts}}
+        changes.update((k, None) for k in deletes if k in self)
+        return Records(self.base, self._bodies, changes)
+
+    def with_body(self, digest: str) -> list[str]:
+        """The keys of the records whose body hashes to ``digest`` (`body_hash`), sorted."""
+        got = {k for k, r in self.changes.items() if r and body_hash(r["body"]) == digest}
+        got.update(k for k in self._bodies(digest) if k not in self.changes and k in self.base)
+        return sorted(got)
+
+    def in_sessions(self, sessions: set[str]) -> Iterator[dict[str, Any]]:
+        """The records of ``sessions`` (read from the snapshot's brief: only these are parsed)."""
+        changes = self.changes
+        for key, brief in self.base.brief.items():
+            if brief.get("session_id") in sessions and key not in changes:
+                yield self.base[key]
+        yield from (r for r in changes.values() if r and r.get("session_id") in sessions)
 
 
 def _bools(values: Any) -> np.ndarray:
@@ -381,15 +405,8 @@ class Store:
         self._table: Any = None
         self._storage_options = ws.section("memory").get("storage_options") or None
         self._snapshot: Snapshot | None = None
-        # (read cache identity, table version, records) right after this process's last commit
-        self._written: tuple[Any, tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
-        # (table version before, after) this process's last commit, None when it failed: files
-        # derived from the records (the graph) that were current at "before" need only that
-        # commit's changes to be current at "after" (`nxm.derive`)
-        self.committed: tuple[int, int] | None = None
-        self._lines = _CacheLines()
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -506,25 +523,48 @@ class Store:
         except (FileNotFoundError, ValueError, LookupError, TypeError):
             return None  # absent or damaged (orjson's errors are ValueErrors): rebuilt from LanceDB
 
-    def _write_cache(
-        self,
-        records: dict[str, dict[str, Any]],
-        changed: list[str] | None = None,
-        since: int | None = None,
-        at: int | None = None,
-    ) -> None:
-        """Write the read cache (under the lock: a temporary file left there is a dead writer's).
+    def _write_cache(self, records: Mapping[str, dict[str, Any]]) -> Snapshot | None:
+        """Write the read cache (under the lock: a temporary file left there is a dead writer's)
+        and return its `Snapshot`; None for a store without one (not local).
 
-        One JSON document, one record a line (`_parse_cache`), written a record at a time and
-        renamed into place, so a reader never holds it whole in memory. ``changed`` keys were
-        written between table versions ``since`` and ``at`` (`_CacheLines`).
+        One JSON document, one record a line in key order (`_cache_entries`), renamed into
+        place. For `Records` whose snapshot holds the file's lines, the lines of the records
+        this write did not change are copied from the old file (`nxm.lines`); otherwise every
+        record is serialized, one at a time, so the file is never held whole in memory.
         """
         if not self.local:
-            return
+            return None
         for stale in self.cache_path.parent.glob(f".{self.cache_path.name}.*"):
             stale.unlink(missing_ok=True)
-        atomic_write(self.cache_path, self._lines.update(records, changed, since, at))
-        self._lines.keep()
+        base = records.base if isinstance(records, Records) else None
+        if base is not None and base.lines is not None:
+            changes = records.changes  # type: ignore[attr-defined]
+            add = [(k, orjson.dumps(r)) for k, r in changes.items() if r is not None]
+            drop = [k for k in changes if k in base]
+            lines, pieces = base.lines.merge(drop, add, len(CACHE_HEAD))
+            brief = dict(base.brief)
+            for key, record in changes.items():
+                if record is None:
+                    brief.pop(key, None)
+                else:
+                    brief[key] = _brief(record)
+            atomic_write(self.cache_path, _cache_file(pieces, base.fd, not lines.keys))
+        else:
+            keys: list[str] = []
+            spans: list[int] = []
+            brief = {}
+
+            def every() -> Iterator[tuple[str, bytes]]:
+                for key in sorted(records):
+                    record = records[key]
+                    brief[key] = _brief(record)
+                    yield key, orjson.dumps(record)
+
+            body = laid(every(), len(CACHE_HEAD), CACHE_SEP, keys, spans)
+            atomic_write(self.cache_path, _cache_file(body, None, not records))
+            lines = built(keys, spans, CACHE_SEP)
+        with open(self.cache_path, "rb") as fh:
+            return Snapshot.opened(brief, lines, fh.fileno(), identity(fh.fileno()))
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Every record by key: from the read cache when present, else from LanceDB."""
@@ -538,16 +578,12 @@ class Store:
             if cached is None:
                 cached = self._scan()
                 with contextlib.suppress(OSError):  # a full or read-only disk: serve the scan
-                    self._write_cache(cached)
+                    self._snapshot = self._write_cache(cached)
         return cached
 
     def _cache_sig(self) -> tuple[int, int, int] | None:
-        """The read cache file's identity (inode, mtime, size), None when there is none."""
-        try:
-            st = os.stat(self.cache_path) if self.local else None
-        except FileNotFoundError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
+        """The read cache file's identity (`nxm.lines.identity`), None when there is none."""
+        return identity(self.cache_path) if self.local else None
 
     def snapshot(self) -> Snapshot:
         """Every record as search reads them, kept while the read cache file is unchanged.
@@ -570,9 +606,8 @@ class Store:
         if not self.local:
             return None
         try:
-            with open(self.cache_path, "rb") as fh:
-                st = os.fstat(fh.fileno())  # the identity of the very file read
-                return Snapshot.read(fh, (st.st_ino, st.st_mtime_ns, st.st_size))
+            with open(self.cache_path, "rb") as fh:  # the identity of the very file read
+                return Snapshot.read(fh, identity(fh.fileno()))
         except (FileNotFoundError, ValueError, LookupError, TypeError):
             return None  # absent or damaged (orjson's errors are ValueErrors)
 
@@ -608,25 +643,33 @@ class Store:
             os.close(fd)
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[dict[str, dict[str, Any]]]:
-        """Hold the write lock and yield the current records, freshly read inside it."""
+    def writing(self) -> Iterator[Records]:
+        """Hold the write lock and yield every record (`Records`), freshly read inside it."""
         with self._locked():
             table = self.table()
-            current = None
             if table is not None:
                 table.checkout_latest()
-                mine = self._written
-                if mine and mine[1] == (id(table), table.version) and mine[0] == self._cache_sig():
-                    current = dict(mine[2])  # no write since this process's last one
-            if current is None:
-                current = self._read_cache()
-            if current is None:
-                current = self._scan()
-            yield current
+            sig = self._cache_sig()
+            base = self._snapshot if sig is not None else None
+            if base is None or base.sig != sig:
+                self._snapshot = base = None  # let the old one go before the new one is read
+                base = self._read_snapshot()
+            if base is None:  # no read cache, or a damaged one: the commit writes it again
+                base = Snapshot.of(self._scan())
+            self._snapshot = base if base.sig is not None else None
+            yield Records(base, self._bodies)
+
+    def _bodies(self, digest: str) -> list[str]:
+        """The keys of the stored records whose body hashes to ``digest`` (the ``hash`` column)."""
+        table = self.table()
+        if table is None:
+            return []
+        got = table.search().where(f"hash = {_sql(digest)}").select(["key"]).limit(None)
+        return got.to_arrow().column("key").to_pylist()
 
     def commit(
         self,
-        current: dict[str, dict[str, Any]],
+        current: Records,
         upserts: list[dict[str, Any]],
         vectors: dict[str, Any] | None = None,
         deletes: list[str] = (),  # type: ignore[assignment]
@@ -638,12 +681,8 @@ class Store:
         if not upserts and not deletes:
             return
         table = self.table(create=True)
-        self._written = None
-        self.committed = None
-        before = table.version
-        after = {**current, **{r["key"]: r for r in upserts}}
-        for k in deletes:
-            after.pop(k, None)
+        current.written = None
+        after = current.then(upserts, deletes)
         changed = {r["key"] for r in upserts} | set(deletes)
         again = followers(current, after, changed)  # their session context changes with these
         if "context" not in table.schema.names:  # a store from before session context
@@ -680,20 +719,15 @@ class Store:
             current[r["key"]] = r
         for k in deletes:
             current.pop(k, None)
-        written = [r["key"] for r in upserts] + list(deletes)  # followers' records changed in place
         try:
             self._maintain(table)
-            self._write_cache(current, written, before, table.version)
+            written = self._write_cache(current)
         except (OSError, RuntimeError) as exc:  # committed: the next reader rebuilds the cache
             self.cache_path.unlink(missing_ok=True)
             print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
             return
-        self.committed = (before, table.version)
-        sig = self._cache_sig()
-        if sig is not None:  # this process's next write and search start from these records
-            kept = dict(current)
-            self._written = (sig, (id(table), table.version), kept)
-            self._snapshot = Snapshot.of(kept, sig)
+        if written is not None:  # this process's next write and search start from it
+            self._snapshot, current.written = written, written.sig
 
     def _maintain(self, table: Any) -> None:
         """Keep the full-text index whole and the fragments few.

@@ -235,7 +235,8 @@ def test_read_only_nxs_mounted(root: Path, tmp_path: Path) -> None:
 def test_full_disk_simulated(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lancedb.table import LanceTable
 
-    import nxm.service as service_module
+    import nxm.graph as graph_module
+    import nxm.projection as projection_module
     import nxm.store as store_module
 
     before = state(root)
@@ -258,8 +259,8 @@ def test_full_disk_simulated(root: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     with monkeypatch.context() as patched:  # LanceDB commits, the files after it cannot
-        patched.setattr(store_module, "atomic_write", full)
-        patched.setattr(service_module, "atomic_write", full)
+        for module in (store_module, projection_module, graph_module):
+            patched.setattr(module, "atomic_write", full)
         code, answer, err = add(10)
         assert code == 0, answer  # acknowledged: it is in LanceDB
         assert b"the write is saved" in err

@@ -831,20 +831,22 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
     assert one.reopen(key=m["key"], now=LATER, actor=ACTOR)["memory"]["status"] == "open"
 
 
-def test_projection_rendered_again_after_each_write_equals_a_fresh_render() -> None:
-    """`Projection` re-renders only records that are new objects; across adds, changes,
-    removals, batches and records read afresh it must equal `render_projection`."""
+def test_projection_written_again_after_each_write_equals_a_fresh_render(tmp_path: Path) -> None:
+    """`Projection` makes again only the changed memories' lines after this process's own
+    write; across adds, changes, removals, batches, another process's writes and a file
+    changed under it, the file must equal `render_projection`."""
     import random
 
     from nxm.projection import Projection, render_projection
     from nxm.record import new_record
+    from nxm.store import Records, Snapshot
 
     rnd = random.Random(7)
 
     def record(i: int) -> dict[str, Any]:
         return new_record(
             key=f"{i:016x}", introduction=f"intro {i}", body=f"body {i}\n",
-            category=rnd.choice([None, "gotchas", "conventions"]),
+            category=rnd.choice([None, "gotchas", "conventions", "a\x00b"]),
             scope=rnd.choice(["project", "item", "user", "session"]),
             status=rnd.choice(["open", "open", "closed", "forgotten"]),
             priority=rnd.choice(["HIGH", "MEDIUM", "LOW"]),
@@ -852,50 +854,47 @@ def test_projection_rendered_again_after_each_write_equals_a_fresh_render() -> N
             refs=["ISSUE-1"] if rnd.random() < 0.3 else [],
         )  # fmt: skip
 
+    path = tmp_path / "NEXUS_MEMORY.md"
     projection = Projection()
+    every = []
+    whole = projection._every
+    projection._every = lambda *a: every.append(1) or whole(*a)  # type: ignore[method-assign]
     records = {r["key"]: r for r in map(record, range(200))}
-    version = 0
-    for step in range(600):
-        current = dict(records)
+    for step in range(400):
+        changes: dict[str, Any] = {}
         op = rnd.random()
         if op < 0.4:
             r = record(rnd.randint(0, 800))
-            current[r["key"]] = r
-            changed = [r["key"]]
+            changes[r["key"]] = r
         elif op < 0.7:
-            key = rnd.choice(list(current))
-            current[key] = {
-                **current[key],
+            key = rnd.choice(list(records))
+            changes[key] = {
+                **records[key],
                 "status": rnd.choice(["open", "closed", "forgotten"]),
                 "priority": rnd.choice(["HIGH", "LOW"]),
             }
-            changed = [key]
         elif op < 0.8:
-            changed = [rnd.choice(list(current))]
-            current.pop(changed[0])
-        elif op < 0.85:
-            current = {k: dict(v) for k, v in current.items()}  # read afresh by another process
-            changed = []
+            changes[rnd.choice(list(records))] = None
         else:
-            batch = list(map(record, rnd.sample(range(2000), 80)))
-            current.update((r["key"], r) for r in batch)
-            changed = [r["key"] for r in batch]
-        records = current
+            changes.update((r["key"], r) for r in map(record, rnd.sample(range(2000), 80)))
         mode = rnd.random()
-        if mode < 0.9:  # the written keys and the versions between which they were written
-            since = version if mode < 0.8 else -1  # -1: another process wrote in between
-            version += 1
-            got = projection.render(records, changed, since=since, at=version)
-        else:
-            got = projection.render(records)
-        assert got == render_projection(records), step
+        if mode > 0.95:
+            path.write_text("edited by hand\n")
+        before = step if mode < 0.9 else -1  # -1: another process wrote in between
+        current = Records(Snapshot.of(records, sig=before), lambda _: [], changes)
+        current.written = step + 1  # the read cache's identity after the write
+        projection.write(path, current)
+        records = dict(current.items())
+        assert path.read_text() == render_projection(records), step
+    assert 10 < len(every) < 60  # the first write, another process's and a changed file's
 
 
 def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) -> None:
     """After a mix of writes in one long-lived service the two files it rewrites by parts
     (NEXUS_MEMORY.md, the read cache) are what a fresh process would write."""
+    from test_store import cache_bytes
+
     from nxm.projection import render_projection
-    from nxm.store import _cache_lines
 
     keys = [
         svc.add(body=f"fact {i}", introduction=f"Fact {i}", now=NOW, actor="t")["memory"]["key"]
@@ -908,5 +907,4 @@ def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) 
     records = svc.store._scan()
     assert (svc.ws.root / "NEXUS_MEMORY.md").read_text() == render_projection(records)
     assert svc.store._read_cache() == records
-    lines = svc.store.cache_path.read_bytes().splitlines()
-    assert len(lines) == len(records) + 2 == len(b"".join(_cache_lines(records)).splitlines())
+    assert svc.store.cache_path.read_bytes() == cache_bytes(svc.store._read_cache())

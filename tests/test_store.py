@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -510,12 +511,10 @@ def test_read_cache_written_by_parts_equals_a_fresh_one(svc: MemoryService) -> N
     """A long-lived writer serializes only the records a write changed; after adds, changes,
     a purge, a write by another process and a session follower, the file is still the one a
     fresh process writes for the same records."""
-    from nxm.store import _cache_lines
-
     def fresh() -> bytes:
         cached = svc.store._read_cache()
         assert cached == svc.store._scan()  # the records LanceDB holds
-        return b"".join(_cache_lines(cached))  # written as a fresh process writes them
+        return cache_bytes(cached)  # written as a fresh process writes them
 
     keys = [add(svc, f"note {i} on the cache", session_id="s1") for i in range(4)]
     assert svc.store.cache_path.read_bytes() == fresh()
@@ -533,3 +532,9 @@ def test_read_cache_of_no_records_is_written_by_parts_too(svc: MemoryService) ->
     svc.purge(key=svc.forget(key=key, now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
     assert svc.store.cache_path.read_bytes() == b'{"records":[\n],"version":1}\n'
     assert svc.store._read_cache() == {}
+
+
+def cache_bytes(records: dict[str, dict[str, Any]]) -> bytes:
+    """The read cache's layout: one JSON document, one record a line in key order."""
+    lines = b",\n".join(orjson.dumps(records[k]) for k in sorted(records))
+    return b'{"records":[\n' + (lines + b"\n" if lines else b"") + b'],"version":1}\n'
