@@ -511,6 +511,7 @@ def test_read_cache_written_by_parts_equals_a_fresh_one(svc: MemoryService) -> N
     """A long-lived writer serializes only the records a write changed; after adds, changes,
     a purge, a write by another process and a session follower, the file is still the one a
     fresh process writes for the same records."""
+
     def fresh() -> bytes:
         cached = svc.store._read_cache()
         assert cached == svc.store._scan()  # the records LanceDB holds
