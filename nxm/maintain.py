@@ -22,13 +22,18 @@ LOCK = "maintain.lock"
 def spawn(root: Path) -> subprocess.Popen[bytes]:
     """Start a maintainer for the workspace at ``root``, detached: its own session (a signal to
     the writer's group does not stop it), no stdin, and never the writer's stdout (the MCP
-    server speaks JSON-RPC there); stderr is the writer's, for its one-line failure."""
+    server speaks JSON-RPC there); stderr is the writer's, for its one-line failure. The
+    child imports this very copy of the code (first on its PYTHONPATH), whichever way the
+    writer found it."""
+    code = str(Path(__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (code, os.environ.get("PYTHONPATH")) if p)
     return subprocess.Popen(
         [sys.executable, "-m", "nxm.maintain", str(root)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
+        env={**os.environ, "PYTHONPATH": path},
     )
 
 
