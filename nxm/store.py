@@ -5,9 +5,11 @@ and the native full-text index. Three rules keep it whole and fast:
 
 - **One writer at a time.** Writes take an exclusive file lock and `checkout_latest()` inside
   it, so two processes never upsert the same key twice or lose a read-modify-write.
-- **Compaction as it grows.** Every write makes a LanceDB version and fragment; after
-  `COMPACT_EVERY` fragments the writer calls `optimize()` (which also folds new rows into the
-  full-text index), so search time does not grow with the number of writes.
+- **Compaction as it grows.** Every write makes a LanceDB version and fragment; `optimize()`
+  merges them and folds new rows into the full-text index, so search time does not grow with
+  the number of writes. A small table is optimized by the writer after every write; a large
+  one after `COMPACT_EVERY` fragments, by a detached child process (`nxm.maintain`, like
+  `git gc --auto`), so the writer neither waits for it nor holds its memory.
 - **A read cache.** Importing lancedb costs seconds, so `show`, `list` and `prime` read
   `.nxs/cache/records.json`, a snapshot of every record that writers refresh under the lock.
   A writer deletes it before committing and writes it after, so a crash in between leaves no
@@ -390,6 +392,42 @@ def _bools(values: Any) -> np.ndarray:
     return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
+@dataclass
+class Upkeep:
+    """What `optimize()` would find to do in one table version; the writer (`Store._maintain`)
+    and the maintainer (`nxm.maintain`) decide from it."""
+
+    missing: list[str]  # FTS_COLUMNS without a full-text index
+    fragments: int
+    rows: int
+    unindexed: int  # rows outside the full-text index (the most of any indexed column)
+
+    @classmethod
+    def of(cls, table: Any) -> Upkeep:
+        indices = {i.columns[0]: i.name for i in table.list_indices() if i.index_type == "FTS"}
+        stats = table.stats()
+        unindexed = [table.index_stats(n).num_unindexed_rows for n in indices.values()]
+        return cls(
+            missing=[c for c in FTS_COLUMNS if c not in indices],
+            fragments=stats["fragment_stats"]["num_fragments"],
+            rows=stats["num_rows"],
+            unindexed=max(unindexed, default=0),
+        )
+
+    def due(self) -> bool:
+        """Whether a writer should have the table optimized now: rows outside the index are
+        still searched, but scored on other term statistics, so a small table folds every
+        write in at once; a large one waits until `COMPACT_EVERY` fragments have piled up
+        (single writes), or `UNINDEXED_MAX` rows are outside the index (batches)."""
+        small = self.unindexed > 0 and self.rows <= FOLD_EVERY_WRITE_UP_TO
+        return self.fragments >= COMPACT_EVERY or self.unindexed > UNINDEXED_MAX or small
+
+    @property
+    def pending(self) -> bool:
+        """Whether `optimize()` has anything to do: fragments to merge or rows to fold in."""
+        return self.fragments > 1 or self.unindexed > 0
+
+
 class Store:
     """The LanceDB-backed memory store of one workspace."""
 
@@ -407,6 +445,7 @@ class Store:
         self._snapshot: Snapshot | None = None
         self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
+        self.maintainer: Any = None  # the `nxm.maintain` child last started (a Popen)
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -730,29 +769,41 @@ class Store:
             self._snapshot, current.written = written, written.sig
 
     def _maintain(self, table: Any) -> None:
-        """Keep the full-text index whole and the fragments few.
+        """Keep the full-text index whole and the fragments few (`Upkeep`).
 
-        Rows outside the index are still searched, but scored on other term statistics, so a
-        small table folds every write in at once (~0.1 s at 2,000 rows); a large one waits
-        until `COMPACT_EVERY` fragments have piled up (single writes), or `UNINDEXED_MAX` rows
-        are outside the index (batches).
+        A small table is optimized here, at once (~0.1 s at 2,000 rows). A large one is left to
+        a detached `nxm.maintain` child: at 100,000 memories `optimize()` rewrites the whole
+        table (~5 s) and raised the MCP server's peak RSS from ~564 to ~860 MB. A missing
+        full-text index is made here (the first write's, or an old store's).
         """
-        indices = {i.columns[0]: i.name for i in table.list_indices() if i.index_type == "FTS"}
-        missing = [c for c in FTS_COLUMNS if c not in indices]
-        if missing:
-            if table.count_rows() == 0:
-                return
-            from lancedb.index import FTS
+        if self.maintainer is not None and self.maintainer.poll() is not None:
+            self.maintainer = None  # reaped
+        state = Upkeep.of(table)
+        if state.missing:
+            if state.rows:
+                from lancedb.index import FTS
 
-            for column in missing:
-                table.create_index(column, config=FTS(with_position=False), replace=True)
+                for column in state.missing:
+                    table.create_index(column, config=FTS(with_position=False), replace=True)
             return
-        stats = table.stats()
-        fragments, rows = stats["fragment_stats"]["num_fragments"], stats["num_rows"]
-        unindexed = max(table.index_stats(n).num_unindexed_rows for n in indices.values())
-        small = unindexed and rows <= FOLD_EVERY_WRITE_UP_TO
-        if fragments >= COMPACT_EVERY or unindexed > UNINDEXED_MAX or small:
+        if not state.due():
+            return
+        if state.rows <= FOLD_EVERY_WRITE_UP_TO:
             table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        elif self.maintainer is None:  # one already running will see this write's fragment too
+            from nxm import maintain
+
+            self.maintainer = maintain.spawn(self.ws.root)
+
+    def upkeep(self) -> bool:
+        """Optimize the checked-out table if there is anything to do (`Upkeep.pending`); call
+        under the lock. It changes no record, so the read cache and the files derived from the
+        records stay as they are (a writer's next write still copies their unchanged parts)."""
+        table = self.table()
+        if table is None or not Upkeep.of(table).pending:
+            return False
+        table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        return True
 
     def compact(self) -> dict[str, Any]:
         """Compact now (under the lock); returns fragment counts before and after."""

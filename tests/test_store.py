@@ -481,6 +481,8 @@ def test_a_batch_is_folded_into_the_index_in_a_large_table(
     ]
     with svc.store.writing() as current:
         svc.store.commit(current, records, {})
+    assert svc.store.maintainer is not None  # a large table is folded by a child (nxm.maintain)
+    assert svc.store.maintainer.wait(timeout=120) == 0
     assert unindexed() == 0
     got = svc.search(query="widget", mode="keyword", limit=20, now=NOW)["results"]
     assert len(got) == 8
