@@ -160,7 +160,7 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
             )
             if writes:
                 each: list[float] = []
-                during = []  # (writes so far, fragments, search p50 ms): must stay flat
+                during = []  # (writes so far, fragments, search p50 ms, server peak RSS MB)
                 step = max(1, writes // 8)
                 for i in range(writes):
                     t0 = time.perf_counter()
@@ -177,10 +177,13 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
                         raise BenchError(f"memory_add failed: {got.content}")
                     if (i + 1) % step == 0 or i + 1 == writes:
                         ts = [await search(j) for j in range(SEARCHES_DURING)]
-                        during.append([i + 1, fragments(), round(1000 * statistics.median(ts), 1)])
+                        p50 = round(1000 * statistics.median(ts), 1)
+                        peak = round(max(_children_hwm().values(), default=0) / 1024)
+                        during.append([i + 1, fragments(), p50, peak])
                         log(
                             f"  after {i + 1} adds ({1000 * statistics.median(each):.0f} ms "
-                            f"each): {during[-1][1]} fragments, search p50 {during[-1][2]} ms"
+                            f"each): {during[-1][1]} fragments, search p50 {p50} ms, "
+                            f"server peak RSS {peak} MB"
                         )
                 out["writes"] = writes
                 out["write_each_ms"] = 1000 * statistics.mean(each)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from nxm.lines import Lines, built, identity, laid, write
+from nxm.lines import CHUNK, Lines, built, identity, laid, write
 from nxm.record import reading_order, reading_sort_key
 from nxs.paths import atomic_write
 
@@ -141,21 +143,37 @@ class Projection:
 
     @staticmethod
     def _every(path: Path, records: Any) -> tuple[Any, Lines, Lines, int]:
-        shown, closed = [], 0
-        for key, r in records.items():  # one record at a time
+        order, closed = [], 0  # reading-order keys (`_order`: each ends with the memory's key)
+        for r in records.values():  # one record at a time
             closed += r["status"] == "closed"
             if _shown(r):
-                shown.append((_order(r), key, _index_line(r).encode()))
-        shown.sort()
-        head = (HEADER + _count(len(shown), closed)).encode()
+                order.append(_order(r))
+        order.sort()
+        head = (HEADER + _count(len(order), closed)).encode()
         keys: list[bytes] = []
         spans: list[int] = []
-        index = laid(((o, line) for o, _, line in shown), len(head), b"", keys, spans)
-        at = len(head) + sum(len(line) for _, _, line in shown)
-        more: list[bytes] = []
-        places: list[int] = []
-        texts = laid(
-            ((o, _section(records[k]).encode()) for o, k, _ in shown), at, b"", more, places
-        )
-        atomic_write(path, itertools.chain([head], index, texts))
-        return identity(path), built(keys, spans), built(more, places), closed
+        sizes: list[int] = []
+        with tempfile.TemporaryFile(dir=path.parent) as spool:  # the sections, while the index
+
+            def index() -> Iterator[tuple[bytes, bytes]]:  # is written: each record read once
+                for o in order:
+                    key = o[:-2].rsplit(b"\0\0", 1)[1].replace(b"\0\1", b"\0").decode()
+                    r = records[key]
+                    section = _section(r).encode()
+                    spool.write(section)
+                    sizes.append(len(section))
+                    yield o, _index_line(r).encode()
+
+            def sections() -> Iterator[bytes]:
+                spool.seek(0)
+                while chunk := spool.read(CHUNK):
+                    yield chunk
+
+            body = laid(index(), len(head), b"", keys, spans)
+            atomic_write(path, itertools.chain([head], body, sections()))
+        at = spans[-1] if spans else len(head)
+        places = []
+        for size in sizes:
+            places += (at, at + size)
+            at += size
+        return identity(path), built(keys, spans), built(order, places), closed
