@@ -10,6 +10,7 @@ then one line on stderr and a non-zero exit.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from nxs.errors import NxsError
 
+    with contextlib.suppress(OSError):  # background work: searches come first on a busy CPU
+        os.nice(10)
     try:
         run(args[0])
     except NxsError as exc:
