@@ -485,20 +485,21 @@ class MemoryService:
         columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
         if mode == "hybrid" and near:  # else every memory's context is its own text
             columns = ("text", "context")
-        # the query is embedded and the vectors searched while the full-text search runs (a task
-        # of the background threads never waits for another, so searches at once cannot deadlock)
-        later = background().submit(self._semantic, query, mode, lance_filters, pool)
-        # hybrid standardizes BM25 scores over the query's best `REF` matches
-        texts = self.store.keywords(
-            query, lance_filters, max(pool, rank.REF) if mode == "hybrid" else pool, columns
-        )
-        semantic, spread, note = later.result()
-        # context: matches in a memory's text followed by what was said just before it
-        keyword, context = texts.get("text", []), texts.get("context", [])
-        hits = rank.fuse(
-            keyword, semantic, records.brief, mode, near, context, limit, spread, pool,
-            period(query, now), records, lambda keys: self.store.passing(keys, lance_filters),
-        )  # fmt: skip
+        with self.store.pinned():  # one table version for the reads below
+            # the query is embedded and the vectors searched while the full-text search runs (a
+            # task of the background threads never waits for another: searches cannot deadlock)
+            later = background().submit(self._semantic, query, mode, lance_filters, pool)
+            # hybrid standardizes BM25 scores over the query's best `REF` matches
+            texts = self.store.keywords(
+                query, lance_filters, max(pool, rank.REF) if mode == "hybrid" else pool, columns
+            )
+            semantic, spread, note = later.result()
+            # context: matches in a memory's text followed by what was said just before it
+            keyword, context = texts.get("text", []), texts.get("context", [])
+            hits = rank.fuse(
+                keyword, semantic, records.brief, mode, near, context, limit, spread, pool,
+                period(query, now), records, lambda keys: self.store.passing(keys, lance_filters),
+            )  # fmt: skip
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)

@@ -295,6 +295,23 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
     assert svc.store.semantic(vector, {"status": "open"}, 60)[0]  # the cases were not all empty
     assert keys[3] not in dict(svc.store.semantic(vector, {}, 60)[0])
 
+    # keyword search (LanceDB's async queries, all at once) equals its sync `search` filtered
+    # before the search, for every filter, both columns
+    table = svc.store.table()
+    for query in ("billing retries", "owner note", "ledger ENG"):
+        for filters in cases:
+            for limit in (1, 5, 60):
+                got = svc.store.keywords(query, filters, limit, ("text", "context"))
+                for column in ("text", "context"):
+                    q = table.search(query, query_type="fts", fts_columns=column).limit(limit)
+                    if where(filters):
+                        q = q.where(where(filters), prefilter=True)
+                    want = q.select(["key", "_score"]).to_arrow()
+                    assert got[column] == list(
+                        zip(want["key"].to_pylist(), want["_score"].to_pylist(), strict=True)
+                    ), (query, filters, limit, column)
+    assert svc.store.keywords("ledger", {"status": "closed"}, 60, ("text",))["text"]  # not empty
+
 
 def test_vectors_streamed_in_another_order_than_their_keys_rank_the_same(
     svc: MemoryService, monkeypatch: pytest.MonkeyPatch
