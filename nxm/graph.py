@@ -36,7 +36,7 @@ import orjson
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
 from nxm.lexicon import ORG_SUFFIXES
 from nxm.lifecycle import live
-from nxm.lines import Lines, built, identity, laid, write
+from nxm.lines import Lines, built, identity, laid, reopened, write
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
 from nxs.paths import atomic_write
@@ -155,33 +155,28 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
 
     The file is one JSON document, one memory a line in key order. When this process wrote it
     for the records this write started from (``current.base.sig``, `nxm.store.Records`), only
-    the changed memories' lines are made again and the others are copied. Otherwise every memory is looked at, one
-    at a time: a stored extraction whose fingerprint still matches is kept, any other is made
-    again; so the file always ends equal to what extracting every memory makes.
+    the changed memories' lines are made again and the others are copied. Otherwise every
+    memory is looked at, one at a time: a stored extraction whose fingerprint still matches is
+    kept, any other is made again; so the file always ends equal to what extracting every
+    memory makes.
     """
     path = ws.dir / GRAPH_FILE
     last = _WRITTEN.pop(path, None)
     head = _head()
-    fd = None
-    with contextlib.suppress(FileNotFoundError):
-        fd = os.open(path, os.O_RDONLY)
-    try:
+    with reopened(path, last and last[0], bool(last) and last[2] == current.base.sig) as fd:
         lines = None
-        if fd is not None and last and last[2] == current.base.sig and identity(fd) == last[0]:
+        if fd is not None and last:
             with contextlib.suppress(KeyError, ValueError):  # not the file it should be: all
                 lines, pieces = _changed(fd, last[1], current, changed, len(head))
                 tail = b"\n" + _TAIL if lines.keys else _TAIL
                 atomic_write(path, itertools.chain([head], write(fd, pieces), [tail]))
-        if lines is None:
-            keys: list[str] = []
-            spans: list[int] = []
-            tail = b"\n" + _TAIL if len(current) else _TAIL
-            body = laid(_every(path, current), len(head), _SEP, keys, spans)
-            atomic_write(path, itertools.chain([head], body, [tail]))
-            lines = built(keys, spans, _SEP)
-    finally:
-        if fd is not None:
-            os.close(fd)
+    if lines is None:
+        keys: list[str] = []
+        spans: list[int] = []
+        tail = b"\n" + _TAIL if len(current) else _TAIL
+        body = laid(_every(path, current), len(head), _SEP, keys, spans)
+        atomic_write(path, itertools.chain([head], body, [tail]))
+        lines = built(keys, spans, _SEP)
     got = identity(path)
     if got is not None and current.written is not None:
         _WRITTEN[path] = (got, lines, current.written)

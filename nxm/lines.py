@@ -12,6 +12,7 @@ or as their serialized lines) cost the server ~630 MB at 100,000 memories.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 from array import array
 from collections.abc import Iterable, Iterator
@@ -167,3 +168,22 @@ def laid(
 def built(keys: list[Any], spans: list[int], sep: bytes = b"") -> Lines:
     """The `Lines` of a region `laid` out."""
     return Lines.build(keys, zip(spans[0::2], spans[1::2], strict=True), sep)
+
+
+@contextlib.contextmanager
+def reopened(path: Any, then: Any, valid: bool) -> Iterator[int | None]:
+    """``path`` open for `write` to copy from, when ``valid`` (the caller's kept `Lines` are of
+    the records this write started from) and the file is still the one whose identity was
+    ``then``; else None. Closed on exit."""
+    fd = None
+    if valid:
+        with contextlib.suppress(FileNotFoundError):
+            fd = os.open(path, os.O_RDONLY)
+        if fd is not None and identity(fd) != then:
+            os.close(fd)
+            fd = None
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from nxm.lines import CHUNK, Lines, built, identity, laid, write
+from nxm.lines import CHUNK, Lines, built, identity, laid, reopened, write
 from nxm.record import reading_order, reading_sort_key
 from nxs.paths import atomic_write
 
@@ -102,20 +101,14 @@ class Projection:
     def write(self, path: Path, records: Any) -> None:
         """Write ``path`` for ``records`` (`nxm.store.Records`, after a write)."""
         last, self._last = self._last, None
-        fd = None
-        with contextlib.suppress(FileNotFoundError):
-            fd = os.open(path, os.O_RDONLY)
-        try:
+        with reopened(path, last and last[0], bool(last) and last[4] == records.base.sig) as fd:
             got = None
-            if fd is not None and last and last[4] == records.base.sig and identity(fd) == last[0]:
+            if fd is not None and last:
                 with contextlib.suppress(KeyError):  # not the file it should be: every record
                     got = self._changed(path, fd, records, *last[1:4])
             got = got or self._every(path, records)
-            if records.written is not None:
-                self._last = (*got, records.written)
-        finally:
-            if fd is not None:
-                os.close(fd)
+        if records.written is not None:
+            self._last = (*got, records.written)
 
     @staticmethod
     def _changed(
