@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import itertools
 import os
+import subprocess
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
@@ -60,6 +61,7 @@ FOLD_EVERY_WRITE_UP_TO = 2_000
 # loaded: 36,512 of them after a 100,000-memory import made a keyword search take ~2 s), so a
 # write that leaves more than this many (an import's or embed's batch) folds them in at once.
 UNINDEXED_MAX = 256
+MAINTAINER_WAIT_S = 120  # the longest a write waits for a maintainer fallen behind (`_maintain`)
 # LanceDB's caches of index and manifest pieces grow with every version (~2 MB a write at
 # 10,000 memories), and with each compaction's new index; a long-lived process (the MCP server)
 # keeps them to this size. Search took the same time with 8, 32 or 128 MB (10,000 and 100,000
@@ -455,6 +457,7 @@ class Store:
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
         self._pin: tuple[Any, int] | None = None  # (table, version) inside `pinned`
         self.maintainer: Any = None  # the `nxm.maintain` child last started (a Popen)
+        self._behind = False  # the last write found the maintainer falling behind
 
     # -- LanceDB ---------------------------------------------------------------------------
 
@@ -694,6 +697,10 @@ class Store:
     @contextlib.contextmanager
     def writing(self) -> Iterator[Records]:
         """Hold the write lock and yield every record (`Records`), freshly read inside it."""
+        if self._behind and self.maintainer is not None:  # let it have the lock (`_maintain`)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.maintainer.wait(timeout=MAINTAINER_WAIT_S)
+        self._behind = False
         with self._locked():
             table = self.table()
             if table is not None:
@@ -804,6 +811,10 @@ class Store:
             from nxm import maintain
 
             self.maintainer = maintain.spawn(self.ws.root)
+        # Writes in a burst can keep the maintainer from the lock (it is not handed over in
+        # order: 500 adds in a row at 10,000 piled up 45 fragments and doubled search time), so
+        # past twice the due count the next write first waits for the maintainer to finish.
+        self._behind = state.fragments >= 2 * COMPACT_EVERY
 
     def upkeep(self) -> bool:
         """Optimize the checked-out table if there is anything to do (`Upkeep.pending`); call

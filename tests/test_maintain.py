@@ -103,11 +103,16 @@ def test_a_large_table_is_compacted_by_a_child_the_writer_does_not_wait_for(
 def test_the_writer_starts_no_second_maintainer_while_one_runs(
     large: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    waited: list[float] = []
+
     class Child:
         done: int | None = None
 
         def poll(self) -> int | None:
             return self.done
+
+        def wait(self, timeout: float) -> None:
+            waited.append(timeout)
 
     started: list[Child] = []
 
@@ -117,12 +122,22 @@ def test_the_writer_starts_no_second_maintainer_while_one_runs(
         return started[-1]
 
     monkeypatch.setattr(nxm.maintain, "spawn", spawn)
-    for i in range(8):  # due from the fourth fragment on
+    for i in range(6):  # due from the fourth fragment on
         add(large, i)
-    assert len(started) == 1
+    assert len(started) == 1 and not waited
     started[0].done = 0
-    add(large, 8)
+    add(large, 6)
     assert len(started) == 2 and large.store.maintainer is started[1]
+    # far past due (twice `COMPACT_EVERY` fragments, the maintainer kept from the lock by the
+    # writes): the next write first waits for it, and only then
+    table = large.store.table()
+    for i in range(7, 14):
+        table.checkout_latest()
+        behind = Upkeep.of(table).fragments >= 2 * store_module.COMPACT_EVERY
+        before = len(waited)
+        add(large, i)
+        assert len(waited) == before + behind, i
+    assert waited and set(waited) == {store_module.MAINTAINER_WAIT_S}
 
 
 def test_a_second_maintainer_exits_at_once(large: MemoryService) -> None:
