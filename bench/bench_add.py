@@ -7,7 +7,8 @@ The store (a workspace made by `bench.bench_scale --keep`) is copied to a scratc
 `MemoryService` is opened once (model loaded, table open, one search), then ``--adds`` single
 `add` calls are timed, each split into its parts: embedding, the LanceDB write (merge_insert),
 upkeep (`Store._maintain`: fold into the full-text index and compaction, when due), the read
-cache, the graph file, NEXUS_MEMORY.md (render and write) and the rest (duplicate check, lock,
+cache, the graph file, NEXUS_MEMORY.md (render and write; one part, "projection", since
+ff8f743) and the rest (duplicate check, lock,
 session context). Prints one JSON line: medians, p95 and max per part in milliseconds, and the
 1-minute load average at the start and end (2 cores here).
 """
@@ -70,7 +71,8 @@ def run(store: Path, adds: int) -> dict[str, Any]:
         _wrap(nxm.graph, "refresh", "graph", spent)
         _wrap(nxm.service, "render_projection", "projection_render", spent)  # before 2e51dc7
         _wrap(getattr(nxm.projection, "Projection", None), "render", "projection_render", spent)
-        _wrap(nxm.service, "atomic_write", "projection_write", spent)
+        _wrap(nxm.service, "atomic_write", "projection_write", spent)  # before ff8f743
+        _wrap(getattr(nxm.projection, "Projection", None), "write", "projection", spent)
         parts: dict[str, list[float]] = {}
         for i in range(adds):
             spent.clear()
@@ -92,7 +94,13 @@ def run(store: Path, adds: int) -> dict[str, Any]:
                 - commit
                 - sum(
                     spent.get(k, 0.0)
-                    for k in ("embed", "graph", "projection_render", "projection_write")
+                    for k in (
+                        "embed",
+                        "graph",
+                        "projection",
+                        "projection_render",
+                        "projection_write",
+                    )
                 )
             )
             spent["total"] = total

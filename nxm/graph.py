@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import itertools
 import os
 import re
 from collections import Counter
@@ -36,7 +35,7 @@ import orjson
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
 from nxm.lexicon import ORG_SUFFIXES
 from nxm.lifecycle import live
-from nxm.lines import Lines, built, identity, laid, reopened, write
+from nxm.lines import Lines, built, framed, identity, laid, reopened, write
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
 from nxs.paths import atomic_write
@@ -168,14 +167,12 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
         if fd is not None and last:
             with contextlib.suppress(KeyError, ValueError):  # not the file it should be: all
                 lines, pieces = _changed(fd, last[1], current, changed, len(head))
-                tail = b"\n" + _TAIL if lines.keys else _TAIL
-                atomic_write(path, itertools.chain([head], write(fd, pieces), [tail]))
+                atomic_write(path, framed(head, write(fd, pieces), _TAIL, bool(lines.keys)))
     if lines is None:
         keys: list[str] = []
         spans: list[int] = []
-        tail = b"\n" + _TAIL if len(current) else _TAIL
         body = laid(_every(path, current), len(head), _SEP, keys, spans)
-        atomic_write(path, itertools.chain([head], body, [tail]))
+        atomic_write(path, framed(head, body, _TAIL, bool(current)))
         lines = built(keys, spans, _SEP)
     got = identity(path)
     if got is not None and current.written is not None:

@@ -165,6 +165,15 @@ def laid(
         yield data
 
 
+def framed(head: bytes, body: Iterable[bytes], tail: bytes, entries: bool) -> Iterator[bytes]:
+    """A file of one JSON document with its entries a line each: ``head`` (ending in a
+    newline), the region's bytes, a newline after the last entry (when there are ``entries``),
+    ``tail``."""
+    yield head
+    yield from body
+    yield b"\n" + tail if entries else tail
+
+
 def built(keys: list[Any], spans: list[int], sep: bytes = b"") -> Lines:
     """The `Lines` of a region `laid` out."""
     return Lines.build(keys, zip(spans[0::2], spans[1::2], strict=True), sep)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from nxm.lines import Lines, built, identity, laid, write
+from nxm.lines import Lines, built, framed, identity, laid, write
 from nxm.rank import feedback_factor
 from nxm.record import body_hash, complete, contexts, followers, identifiers, indexed_text
 from nxs.errors import UpstreamError
@@ -173,16 +173,6 @@ def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
 CACHE_HEAD = b'{"records":[\n'
 CACHE_TAIL = b'],"version":1}\n'
 CACHE_SEP = b",\n"
-
-
-def _cache_file(
-    pieces: Iterable[tuple[int, int] | bytes], fd: int | None, empty: bool
-) -> Iterator[bytes]:
-    """The read cache file's bytes: `CACHE_HEAD`, one record a line by key (``pieces``, of
-    `nxm.lines`), `CACHE_TAIL`."""
-    yield CACHE_HEAD
-    yield from write(fd, pieces)
-    yield CACHE_TAIL if empty else b"\n" + CACHE_TAIL
 
 
 def _cache_entries(fh: Any) -> Iterator[tuple[dict[str, Any], int, int]]:
@@ -600,7 +590,8 @@ class Store:
                     brief.pop(key, None)
                 else:
                     brief[key] = _brief(record)
-            atomic_write(self.cache_path, _cache_file(pieces, base.fd, not lines.keys))
+            body = write(base.fd, pieces)
+            atomic_write(self.cache_path, framed(CACHE_HEAD, body, CACHE_TAIL, bool(lines.keys)))
         else:
             keys: list[str] = []
             spans: list[int] = []
@@ -613,7 +604,7 @@ class Store:
                     yield key, orjson.dumps(record)
 
             body = laid(every(), len(CACHE_HEAD), CACHE_SEP, keys, spans)
-            atomic_write(self.cache_path, _cache_file(body, None, not records))
+            atomic_write(self.cache_path, framed(CACHE_HEAD, body, CACHE_TAIL, bool(records)))
             lines = built(keys, spans, CACHE_SEP)
         with open(self.cache_path, "rb") as fh:
             return Snapshot.opened(brief, lines, fh.fileno(), identity(fh.fileno()))
@@ -643,16 +634,21 @@ class Store:
         A long-lived process (the MCP server) reads the file once after each change, not on
         every search, and holds a `Snapshot` of it, not every record.
         """
-        sig = self._cache_sig()
-        if sig is not None and self._snapshot is not None and self._snapshot.sig == sig:
-            return self._snapshot
-        self._snapshot = None  # let the old one go before the new one is read
-        got = self._read_snapshot()
+        got = self._kept_snapshot()
         if got is None:  # absent or damaged: `records()` rebuilds it under the lock
             records = self.records()
             got = self._read_snapshot() or Snapshot.of(records)
-        self._snapshot = got if got.sig is not None else None
+            self._snapshot = got if got.sig is not None else None
         return got
+
+    def _kept_snapshot(self) -> Snapshot | None:
+        """The snapshot this process holds while the read cache file is unchanged, else the
+        file read again (None: there is none, or it is damaged)."""
+        sig = self._cache_sig()
+        if sig is None or self._snapshot is None or self._snapshot.sig != sig:
+            self._snapshot = None  # let the old one go before the new one is read
+            self._snapshot = self._read_snapshot()
+        return self._snapshot
 
     def _read_snapshot(self) -> Snapshot | None:
         if not self.local:
@@ -705,14 +701,8 @@ class Store:
             table = self.table()
             if table is not None:
                 table.checkout_latest()
-            sig = self._cache_sig()
-            base = self._snapshot if sig is not None else None
-            if base is None or base.sig != sig:
-                self._snapshot = base = None  # let the old one go before the new one is read
-                base = self._read_snapshot()
-            if base is None:  # no read cache, or a damaged one: the commit writes it again
-                base = Snapshot.of(self._scan())
-            self._snapshot = base if base.sig is not None else None
+            # no read cache, or a damaged one: read from LanceDB, and the commit writes it again
+            base = self._kept_snapshot() or Snapshot.of(self._scan())
             yield Records(base, self._bodies)
 
     def _bodies(self, digest: str) -> list[str]:
