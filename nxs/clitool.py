@@ -229,6 +229,11 @@ def register(
 
 def main(app: typer.Typer, prog: str) -> None:
     """Run a Typer app; usage errors under --json print the validation envelope."""
+    # OpenBLAS (numpy's matrix product in vector search) lets its idle threads spin for a while
+    # after each call; in a search they took the CPU the embedding and full-text queries
+    # needed: at 10,000 memories a search's CPU fell from 43 to 25 ms with the shortest wait
+    # (docs/benchmarks.md). Read when numpy loads OpenBLAS, which no import above does.
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     # typer >= 0.20 vendors click as typer._click: its commands raise these, not click's.
     from typer._click import exceptions as click_exc
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import make_workspace
 
 HEAVY = (
@@ -85,3 +87,22 @@ def test_list_and_show_from_the_read_cache_load_no_heavy_module(tmp_path: Path) 
     mods, out = loaded("nxm", "show", key[:6], "--json", cwd=root)
     assert mods == []
     assert json.loads(out)["memory"]["body"] == "Read paths use the cache."
+
+
+def test_cli_keeps_openblas_threads_from_spinning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set before numpy loads OpenBLAS (no CLI import loads it, above); a user's value wins."""
+    import typer
+
+    from nxs import clitool
+
+    app = typer.Typer()
+    app.command()(lambda: None)
+    for preset, expected in ((None, "4"), ("12", "12")):
+        monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+        if preset:
+            monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", preset)
+        monkeypatch.setattr(sys, "argv", ["nxm"])
+        with pytest.raises(SystemExit) as done:
+            clitool.main(app, "nxm")
+        assert done.value.code == 0
+        assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == expected
