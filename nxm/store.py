@@ -24,6 +24,7 @@ import itertools
 import os
 import subprocess
 import sys
+import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -95,6 +96,45 @@ def _glibc(function: str, *args: int) -> None:
 
         with contextlib.suppress(OSError, AttributeError, TypeError):
             getattr(ctypes.CDLL(None), function)(*args)
+
+
+# lancedb imports the REST client of Lance namespaces, whose package `__init__` builds every API
+# class of its generated OpenAPI code (~2 s and ~14 MB here); a store on a path or an object
+# store URI never calls them. Only the package's own `__init__` is deferred: its submodules
+# (the models lancedb does import) load as usual, and the first use of one of its names runs it.
+LAZY_PACKAGES = ("lance_namespace_urllib3_client",)
+
+
+def import_lancedb() -> Any:
+    """``import lancedb`` with `LAZY_PACKAGES` initialised on first use (deferred: lancedb
+    costs ~1.5 s to import; only searches and writes pay it)."""
+    import importlib.util
+
+    for name in LAZY_PACKAGES:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None and spec.submodule_search_locations:
+            sys.modules[name] = _lazy(importlib.util.module_from_spec(spec))
+    import lancedb
+
+    return lancedb
+
+
+def _lazy(module: Any) -> Any:
+    """``module`` (made from its spec, not yet run) runs its code on the first missing name."""
+
+    lock = threading.Lock()
+
+    def missing(name: str) -> Any:
+        with lock:
+            if vars(module).get("__getattr__") is missing:  # once: then a missing name is one
+                del module.__getattr__
+                module.__spec__.loader.exec_module(module)
+        return getattr(module, name)
+
+    module.__getattr__ = missing
+    return module
 
 
 _BACKGROUND: list[Any] = []
@@ -471,7 +511,7 @@ class Store:
             return self._table
         _glibc("mallopt", -8, 2)  # M_ARENA_MAX: two arenas
         _glibc("mallopt", -3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MB, fixed
-        import lancedb  # deferred: ~1.5-4 s of import, paid only by searches and writes
+        lancedb = import_lancedb()
 
         try:
             if self._db is None:

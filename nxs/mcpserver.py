@@ -221,13 +221,12 @@ class Seam:
             return
         # Imports first, outside the lock: calls that read the cache (show, list) go on
         # meanwhile; a call that needs lancedb waits on the import lock anyway.
-        import importlib
+        try:
+            from nxm.store import import_lancedb
 
-        for name in ("lancedb", "nxm.embed"):
-            try:
-                importlib.import_module(name)
-            except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
-                log.warning("warm-up: cannot import %s: %s", name, exc)
+            import_lancedb()
+        except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
+            log.warning("warm-up: cannot import lancedb: %s", exc)
         with self.lock:
             try:
                 self._evict_stale()

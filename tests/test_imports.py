@@ -106,3 +106,23 @@ def test_cli_keeps_openblas_threads_from_spinning(monkeypatch: pytest.MonkeyPatc
             clitool.main(app, "nxm")
         assert done.value.code == 0
         assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == expected
+
+
+def test_lancedb_defers_the_namespace_rest_client(tmp_path: Path) -> None:
+    """`import_lancedb` leaves the REST client's API classes unbuilt until a name is used."""
+    probe = (
+        "import sys\n"
+        "from nxm.store import import_lancedb\n"
+        "db = import_lancedb().connect(sys.argv[1])\n"
+        "db.create_table('t', data=[{'a': 1}])\n"
+        "before = sorted(m for m in sys.modules if '_client.api' in m)\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "print(before, db.open_table('t').count_rows(), client.ApiClient.__name__,\n"
+        "      hasattr(client, 'no_such_name'), sys.modules[client.__name__] is client)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "1", "ApiClient", "False", "True"]
