@@ -70,6 +70,11 @@ MAINTAINER_WAIT_S = 120  # the longest a write waits for a maintainer fallen beh
 # compaction raised the peak 5 MB with 32 and 13 MB with 128 (measured).
 INDEX_CACHE_BYTES = 32 << 20
 METADATA_CACHE_BYTES = 16 << 20
+# A process that writes appends its rows to the vectors it holds (`_Vectors.patch`), rather
+# than reading every vector again (0.5-0.9 s at 100,000 memories); room for this many rows, or
+# a fiftieth of the table, is kept, and the columns are joined into one chunk past MAX_CHUNKS.
+SPARE_ROWS = 256
+MAX_CHUNKS = 32
 FILTER_COLUMNS = (
     "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
     "session_id", "created", "updated", "expires",
@@ -767,6 +772,8 @@ class Store:
         if not upserts and not deletes:
             return
         table = self.table(create=True)
+        held = self._vectors_at  # patched below if of the version this write starts from
+        held = held[1] if held is not None and held[0] == (id(table), table.version) else None
         current.written = None
         after = current.then(upserts, deletes)
         changed = {r["key"] for r in upserts} | set(deletes)
@@ -780,6 +787,7 @@ class Store:
         keep = [r["key"] for r in upserts if r["key"] not in vectors and r["processing"] == "READY"]
         vectors.update(self.vectors(keep))
         self.cache_path.unlink(missing_ok=True)
+        rows = None
         try:
             if upserts:
                 rows = self._rows(upserts, vectors, context)
@@ -812,6 +820,11 @@ class Store:
             self.cache_path.unlink(missing_ok=True)
             print(f"nxs: the write is saved, but upkeep failed: {exc}", file=sys.stderr)
             return
+        # under the lock, the versions since `held` are this write's (and upkeep's, which
+        # changes no row): the next search need not read every vector again
+        self._vectors_at = None
+        if held is not None and held.patch(rows, deletes):
+            self._vectors_at = ((id(table), table.version), held)
         if written is not None:  # this process's next write and search start from it
             self._snapshot, current.written = written, written.sig
 
@@ -960,11 +973,12 @@ class Store:
         if latest is None:
             return [], None
         ready = self._ready_vectors(*latest)
-        rows = np.flatnonzero(matches(ready.columns, {**filters, "processing": "READY"}))
+        rows = ready.rows({**filters, "processing": "READY"})
         if not len(rows) or limit <= 0:
             return [], None
         query = np.asarray(vector, dtype=np.float32)
-        dots = (ready.matrix @ query)[rows]  # one pass over the matrix; a gather would copy it
+        # one pass over the matrix (a gather would copy it)
+        dots = (ready.matrix[: ready.size] @ query)[rows]
         with np.errstate(divide="ignore", invalid="ignore"):
             distance = np.float32(1.0) - dots / (ready.norms[rows] * np.linalg.norm(query))
         distance = np.where(np.isnan(distance), np.float32(np.inf), distance)
@@ -989,10 +1003,11 @@ class Store:
         latest = self._latest() if keys else None
         if latest is None:
             return set()
-        ready = self._ready_vectors(*latest).columns
+        vectors = self._ready_vectors(*latest)
+        ready = vectors.columns
         asked = pa.array(sorted(keys), pa.string())
-        rows = np.flatnonzero(_bools(pc.is_in(ready["key"], value_set=asked)))
-        found = {c: column.take(rows) for c, column in ready.items()}
+        rows = np.flatnonzero(_bools(pc.is_in(ready["key"], value_set=asked)) & vectors.live())
+        found = {c: column.take(rows).combine_chunks() for c, column in ready.items()}
         snapshot = self.snapshot()
         rest = [snapshot[k] for k in keys - set(found["key"].to_pylist()) if k in snapshot]
         if rest:  # not READY: no vector row holds its columns
@@ -1010,21 +1025,24 @@ class Store:
             return self._vectors_at[1]
         self._vectors_at = None  # let the old matrix go before the new one is read
         import numpy as np
+        import pyarrow as pa
 
         ready_only = "processing = 'READY'"
         names = ["key", "refs", *FILTER_COLUMNS]
         got = table.search().where(ready_only).select(names).limit(None).to_arrow()
-        columns = {c: got.column(c).combine_chunks() for c in names}
+        columns = {c: pa.chunked_array([got.column(c).combine_chunks()]) for c in names}
         del got
         # free the chunks just copied (~23 MB at 100,000) before the matrix is made
         _glibc("malloc_trim", 0)
         # The vectors are streamed into one matrix, so the peak is the matrix and one batch
         # (reading them as one Arrow table too would double the process's largest allocation).
         # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
-        keys = columns["key"]
+        keys = columns["key"].chunk(0)
         dim = table.schema.field("vector").type.list_size
-        matrix = np.empty((len(keys), dim), dtype=np.float32)
-        norms = np.empty(len(keys), dtype=np.float32)  # row by row: no temporary
+        # room for this process's next writes (`_Vectors.patch`); untouched, it takes no memory
+        capacity = len(keys) + max(SPARE_ROWS, len(keys) // 50)
+        matrix = np.empty((capacity, dim), dtype=np.float32)
+        norms = np.empty(capacity, dtype=np.float32)  # row by row: no temporary
         start = 0
         streamed: list[str] | None = None  # keys in scan order, made only if not in `keys`' order
         query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
@@ -1035,7 +1053,7 @@ class Store:
             rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
             rows = rows.reshape(size, dim)
             matrix[start : start + size] = rows
-            norms[start : start + size] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+            norms[start : start + size] = _norms(rows)
             # compared here, not kept: an Arrow array read from LanceDB keeps its whole batch
             batch_keys = batch.column("key")
             if streamed is None and not batch_keys.equals(keys.slice(start, size)):
@@ -1048,16 +1066,69 @@ class Store:
         if streamed is not None:  # two scans of one version come in one order; checked all the same
             at = {k: i for i, k in enumerate(streamed)}
             order = [at[k] for k in keys.to_pylist()]
-            matrix, norms = matrix[order], norms[order]
-        ready = _Vectors(matrix=matrix, norms=norms, columns=columns)
+            matrix[: len(keys)], norms[: len(keys)] = matrix[order], norms[order]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[: len(keys)] = True
+        ready = _Vectors(matrix=matrix, norms=norms, columns=columns, alive=alive, size=len(keys))
         self._vectors_at = ((id(table), version), ready)
         return ready
 
 
+def _norms(rows: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.sqrt(np.einsum("ij,ij->i", rows, rows))
+
+
 @dataclass
 class _Vectors:
-    """READY rows of one table version: keys and filter columns (Arrow), vectors (float32)."""
+    """READY rows of one table version: keys and filter columns (chunked Arrow arrays), vectors
+    (float32) and their norms, for the first ``size`` rows of ``matrix``; a row not ``alive``
+    was replaced or deleted by a later write (`patch`)."""
 
     matrix: np.ndarray
     norms: np.ndarray
     columns: dict[str, Any]
+    alive: np.ndarray
+    size: int
+
+    def live(self) -> np.ndarray:
+        """One bool per row of the columns: whether it is still the row of its key."""
+        return self.alive[: self.size]
+
+    def rows(self, filters: dict[str, Any]) -> np.ndarray:
+        """The indices of the live rows the filters allow."""
+        import numpy as np
+
+        return np.flatnonzero(matches(self.columns, filters) & self.live())
+
+    def patch(self, written: Any | None, deletes: list[str]) -> bool:
+        """Take a write of this process: ``written`` (the rows it stored, an Arrow table) and
+        the deleted keys. The rows of those keys die; the written READY rows are appended.
+        False when there is no room left (then the vectors must be read again)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        gone, ready = list(deletes), None
+        if written is not None:
+            gone += written.column("key").to_pylist()
+            ready = written.filter(pc.equal(written.column("processing"), "READY"))
+        added = ready.num_rows if ready is not None else 0
+        if self.size + added > len(self.matrix):
+            return False
+        dead = pc.is_in(self.columns["key"], value_set=pa.array(gone, pa.string()))
+        self.alive[: self.size] &= ~_bools(dead)
+        if ready is None or not added:
+            return True
+        start, end = self.size, self.size + ready.num_rows
+        vectors = ready.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        self.matrix[start:end] = vectors.reshape(ready.num_rows, self.matrix.shape[1])
+        self.norms[start:end] = _norms(self.matrix[start:end])
+        self.alive[start:end] = True
+        for name, column in self.columns.items():
+            chunks = [*column.chunks, ready.column(name).combine_chunks().cast(column.type)]
+            if len(chunks) > MAX_CHUNKS:  # each chunk costs every filter a little
+                chunks = [pa.concat_arrays(chunks)]
+            self.columns[name] = pa.chunked_array(chunks, column.type)
+        self.size = end
+        return True

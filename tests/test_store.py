@@ -233,6 +233,51 @@ def _same_ranking(got: list, want: list) -> None:
             assert s1 == pytest.approx(want[-1][1], abs=1e-6)
 
 
+def test_a_writer_patches_the_vectors_it_holds(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After its own writes a process appends to the vectors it holds instead of reading them
+    all again; its searches equal those of a process that reads them afresh."""
+    from nxm import store
+
+    monkeypatch.setattr(store, "SPARE_ROWS", 6)  # room for 6 rows past the 4 read below
+    keys = [add(svc, f"The billing service retries {i} times.", user_id="u") for i in range(4)]
+    vector = svc.embedder().embed(["billing retries"])[0]
+    cases = [{}, {"status": "open"}, {"user_id": "u"}, {"status": "forgotten"}]
+
+    def check() -> None:
+        fresh = MemoryService(find(svc.ws.root)).store
+        for filters in cases:
+            for limit in (1, 3, 20):
+                got = svc.store.semantic(vector, filters, limit)
+                want = fresh.semantic(vector, filters, limit)
+                _same_ranking(got[0], want[0])
+                assert got[1] == pytest.approx(want[1], abs=1e-6)
+
+    check()
+    held = svc.store._vectors_at[1]
+    steps = [
+        lambda: add(svc, "The ledger service retries twice.", user_id="u"),  # appended
+        lambda: svc.update(key=keys[0], introduction="x", body="Billing never retries.", now=NOW, actor="t"),
+        lambda: svc.close(key=keys[1], now=NOW, actor="t"),  # same vector, new status
+        lambda: svc.forget(key=keys[2], now=NOW, actor="t"),
+        lambda: svc.purge(key=keys[2], now=NOW, actor="t"),  # deleted: no row appended
+    ]  # fmt: skip
+    for step in steps:
+        step()
+        check()
+        assert svc.store._vectors_at[1] is held  # patched, not read again
+    assert held.size == 4 + 4 and held.live().sum() == 4
+    add(svc, "The auth service retries never.")  # 9th and 10th rows: room for them still
+    add(svc, "The export service retries once.")
+    check()
+    assert svc.store._vectors_at[1] is held and held.size == 10
+    add(svc, "The search service retries thrice.")  # no room: read again, without dead rows
+    check()
+    again = svc.store._vectors_at[1]
+    assert again is not held and again.size == again.live().sum() == 7
+
+
 def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
     svc: MemoryService,
 ) -> None:
