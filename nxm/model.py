@@ -7,7 +7,7 @@ converts the BERT encoder to ONNX with `convert_to_onnx` (numpy + onnx, no torch
 the result where fastembed loads it with ``specific_model_path``:
 
     <cache>/models/sentence-transformers--all-MiniLM-L6-v2/
-        model.onnx  config.json  tokenizer.json  tokenizer_config.json
+        model.onnx  model.onnx.data (its weights)  config.json  tokenizer.json  tokenizer_config.json
         special_tokens_map.json  vocab.txt  nxs-model.json (marker: hashes, source)
 
 ``<cache>`` is ``$NXS_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/nxs`` (``~/.cache/nxs``).
@@ -59,10 +59,15 @@ PINNED_FILES: dict[str, str] = {
 }
 COPIED_FILES = tuple(PINNED_FILES)  # the weights are kept too: `--force` converts offline
 ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
+# The weights, beside the graph: onnxruntime maps this file instead of copying it into the
+# process, so the rows of the 47 MB word-embedding table no text uses are never read (a
+# loaded model took 51 MB instead of 127; docs/benchmarks.md).
+ONNX_DATA_FILE = "model.onnx.data"
+ONNX_FILES = (ONNX_FILE, ONNX_DATA_FILE)
 MARKER_FILE = "nxs-model.json"
 # what loading needs; model.safetensors may be deleted to save space (it is then fetched again)
-INSTALLED_FILES = (ONNX_FILE, *(f for f in PINNED_FILES if f != "model.safetensors"))
-CONVERTER_VERSION = 1  # bump when convert_to_onnx changes its output: installs are redone
+INSTALLED_FILES = (*ONNX_FILES, *(f for f in PINNED_FILES if f != "model.safetensors"))
+CONVERTER_VERSION = 2  # bump when convert_to_onnx changes its output: installs are redone
 
 # fastembed's reference values (its tests' CANONICAL_VECTOR_VALUES): the first five components
 # of the embedding of "hello world", compared with atol 1e-3. `setup_model` checks against them.
@@ -133,17 +138,19 @@ def _install_problem(path: Path, marker: dict[str, Any] | None) -> str | None:
         return "installed from files that do not match the pinned hashes"
     if marker.get("converter") != CONVERTER_VERSION:
         return "converted by an older version of nxm"
-    onnx_info = marker.get("onnx") or {}
-    if onnx_info.get("bytes") != (path / ONNX_FILE).stat().st_size:
-        return f"{ONNX_FILE} differs from the one set up"
+    made = marker.get("onnx") or {}
+    for name in ONNX_FILES:
+        if (made.get(name) or {}).get("bytes") != (path / name).stat().st_size:
+            return f"{name} differs from the one set up"
     return None
 
 
 def _copied_digests(path: Path, marker: dict[str, Any]) -> dict[str, str]:
     """The files of an install to re-hash, with the digests recorded at set-up."""
-    recorded = {ONNX_FILE: (marker.get("onnx") or {}).get("sha256")}
+    made = marker.get("onnx") or {}
+    recorded = {name: (made.get(name) or {}).get("sha256") for name in ONNX_FILES}
     for name in INSTALLED_FILES:
-        if name != ONNX_FILE:
+        if name not in ONNX_FILES:
             recorded[name] = PINNED_FILES[name]
     if (path / "model.safetensors").exists():
         recorded["model.safetensors"] = SAFETENSORS_SHA256
@@ -183,7 +190,8 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
 def convert_to_onnx(
     safetensors_path: Path | str, config_path: Path | str, out_path: Path | str
 ) -> Path:
-    """Write the BERT encoder in `safetensors_path` as an ONNX graph to `out_path`.
+    """Write the BERT encoder in `safetensors_path` as an ONNX graph to `out_path`, its
+    weights to `ONNX_DATA_FILE` beside it.
 
     Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, [batch, seq]); output
     ``last_hidden_state`` (float32, [batch, seq, hidden]). Pooling and normalisation are left
@@ -288,7 +296,10 @@ def convert_to_onnx(
     onnx.checker.check_model(model)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save_model(model, str(out_path))
+    # the weights go to ONNX_DATA_FILE beside it (named relative to it, as ONNX requires)
+    data = out_path.parent / ONNX_DATA_FILE
+    data.unlink(missing_ok=True)  # the writer appends to it
+    onnx.save_model(model, str(out_path), save_as_external_data=True, location=ONNX_DATA_FILE)
     return out_path
 
 
@@ -564,8 +575,8 @@ def setup_model(
                 "sha256": digests,
                 "copied": {name: digests[name] for name in COPIED_FILES},
                 "onnx": {
-                    "sha256": sha256_file(out / ONNX_FILE),
-                    "bytes": (out / ONNX_FILE).stat().st_size,
+                    name: {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}
+                    for name in ONNX_FILES
                 },
                 "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
             }

@@ -183,7 +183,8 @@ def test_status_rejects_a_marker_without_the_pins(
     target.mkdir(parents=True)
     for name in nxm_model.INSTALLED_FILES:
         (target / name).write_bytes(b"x")
-    marker = {"model": MODEL_NAME, "converter": nxm_model.CONVERTER_VERSION, "onnx": {"bytes": 1}}
+    made = {name: {"bytes": 1} for name in nxm_model.ONNX_FILES}
+    marker = {"model": MODEL_NAME, "converter": nxm_model.CONVERTER_VERSION, "onnx": made}
     (target / nxm_model.MARKER_FILE).write_text(json.dumps({**marker, "sha256": {}}))
     assert model_status()["installed"] is False
     (target / nxm_model.MARKER_FILE).write_text(json.dumps({**marker, "sha256": PINNED_FILES}))
@@ -204,6 +205,20 @@ def test_conversion_gives_fastembeds_reference_vector(converted: Path) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     cosine = vectors[0, :5] @ CANONICAL / np.linalg.norm(vectors[0, :5]) / np.linalg.norm(CANONICAL)
     assert cosine > 0.9999
+
+
+@pytest.mark.model
+def test_the_weights_are_kept_beside_the_graph(converted: Path) -> None:
+    """Every weight is in ONNX_DATA_FILE (onnxruntime maps it rather than copying it)."""
+    import onnx
+
+    graph = onnx.load(str(converted / nxm_model.ONNX_FILE), load_external_data=False)
+    weights = list(graph.graph.initializer)
+    big = [w for w in weights if np.prod(w.dims) >= 1024]
+    assert big and all(w.data_location == onnx.TensorProto.EXTERNAL for w in big)
+    places = {e.value for w in big for e in w.external_data if e.key == "location"}
+    assert places == {nxm_model.ONNX_DATA_FILE}
+    assert (converted / nxm_model.ONNX_DATA_FILE).stat().st_size > 80 * 1024 * 1024
 
 
 @pytest.mark.model
