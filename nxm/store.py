@@ -70,7 +70,7 @@ MAINTAINER_WAIT_S = 120  # the longest a write waits for a maintainer fallen beh
 # compaction raised the peak 5 MB with 32 and 13 MB with 128 (measured).
 INDEX_CACHE_BYTES = 32 << 20
 METADATA_CACHE_BYTES = 16 << 20
-# A process that writes appends its rows to the vectors it holds (`_Vectors.patch`), rather
+# A process that writes appends its rows to the vectors it holds (`_Vectors.patched`), rather
 # than reading every vector again (0.5-0.9 s at 100,000 memories); room for this many rows, or
 # a fiftieth of the table, is kept, and the columns are joined into one chunk past MAX_CHUNKS.
 SPARE_ROWS = 256
@@ -822,9 +822,8 @@ class Store:
             return
         # under the lock, the versions since `held` are this write's (and upkeep's, which
         # changes no row): the next search need not read every vector again
-        self._vectors_at = None
-        if held is not None and held.patch(rows, deletes):
-            self._vectors_at = ((id(table), table.version), held)
+        patched = held.patched(rows, deletes) if held is not None else None
+        self._vectors_at = ((id(table), table.version), patched) if patched is not None else None
         if written is not None:  # this process's next write and search start from it
             self._snapshot, current.written = written, written.sig
 
@@ -1039,7 +1038,7 @@ class Store:
         # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
         keys = columns["key"].chunk(0)
         dim = table.schema.field("vector").type.list_size
-        # room for this process's next writes (`_Vectors.patch`); untouched, it takes no memory
+        # room for this process's next writes (`_Vectors.patched`); untouched, it takes no memory
         capacity = len(keys) + max(SPARE_ROWS, len(keys) // 50)
         matrix = np.empty((capacity, dim), dtype=np.float32)
         norms = np.empty(capacity, dtype=np.float32)  # row by row: no temporary
@@ -1084,7 +1083,7 @@ def _norms(rows: np.ndarray) -> np.ndarray:
 class _Vectors:
     """READY rows of one table version: keys and filter columns (chunked Arrow arrays), vectors
     (float32) and their norms, for the first ``size`` rows of ``matrix``; a row not ``alive``
-    was replaced or deleted by a later write (`patch`)."""
+    was replaced or deleted by a later write (`patched`)."""
 
     matrix: np.ndarray
     norms: np.ndarray
@@ -1102,10 +1101,11 @@ class _Vectors:
 
         return np.flatnonzero(matches(self.columns, filters) & self.live())
 
-    def patch(self, written: Any | None, deletes: list[str]) -> bool:
-        """Take a write of this process: ``written`` (the rows it stored, an Arrow table) and
-        the deleted keys. The rows of those keys die; the written READY rows are appended.
-        False when there is no room left (then the vectors must be read again)."""
+    def patched(self, written: Any | None, deletes: list[str]) -> _Vectors | None:
+        """These vectors after a write of this process: ``written`` (the rows it stored, an
+        Arrow table) and the deleted keys. The rows of those keys die; the written READY rows
+        are appended in the room past ``size`` (the matrix is shared: this one never reads
+        there). None when there is no room left (then the vectors must be read again)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -1113,22 +1113,24 @@ class _Vectors:
         if written is not None:
             gone += written.column("key").to_pylist()
             ready = written.filter(pc.equal(written.column("processing"), "READY"))
-        added = ready.num_rows if ready is not None else 0
-        if self.size + added > len(self.matrix):
-            return False
-        dead = pc.is_in(self.columns["key"], value_set=pa.array(gone, pa.string()))
-        self.alive[: self.size] &= ~_bools(dead)
-        if ready is None or not added:
-            return True
-        start, end = self.size, self.size + ready.num_rows
+        start = self.size
+        end = start + (ready.num_rows if ready is not None else 0)
+        if end > len(self.matrix):
+            return None
+        alive = self.alive.copy()
+        alive[:start] &= ~_bools(
+            pc.is_in(self.columns["key"], value_set=pa.array(gone, pa.string()))
+        )
+        if ready is None or end == start:
+            return _Vectors(self.matrix, self.norms, self.columns, alive, start)
         vectors = ready.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        self.matrix[start:end] = vectors.reshape(ready.num_rows, self.matrix.shape[1])
+        self.matrix[start:end] = vectors.reshape(end - start, self.matrix.shape[1])
         self.norms[start:end] = _norms(self.matrix[start:end])
-        self.alive[start:end] = True
+        alive[start:end] = True
+        columns = {}
         for name, column in self.columns.items():
             chunks = [*column.chunks, ready.column(name).combine_chunks().cast(column.type)]
             if len(chunks) > MAX_CHUNKS:  # each chunk costs every filter a little
                 chunks = [pa.concat_arrays(chunks)]
-            self.columns[name] = pa.chunked_array(chunks, column.type)
-        self.size = end
-        return True
+            columns[name] = pa.chunked_array(chunks, column.type)
+        return _Vectors(self.matrix, self.norms, columns, alive, end)

@@ -255,7 +255,7 @@ def test_a_writer_patches_the_vectors_it_holds(
                 assert got[1] == pytest.approx(want[1], abs=1e-6)
 
     check()
-    held = svc.store._vectors_at[1]
+    matrix = svc.store._vectors_at[1].matrix  # shared by the vectors of every later version
     steps = [
         lambda: add(svc, "The ledger service retries twice.", user_id="u"),  # appended
         lambda: svc.update(key=keys[0], introduction="x", body="Billing never retries.", now=NOW, actor="t"),
@@ -266,16 +266,18 @@ def test_a_writer_patches_the_vectors_it_holds(
     for step in steps:
         step()
         check()
-        assert svc.store._vectors_at[1] is held  # patched, not read again
+        assert svc.store._vectors_at[1].matrix is matrix  # patched, not read again
+    held = svc.store._vectors_at[1]
     assert held.size == 4 + 4 and held.live().sum() == 4
     add(svc, "The auth service retries never.")  # 9th and 10th rows: room for them still
     add(svc, "The export service retries once.")
     check()
-    assert svc.store._vectors_at[1] is held and held.size == 10
+    assert svc.store._vectors_at[1].matrix is matrix and svc.store._vectors_at[1].size == 10
+    assert held.size == 8 and held.live().sum() == 4  # an older version's vectors stay as they were
     add(svc, "The search service retries thrice.")  # no room: read again, without dead rows
     check()
     again = svc.store._vectors_at[1]
-    assert again is not held and again.size == again.live().sum() == 7
+    assert again.matrix is not matrix and again.size == again.live().sum() == 7
 
 
 def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
