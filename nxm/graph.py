@@ -35,7 +35,7 @@ import orjson
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
 from nxm.lexicon import ORG_SUFFIXES
 from nxm.lifecycle import live
-from nxm.lines import Lines, built, framed, identity, laid, reopened, write
+from nxm.lines import Lines, built, framed, identity, keep, kept, laid, reopened, write
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
 from nxs.paths import atomic_write
@@ -100,8 +100,10 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
 
 # The graph file as this process last wrote it: path -> (its identity, its memories' `Lines`,
 # the read cache's identity it is current for), so a long-lived writer (the MCP server)
-# rewrites only what a write changed (`nxm.lines`).
+# rewrites only what a write changed (`nxm.lines`); KEPT_FILE holds the same for the next
+# process (`nxm.lines.keep`).
 _WRITTEN: dict[Any, tuple[Any, Lines, Any]] = {}
+KEPT_FILE = "cache/graph.lines"
 _SEP = b",\n"
 _TAIL = b'},"version":1}\n'
 
@@ -152,15 +154,20 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
     """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (`nxm.store.Records`, the
     records after a write that changed the ``changed`` keys; call under the write lock).
 
-    The file is one JSON document, one memory a line in key order. When this process wrote it
-    for the records this write started from (``current.base.sig``, `nxm.store.Records`), only
-    the changed memories' lines are made again and the others are copied. Otherwise every
-    memory is looked at, one at a time: a stored extraction whose fingerprint still matches is
-    kept, any other is made again; so the file always ends equal to what extracting every
-    memory makes.
+    The file is one JSON document, one memory a line in key order. When this process (or, by
+    KEPT_FILE, the last writer) wrote it for the records this write started from
+    (``current.base.sig``, `nxm.store.Records`), only the changed memories' lines are made
+    again and the others are copied. Otherwise every memory is looked at, one at a time: a
+    stored extraction whose fingerprint still matches is kept, any other is made again; so the
+    file always ends equal to what extracting every memory makes.
     """
-    path = ws.dir / GRAPH_FILE
+    path, kept_path = ws.dir / GRAPH_FILE, ws.dir / KEPT_FILE
     last = _WRITTEN.pop(path, None)
+    then = identity(path)
+    if last is None and then and current.base.sig:
+        got = kept(kept_path, [list(then), list(current.base.sig)])
+        if got is not None:
+            last = (then, got[0][0], current.base.sig)
     head = _head()
     with reopened(path, last and last[0], bool(last) and last[2] == current.base.sig) as fd:
         lines = None
@@ -174,9 +181,10 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
         body = laid(_every(path, current), len(head), _SEP, keys, spans)
         atomic_write(path, framed(head, body, _TAIL, bool(current)))
         lines = built(keys, spans, _SEP)
-    got = identity(path)
-    if got is not None and current.written is not None:
-        _WRITTEN[path] = (got, lines, current.written)
+    now = identity(path)
+    if now is not None and current.written is not None:
+        _WRITTEN[path] = (now, lines, current.written)
+        keep(kept_path, [list(now), list(current.written)], [lines])
 
 
 def _changed(

@@ -17,9 +17,15 @@ import os
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import orjson
+
+from nxs.paths import atomic_write
+
 CHUNK = 1 << 20  # bytes copied at a time
+KEPT = b"nxs-lines 1\n"  # the first line of a file of kept `Lines` (`keep`)
 
 
 @dataclass
@@ -196,3 +202,58 @@ def reopened(path: Any, then: Any, valid: bool) -> Iterator[int | None]:
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) -> None:
+    """Write ``lines`` (and ``extra``, JSON) to ``path`` for the next process that writes.
+
+    ``stamp`` (JSON) says what they are current for: the identity of the file they describe
+    and of the read cache it was made from. A process's first write would otherwise read every
+    record to make them (~5 s at 100,000 memories). Not fsynced: `kept` checks it all.
+    """
+
+    def pieces() -> Iterator[bytes]:
+        specs = [{"n": len(x.keys), "sep": x.sep.decode(), "text": _text(x)} for x in lines]
+        yield KEPT + orjson.dumps({"stamp": stamp, "extra": extra, "lines": specs}) + b"\n"
+        for x in lines:
+            raw = [k.encode() for k in x.keys] if _text(x) else x.keys
+            yield array("q", map(len, raw)).tobytes() + x.starts.tobytes() + x.ends.tobytes()
+            yield b"".join(raw)
+
+    atomic_write(path, pieces(), durable=False)
+
+
+def kept(path: Path, stamp: list[Any]) -> tuple[list[Lines], Any] | None:
+    """The `Lines` and extra `keep` wrote to ``path`` with this very ``stamp``; None when
+    there are none, they are of another state, or the file is damaged."""
+    try:
+        data = path.read_bytes()
+        if not data.startswith(KEPT):
+            return None
+        at = data.index(b"\n", len(KEPT)) + 1
+        head = orjson.loads(data[len(KEPT) : at])
+        if head["stamp"] != stamp:
+            return None
+        out = []
+        for spec in head["lines"]:
+            n = spec["n"]
+            sizes, starts, ends = (
+                array("q", data[at + 8 * n * i : at + 8 * n * (i + 1)]) for i in range(3)
+            )
+            at += 24 * n
+            keys: list[Any] = []
+            for size in sizes:
+                keys.append(data[at : at + size])
+                at += size
+            if spec["text"]:
+                keys = [k.decode() for k in keys]
+            if len(starts) != n or len(ends) != n or at > len(data):
+                return None
+            out.append(Lines(keys, starts, ends, spec["sep"].encode()))
+        return (out, head["extra"]) if at == len(data) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent or damaged: made again
+
+
+def _text(lines: Lines) -> bool:
+    return bool(lines.keys) and isinstance(lines.keys[0], str)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from nxm.lines import CHUNK, Lines, built, identity, laid, reopened, write
+from nxm.lines import CHUNK, Lines, built, identity, keep, kept, laid, reopened, write
 from nxm.record import reading_order, reading_sort_key
 from nxs.paths import atomic_write
 
@@ -89,11 +89,14 @@ class Projection:
     only the changed memories' index lines and sections again and copies the rest from the
     file it wrote last (`nxm.lines`), so it never holds the projection or the records.
 
-    Otherwise (this process's first write, or another process wrote since) every record is
-    read, one at a time; either way the file equals `render_projection` of the records.
+    A process's first write starts from what the last writer kept in ``kept`` (`nxm.lines.keep`)
+    when that is current. Otherwise (it is not: another process wrote since, or the file was
+    edited) every record is read, one at a time; either way the file equals
+    `render_projection` of the records.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, kept: Path | None = None) -> None:
+        self._kept = kept
         # (the file's identity, its index lines, its sections, how many are closed, the read
         # cache's identity it is current for: `nxm.store.Records`)
         self._last: tuple[Any, Lines, Lines, int, Any] | None = None
@@ -101,6 +104,12 @@ class Projection:
     def write(self, path: Path, records: Any) -> None:
         """Write ``path`` for ``records`` (`nxm.store.Records`, after a write)."""
         last, self._last = self._last, None
+        then = identity(path)
+        if last is None and self._kept is not None and then and records.base.sig:
+            got = kept(self._kept, [list(then), list(records.base.sig)])
+            if got is not None:
+                (index, sections), closed = got
+                last = (then, index, sections, closed, records.base.sig)
         with reopened(path, last and last[0], bool(last) and last[4] == records.base.sig) as fd:
             got = None
             if fd is not None and last:
@@ -109,6 +118,9 @@ class Projection:
             got = got or self._every(path, records)
         if records.written is not None:
             self._last = (*got, records.written)
+            if self._kept is not None and got[0] is not None:
+                stamp = [list(got[0]), list(records.written)]
+                keep(self._kept, stamp, [got[1], got[2]], got[3])
 
     @staticmethod
     def _changed(

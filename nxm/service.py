@@ -89,7 +89,7 @@ class MemoryService:
         self._embed_error: str | None = None
         self.store = Store(ws)
         self._near: tuple[dict[str, Any], dict[str, Any]] | None = None
-        self._projection = Projection()
+        self._projection = Projection(ws.dir / "cache" / "projection.lines")
 
     # -- embedding ------------------------------------------------------------------------------
 

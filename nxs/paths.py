@@ -34,8 +34,11 @@ def cache_dir() -> Path:
     return _base("NXS_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 
-def atomic_write(path: Path, data: bytes | Iterable[bytes], *, private: bool = False) -> None:
-    """Write a file so a reader sees the old or the new bytes, never half; fsynced.
+def atomic_write(
+    path: Path, data: bytes | Iterable[bytes], *, private: bool = False, durable: bool = True
+) -> None:
+    """Write a file so a reader sees the old or the new bytes, never half; fsynced unless not
+    ``durable`` (a file that is checked before it is used, and made again when it is wrong).
 
     ``data`` is the bytes, or an iterable of pieces written one after another (so a large
     file need not be held whole in memory). With ``private`` the file is created 0600 in a
@@ -54,7 +57,8 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes], *, private: bool = F
             for piece in (data,) if isinstance(data, bytes | bytearray | memoryview) else data:
                 fh.write(piece)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

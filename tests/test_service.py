@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import make_workspace
 
@@ -831,10 +832,13 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
     assert one.reopen(key=m["key"], now=LATER, actor=ACTOR)["memory"]["status"] == "open"
 
 
-def test_projection_written_again_after_each_write_equals_a_fresh_render(tmp_path: Path) -> None:
+def test_projection_written_again_after_each_write_equals_a_fresh_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`Projection` makes again only the changed memories' lines after this process's own
-    write; across adds, changes, removals, batches, another process's writes and a file
-    changed under it, the file must equal `render_projection`."""
+    write, or after the last writer's when a new process starts from what it kept; across
+    adds, changes, removals, batches, another process's writes, a file changed under it and a
+    damaged kept file, the file must equal `render_projection`."""
     import random
 
     from nxm.projection import Projection, render_projection
@@ -854,11 +858,12 @@ def test_projection_written_again_after_each_write_equals_a_fresh_render(tmp_pat
             refs=["ISSUE-1"] if rnd.random() < 0.3 else [],
         )  # fmt: skip
 
-    path = tmp_path / "NEXUS_MEMORY.md"
-    projection = Projection()
+    path, kept = tmp_path / "NEXUS_MEMORY.md", tmp_path / "projection.lines"
     every = []
-    whole = projection._every
-    projection._every = lambda *a: every.append(1) or whole(*a)  # type: ignore[method-assign]
+    whole = Projection._every
+    monkeypatch.setattr(Projection, "_every", staticmethod(lambda *a: every.append(1) or whole(*a)))
+    projection = Projection(kept)
+    expected = 1  # the first write
     records = {r["key"]: r for r in map(record, range(200))}
     for step in range(400):
         changes: dict[str, Any] = {}
@@ -878,15 +883,63 @@ def test_projection_written_again_after_each_write_equals_a_fresh_render(tmp_pat
         else:
             changes.update((r["key"], r) for r in map(record, rnd.sample(range(2000), 80)))
         mode = rnd.random()
-        if mode > 0.95:
+        if step and mode > 0.75:
+            projection = Projection(kept)  # a new process: it starts from what was kept
+            expected += mode > 0.9
+        if step and 0.75 < mode <= 0.8:
+            kept.write_bytes(kept.read_bytes()[:-1])  # damaged: it reads every record
+            expected += 1
+        if step and mode > 0.95:
             path.write_text("edited by hand\n")
-        before = step if mode < 0.9 else -1  # -1: another process wrote in between
+        before = (step,) if not 0.9 < mode <= 0.95 else (-1,)  # -1: another process wrote
         current = Records(Snapshot.of(records, sig=before), lambda _: [], changes)
-        current.written = step + 1  # the read cache's identity after the write
+        current.written = (step + 1,)  # the read cache's identity after the write
         projection.write(path, current)
         records = dict(current.items())
         assert path.read_text() == render_projection(records), step
-    assert 10 < len(every) < 60  # the first write, another process's and a changed file's
+        assert len(every) == expected, step
+    assert 40 < expected < 120  # the cases were all taken
+
+
+def test_a_new_process_writes_from_what_the_last_writer_kept(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process's first write copies NEXUS_MEMORY.md and graph.json from the `Lines` the last
+    writer kept, reading no other record; a damaged kept file means reading every record."""
+    from nxm import graph
+    from nxm.projection import Projection, render_projection
+
+    every = []
+    whole, whole_graph = Projection._every, graph._every
+    monkeypatch.setattr(
+        Projection, "_every", staticmethod(lambda *a: every.append("md") or whole(*a))
+    )
+    monkeypatch.setattr(graph, "_every", lambda *a: every.append("graph") or whole_graph(*a))
+
+    def new_process() -> MemoryService:
+        graph._WRITTEN.clear()  # what a process holds; the kept files are on disk
+        return MemoryService(find(workspace))
+
+    def check(svc: MemoryService) -> None:
+        records = svc.store.records()
+        assert (workspace / "NEXUS_MEMORY.md").read_text() == render_projection(records)
+        stored = orjson.loads((svc.ws.dir / graph.GRAPH_FILE).read_bytes())["memories"]
+        assert stored == {k: graph._extraction(r) for k, r in records.items()}
+
+    one = new_process()
+    keys = [
+        add(one, f"Dana Kim moved billing {i} to Acme.", f"Billing {i}")["key"] for i in range(4)
+    ]
+    assert every == ["graph", "md"]  # the first write ever: nothing was kept
+    two = new_process()
+    two.close(key=keys[0], now=LATER, actor=ACTOR)
+    add(two, "Priya Shah joined Globex in Paris.", "Priya joined")
+    assert every == ["graph", "md"]
+    check(two)
+    (workspace / ".nxs" / "cache" / "projection.lines").write_bytes(b"nxs-lines 1\n{}")
+    add(new_process(), "Omar Haddad runs the data team.", "Omar runs data")
+    assert every == ["graph", "md", "md"]
+    check(two)
 
 
 def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) -> None:
