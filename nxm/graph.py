@@ -164,10 +164,10 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
     path, kept_path = ws.dir / GRAPH_FILE, ws.dir / KEPT_FILE
     last = _WRITTEN.pop(path, None)
     then = identity(path)
-    if last is None and then and current.base.sig:
-        got = kept(kept_path, [list(then), list(current.base.sig)])
-        if got is not None:
-            last = (then, got[0][0], current.base.sig)
+    if (last is None or last[2] != current.base.sig) and then and current.base.sig:
+        # the last writer's file is current for these records: its lines are read from it
+        scanned = _scanned(path) if kept(kept_path, [list(then), list(current.base.sig)]) else None
+        last = (then, scanned, current.base.sig) if scanned is not None else last
     head = _head()
     with reopened(path, last and last[0], bool(last) and last[2] == current.base.sig) as fd:
         lines = None
@@ -184,7 +184,30 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
     now = identity(path)
     if now is not None and current.written is not None:
         _WRITTEN[path] = (now, lines, current.written)
-        keep(kept_path, [list(now), list(current.written)], [lines])
+        keep(kept_path, [list(now), list(current.written)], [])  # the lines are in the file
+
+
+def _scanned(path: Any) -> Lines | None:
+    """The `Lines` of a graph file of this layout, read from it (None: another layout)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    head = _head()
+    if not data.startswith(head) or not data.endswith(_TAIL):
+        return None
+    body = data[len(head) : len(data) - len(_TAIL)].removesuffix(b"\n")
+    keys: list[str] = []
+    spans: list[int] = []
+    at = len(head)
+    for entry in body.split(_SEP) if body else []:
+        try:
+            keys.append(orjson.loads(entry[: entry.index(b'":') + 1]))
+        except ValueError:
+            return None
+        spans += (at, at + len(entry))
+        at += len(entry) + len(_SEP)
+    return built(keys, spans, _SEP) if keys == sorted(set(keys)) else None
 
 
 def _changed(

@@ -89,9 +89,9 @@ class Projection:
     only the changed memories' index lines and sections again and copies the rest from the
     file it wrote last (`nxm.lines`), so it never holds the projection or the records.
 
-    A process's first write starts from what the last writer kept in ``kept`` (`nxm.lines.keep`)
-    when that is current. Otherwise (it is not: another process wrote since, or the file was
-    edited) every record is read, one at a time; either way the file equals
+    A process's first write, or one after another process wrote, starts from what the last
+    writer kept in ``kept`` (`nxm.lines.keep`). Otherwise (nothing current was kept, or the
+    file was edited) every record is read, one at a time; either way the file equals
     `render_projection` of the records.
     """
 
@@ -104,13 +104,13 @@ class Projection:
     def write(self, path: Path, records: Any) -> None:
         """Write ``path`` for ``records`` (`nxm.store.Records`, after a write)."""
         last, self._last = self._last, None
-        then = identity(path)
-        if last is None and self._kept is not None and then and records.base.sig:
-            got = kept(self._kept, [list(then), list(records.base.sig)])
+        then, sig = identity(path), records.base.sig
+        if (last is None or last[4] != sig) and self._kept is not None and then and sig:
+            got = kept(self._kept, [list(then), list(sig)])  # the last writer's, if current
             if got is not None:
                 (index, sections), closed = got
-                last = (then, index, sections, closed, records.base.sig)
-        with reopened(path, last and last[0], bool(last) and last[4] == records.base.sig) as fd:
+                last = (then, index, sections, closed, sig)
+        with reopened(path, last and last[0], bool(last) and last[4] == sig) as fd:
             got = None
             if fd is not None and last:
                 with contextlib.suppress(KeyError):  # not the file it should be: every record
@@ -143,6 +143,7 @@ class Projection:
         index, lines = index.merge(drop, [(o, _index_line(r).encode()) for o, r in add], len(head))
         at = len(head) + index.size()
         sections, texts = sections.merge(drop, [(o, _section(r).encode()) for o, r in add], at)
+        sections.keys = index.keys  # the same keys: one list is kept (and `keep` writes one)
         atomic_write(path, itertools.chain([head], write(fd, lines), write(fd, texts)))
         return identity(path), index, sections, closed
 
@@ -181,4 +182,4 @@ class Projection:
         for size in sizes:
             places += (at, at + size)
             at += size
-        return identity(path), built(keys, spans), built(order, places), closed
+        return identity(path), built(order, spans), built(order, places), closed
