@@ -211,7 +211,8 @@ def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) ->
     and of the read cache it was made from. A process's first write would otherwise read every
     record to make them (~5 s at 100,000 memories). Keys equal to an earlier `Lines`' are
     written once. Not fsynced (`kept` checks it all), and the old file is removed first: ext4
-    flushes a file renamed over another at once (~75 ms for this one at 100,000).
+    flushes a file renamed over another at once (~75 ms for this one at 100,000). Call under
+    the write lock.
     """
 
     def pieces() -> Iterator[bytes]:
@@ -228,7 +229,8 @@ def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) ->
                 yield array("q", map(len, raw)).tobytes()
                 yield b"".join(raw)
 
-    path.unlink(missing_ok=True)
+    for old in (path, *path.parent.glob(f".{path.name}.*")):  # a temporary is a dead writer's
+        old.unlink(missing_ok=True)
     atomic_write(path, pieces(), durable=False)
 
 
