@@ -229,9 +229,10 @@ def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) ->
                 yield array("q", map(len, raw)).tobytes()
                 yield b"".join(raw)
 
-    for old in (path, *path.parent.glob(f".{path.name}.*")):  # a temporary is a dead writer's
-        old.unlink(missing_ok=True)
-    atomic_write(path, pieces(), durable=False)
+    with contextlib.suppress(OSError):  # only a saving: without it the next writer reads all
+        for old in (path, *path.parent.glob(f".{path.name}.*")):  # a temporary: a dead writer's
+            old.unlink(missing_ok=True)
+        atomic_write(path, pieces(), durable=False)
 
 
 def kept(path: Path, stamp: list[Any]) -> tuple[list[Lines], Any] | None:
