@@ -166,7 +166,7 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
     then = identity(path)
     if (last is None or last[2] != current.base.sig) and then and current.base.sig:
         # the last writer's file is current for these records: its lines are read from it
-        scanned = _scanned(path) if kept(kept_path, [list(then), list(current.base.sig)]) else None
+        scanned = _scanned(path) if kept(kept_path, (then, current.base.sig)) else None
         last = (then, scanned, current.base.sig) if scanned is not None else last
     head = _head()
     with reopened(path, last and last[0], bool(last) and last[2] == current.base.sig) as fd:
@@ -184,7 +184,7 @@ def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
     now = identity(path)
     if now is not None and current.written is not None:
         _WRITTEN[path] = (now, lines, current.written)
-        keep(kept_path, [list(now), list(current.written)], [])  # the lines are in the file
+        keep(kept_path, (now, current.written), [])  # the lines are in the file
 
 
 def _scanned(path: Any) -> Lines | None:

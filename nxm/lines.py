@@ -204,11 +204,11 @@ def reopened(path: Any, then: Any, valid: bool) -> Iterator[int | None]:
             os.close(fd)
 
 
-def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) -> None:
+def keep(path: Path, stamp: tuple[Any, Any], lines: list[Lines], extra: Any = None) -> None:
     """Write ``lines`` (and ``extra``, JSON) to ``path`` for the next process that writes.
 
-    ``stamp`` (JSON) says what they are current for: the identity of the file they describe
-    and of the read cache it was made from. A process's first write would otherwise read every
+    ``stamp`` says what they are current for: the identities (`identity`) of the file they
+    describe and of the read cache it was made from. A process's first write would otherwise read every
     record to make them (~5 s at 100,000 memories). Keys equal to an earlier `Lines`' are
     written once. Not fsynced (`kept` checks it all), and the old file is removed first: ext4
     flushes a file renamed over another at once (~75 ms for this one at 100,000). Call under
@@ -221,7 +221,8 @@ def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) ->
             earlier = enumerate(lines[: len(specs)])
             same = next((i for i, y in earlier if y.keys is x.keys or y.keys == x.keys), None)
             specs.append({"n": len(x.keys), "sep": x.sep.decode(), "text": _text(x), "as": same})
-        yield KEPT + orjson.dumps({"stamp": stamp, "extra": extra, "lines": specs}) + b"\n"
+        head = {"stamp": _stamp(stamp), "extra": extra, "lines": specs}
+        yield KEPT + orjson.dumps(head) + b"\n"
         for x, spec in zip(lines, specs, strict=True):
             yield x.starts.tobytes() + x.ends.tobytes()
             if spec["as"] is None:
@@ -235,7 +236,7 @@ def keep(path: Path, stamp: list[Any], lines: list[Lines], extra: Any = None) ->
         atomic_write(path, pieces(), durable=False)
 
 
-def kept(path: Path, stamp: list[Any]) -> tuple[list[Lines], Any] | None:
+def kept(path: Path, stamp: tuple[Any, Any]) -> tuple[list[Lines], Any] | None:
     """The `Lines` and extra `keep` wrote to ``path`` with this very ``stamp``; None when
     there are none, they are of another state, or the file is damaged."""
     try:
@@ -244,7 +245,7 @@ def kept(path: Path, stamp: list[Any]) -> tuple[list[Lines], Any] | None:
             return None
         at = data.index(b"\n", len(KEPT)) + 1
         head = orjson.loads(data[len(KEPT) : at])
-        if head["stamp"] != stamp:
+        if head["stamp"] != _stamp(stamp):
             return None
         out: list[Lines] = []
         for spec in head["lines"]:
@@ -269,6 +270,10 @@ def kept(path: Path, stamp: list[Any]) -> tuple[list[Lines], Any] | None:
         return (out, head["extra"]) if at == len(data) else None
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None  # absent or damaged: made again
+
+
+def _stamp(stamp: tuple[Any, Any]) -> list[Any]:
+    return [list(x) for x in stamp]  # as JSON reads it back
 
 
 def _text(lines: Lines) -> bool:

@@ -106,7 +106,7 @@ class Projection:
         last, self._last = self._last, None
         then, sig = identity(path), records.base.sig
         if (last is None or last[4] != sig) and self._kept is not None and then and sig:
-            got = kept(self._kept, [list(then), list(sig)])  # the last writer's, if current
+            got = kept(self._kept, (then, sig))  # the last writer's, if current
             if got is not None:
                 (index, sections), closed = got
                 last = (then, index, sections, closed, sig)
@@ -119,8 +119,7 @@ class Projection:
         if records.written is not None:
             self._last = (*got, records.written)
             if self._kept is not None and got[0] is not None:
-                stamp = [list(got[0]), list(records.written)]
-                keep(self._kept, stamp, [got[1], got[2]], got[3])
+                keep(self._kept, (got[0], records.written), [got[1], got[2]], got[3])
 
     @staticmethod
     def _changed(
@@ -182,4 +181,4 @@ class Projection:
         for size in sizes:
             places += (at, at + size)
             at += size
-        return identity(path), built(order, spans), built(order, places), closed
+        return identity(path), built(keys, spans), built(keys, places), closed
