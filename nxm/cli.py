@@ -209,6 +209,49 @@ def compact(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
            lambda r: f"fragments: {r['fragments_before']} -> {r['fragments_after']}")  # fmt: skip
 
 
+@app.command()
+def migrate(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Move a store of the earlier layout (LanceDB in .nxs/memory/) to files git merges.
+
+    Any command does it by itself the first time; this says what it did.
+
+    Example:
+
+        nxm migrate
+    """
+
+    def work() -> dict[str, Any]:
+        from nxm.store import migrate as move
+
+        return move.run(_service(workspace).store)
+
+    _admin(as_json, work, lambda r: f"moved {r['memories']} memories ({r['events']} events) to "
+           ".nxs/memories/ and .nxs/history/" if r["migrated"] else "nothing to move: the store "
+           "is already files")  # fmt: skip
+
+
+@app.command()
+def reindex(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Read every memory file again and rebuild the local index (.nxs/index/) from them.
+
+    Commands notice changed files by themselves; this is for a damaged index. Vectors are
+    kept, so nothing is embedded again.
+
+    Example:
+
+        nxm reindex
+    """
+
+    def work() -> dict[str, Any]:
+        service = _service(workspace)
+        got = service.store.reindex()
+        service.refresh()
+        return got
+
+    _admin(as_json, work, lambda r: f"indexed {r['memories']} memories"
+           + (f"; {r['problems']} files could not be read" if r["problems"] else ""))  # fmt: skip
+
+
 @model_app.command("setup")
 def model_setup(
     wheel: Annotated[

@@ -515,13 +515,13 @@ class MemoryService:
 
     # -- maintenance ----------------------------------------------------------------------------
 
-    def refresh(self, *, semantic: bool = True, progress: Any = None) -> None:
+    def refresh(self, *, semantic: bool = True) -> None:
         """Bring the search index up to date with the files, embedding what has no vector
-        when the model loads (``semantic``); a read-only workspace searches what it has."""
+        when the model loads (``semantic``)."""
         embed = self._vectors if semantic and self.embedder() is not None else None
-        self.store.refresh(embed, progress)
+        self.store.refresh(embed)
 
-    def embed_pending(self, *, all: bool = False, progress: Any = None) -> dict[str, Any]:
+    def embed_pending(self, *, all: bool = False) -> dict[str, Any]:
         """Embed every memory without a vector (every memory with ``all``) and index them."""
         if self.embedder() is None:
             raise UpstreamError(
@@ -530,7 +530,7 @@ class MemoryService:
                 code="MODEL_UNAVAILABLE",
             )
         self.store.sync()
-        done = self.store.embed(self._vectors, everything=all, progress=progress)
+        done = self.store.embed(self._vectors, everything=all)
         self.store.refresh()
         pending = len(self.store.cache.unready())
         return {"embedded": done, "model": self.model_name, "pending": pending}

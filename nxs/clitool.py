@@ -234,6 +234,9 @@ def main(app: typer.Typer, prog: str) -> None:
     # needed: at 10,000 memories a search's CPU fell from 43 to 25 ms with the shortest wait
     # (docs/benchmarks.md). Read when numpy loads OpenBLAS, which no import above does.
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+    from nxs import progress
+
+    progress.enable()  # long work shows a bar on a terminal's stderr
     # typer >= 0.20 vendors click as typer._click: its commands raise these, not click's.
     from typer._click import exceptions as click_exc
 

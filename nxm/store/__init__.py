@@ -34,6 +34,7 @@ from nxm.store.cache import Cache, text_hash
 from nxm.store.files import Change, Files
 from nxm.store.index import Index, background, import_lancedb, where
 from nxm.store.text import FileProblem, event_line, record_of, render
+from nxs import progress
 from nxs.workspace import Workspace
 
 __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
@@ -196,7 +197,11 @@ class Store:
                 if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
                 or not mds[k]
             ]  # fmt: skip
-            rows = [self._read(k) if k in mds else (None, "", "", k) for k in sorted(todo)]
+            rows = []
+            for n, k in enumerate(sorted(todo), 1):
+                rows.append(self._read(k) if k in mds else (None, "", "", k))
+                if n % 200 == 0 or n == len(todo):
+                    progress.report("reading memory files", n, len(todo))
             changed = cache.put(rows, expect={k: stored.get(k) for k in todo})
             if mark != cache.meta("history_mark"):
                 with cache.transaction() as conn:
@@ -333,7 +338,6 @@ class Store:
         self,
         embed: Callable[[list[dict[str, Any]]], dict[str, Any]],
         everything: bool = False,
-        progress: Callable[[int], None] | None = None,
     ) -> int:
         """Embed the records without a vector (every record with ``everything``) in batches,
         keeping the vectors by text; returns how many were embedded."""
@@ -348,15 +352,10 @@ class Store:
                 text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
                 for r in batch if got.get(r["key"]) is not None
             })  # fmt: skip
-            if progress:
-                progress(len(batch))
+            progress.report("embedding memories", min(start + REFRESH_BATCH, len(todo)), len(todo))
         return len(todo)
 
-    def refresh(
-        self,
-        embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> None:
+    def refresh(self, embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None) -> None:
         """Write the pending memories into the search index (embedding, with ``embed``, those
         without a vector first); the index is made again from the cache when it is missing."""
         import numpy as np
@@ -365,7 +364,7 @@ class Store:
             return
         cache = self.cache
         if embed is not None and cache.unready():
-            self.embed(embed, progress=progress)
+            self.embed(embed)
         if cache.count() and not self.index.exists():
             cache.reindex_all()
         if not cache.pending():
@@ -385,6 +384,7 @@ class Store:
                 }  # fmt: skip
                 self.index.write(upserts, vectors, contexts(records, list(got)), deletes)
                 cache.indexed(batch)
+                progress.report("indexing memories", start + len(batch), len(pending))
 
     def vectors(self, keys: list[str]) -> dict[str, list[float]]:
         """The vectors of the READY records among ``keys``."""
@@ -398,6 +398,23 @@ class Store:
             k: np.frombuffer(stored[text_hash(r)], dtype=np.float32).tolist()
             for k, r in got.items() if text_hash(r) in stored
         }  # fmt: skip
+
+    def reindex(self) -> dict[str, Any]:
+        """Read every memory file again and make the search index anew (vectors are kept)."""
+        import shutil
+
+        with self.locked():
+            self.index = Index(self.index.uri, None, self.index.dim)
+            self.index.root = self.ws.root
+            if not self.remote:
+                shutil.rmtree(self.index.uri, ignore_errors=True)
+            with self.cache.transaction() as conn:
+                for table in ("records", "pending", "extracted"):
+                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+                self.cache.set_meta(conn, "history_mark", "")
+                self.cache.set_meta(conn, "remote_version", "")
+            self.sync()
+            return {"memories": self.cache.count(), "problems": len(self.problems)}
 
     def compact(self) -> dict[str, Any]:
         """Compact the index now."""
