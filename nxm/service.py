@@ -230,10 +230,11 @@ class MemoryService:
         """Read-modify-write one record under the lock.
 
         ``apply(record, current)`` mutates a copy and returns the event's (type, data), or raises
-        to refuse; with ``embed`` the changed text is embedded again.
+        to refuse; a change to the text search embeds is embedded again (the model is loaded
+        before the lock when ``embed`` says the call may change it).
         """
         if embed:
-            self.embedder()  # load the model before taking the lock
+            self.embedder()
         with self.store.writing() as current:
             before = self.resolve(current, key)
             after = {**before, "refs": list(before["refs"]), "events": list(before["events"])}
@@ -242,7 +243,7 @@ class MemoryService:
             after["updated"], after["actor"] = now, actor
             after["events"].append(event(kind, now, actor, **data))
             vectors = None
-            if embed:
+            if indexed_text(after) != indexed_text(before):
                 after["processing"] = "PENDING"
                 vectors = self._vectors([after])
                 self._ready([after], vectors)
@@ -288,7 +289,7 @@ class MemoryService:
                 )
             return "UPDATED", {"fields": changed}
 
-        return self._change(key, now, actor, apply, embed=body is not None)
+        return self._change(key, now, actor, apply, embed=True)
 
     def classify(
         self,
@@ -326,7 +327,7 @@ class MemoryService:
             r.update(changed)
             return "CLASSIFIED", {"fields": sorted(changed)}
 
-        return self._change(key, now, actor, apply, embed=introduction is not None)
+        return self._change(key, now, actor, apply, embed=True)
 
     def _transition(
         self, key: str, now: str, actor: str, kind: str, allowed: dict[str, str]

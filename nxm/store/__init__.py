@@ -195,7 +195,7 @@ class Store:
             todo = [
                 k for k in mds.keys() | stored.keys()
                 if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
-                or not mds[k]
+                or any(i.endswith("~") for i in stored[k])
             ]  # fmt: skip
             rows = []
             for n, k in enumerate(sorted(todo), 1):

@@ -2,8 +2,8 @@
 
 A file's identity (`ident`) is its modification time, size and inode: a change to any of them
 is a change to the file. An identity taken within `RACY_NS` of the file's last change may not
-see a second change in the same clock tick (git's "racy" files), so it is recorded as ``""``
-and the file is read again next time.
+see a second change in the same clock tick (git's "racy" files), so it is marked (``~``) and
+the file is read again next time.
 
 A write that touches several files (a memory file and its log, or two memories) goes through a
 journal (`Files.write`): the new bytes are written to ``.nxs/index/journal`` and flushed first,
@@ -31,10 +31,9 @@ RACY_NS = 2_000_000_000
 
 
 def ident(st: os.stat_result, now: int | None = None) -> str:
-    """A file's identity for change detection ("" when too recent to trust)."""
-    if (now or time.time_ns()) - st.st_mtime_ns < RACY_NS:
-        return ""
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+    """A file's identity for change detection (ending in ``~`` when too recent to trust)."""
+    racy = (now or time.time_ns()) - st.st_mtime_ns < RACY_NS
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}" + ("~" if racy else "")
 
 
 @dataclass

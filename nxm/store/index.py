@@ -304,10 +304,18 @@ class Index:
         return self._table
 
     def exists(self) -> bool:
-        """Whether the table is there (for a local index, without importing lancedb)."""
-        if not self.remote:
-            return os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance"))
-        return self.table() is not None
+        """Whether the table is there and of this version's layout (a local index of another
+        layout is dropped: it is made again from the record cache)."""
+        if not self.remote and not os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance")):
+            return False
+        table = self.table()
+        if table is None:
+            return False
+        if self.remote or set(table.schema.names) >= set(self._schema(self.dim).names):
+            return True
+        self._db.drop_table(TABLE)
+        self._table = self._vectors_at = self._fts_at = None
+        return False
 
     def _rows(
         self,
