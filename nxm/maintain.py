@@ -52,6 +52,8 @@ def run(root: str) -> bool:
 
     ws = find(root)
     store = Store(ws)
+    if not store.index.exists():
+        raise NotFoundError(f"no memory index at {store.index.uri}", code="STORE_MISSING")
     fd = os.open(ws.dir / "index" / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
