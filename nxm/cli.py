@@ -28,6 +28,9 @@ model_app = typer.Typer(
 app.add_typer(model_app, name="model")
 
 
+_opened: list[Any] = []  # the contexts an administration verb opened (`_admin` releases them)
+
+
 def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
     """Run a CLI-only verb with the same error handling and output rules as the operations."""
     try:
@@ -38,6 +41,9 @@ def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
         raise
     except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
         raise fail(internal(exc), as_json) from None
+    finally:
+        while _opened:
+            _opened.pop().release()
     if as_json or human_line is None:
         emit(render(result))
     else:
@@ -49,7 +55,9 @@ def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
 def _service(workspace: str | None) -> Any:
     from nxs.context import Context
 
-    return Context(now="", actor="", workspace_arg=workspace).memory
+    ctx = Context(now="", actor="", workspace_arg=workspace)
+    _opened.append(ctx)
+    return ctx.memory
 
 
 def _progress(total: int, label: str) -> Any:

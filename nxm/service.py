@@ -520,7 +520,12 @@ class MemoryService:
         """Bring the search index up to date with the files, embedding what has no vector
         when the model loads (``semantic``)."""
         embed = self._vectors if semantic and self.embedder() is not None else None
-        self.store.refresh(embed)
+        try:
+            self.store.refresh(embed)
+        except UpstreamError as exc:  # a full disk: search what the index holds, and say so
+            if exc.code != "STORE_WRITE_FAILED":
+                raise
+            print(f"nxs: the search index is not up to date: {exc.message}", file=sys.stderr)
 
     def embed_pending(self, *, all: bool = False) -> dict[str, Any]:
         """Embed every memory without a vector (every memory with ``all``) and index them."""

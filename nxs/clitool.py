@@ -89,6 +89,7 @@ def run_op(
     human: Humanizer | None = None,
 ) -> None:
     """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
+    ctx = None
     try:
         kwargs = validate(op, {**arguments, "now": now, "actor": actor, "workspace": workspace})
         ctx = Context(
@@ -101,6 +102,9 @@ def run_op(
         raise
     except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
         raise fail(internal(exc), as_json) from None
+    finally:
+        if ctx is not None:
+            ctx.release()
     if as_json or human is None:
         emit(render(result))
     else:

@@ -34,7 +34,7 @@ from tests.reliability.common import (
     StdioSession,
     child_env,
     events_of,
-    lance_docs,
+    store_docs,
     size,
     workers,
 )
@@ -135,7 +135,7 @@ def test_four_cli_writers_and_an_mcp_server_lose_nothing(tmp_path: Path) -> None
     assert set(refused) <= {("conflict", "BAD_STATE")}, refused
     done = [a for a in acks if a["ok"]]
 
-    docs, doubled = lance_docs(root)
+    docs, doubled = store_docs(root)
     assert doubled == []
     adds = [a for a in done if a["op"] == "add"]
     assert set(docs) == set(shared) | {a["key"] for a in adds}

@@ -35,6 +35,7 @@ from nxm.store.files import Change, Files
 from nxm.store.index import Index, background, import_lancedb, where
 from nxm.store.text import FileProblem, event_line, record_of, render
 from nxs import progress
+from nxs.errors import UpstreamError
 from nxs.workspace import Workspace
 
 __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
@@ -149,13 +150,19 @@ class Store:
     def dim(self, value: int) -> None:
         self.index.dim = value
 
+    def close(self) -> None:
+        """Close the record cache and the index (a later call opens them again)."""
+        self.cache.close()
+        self.index = Index(self.index.uri, self.index._storage_options, self.index.dim)
+        self.index.root = self.ws.root
+
     # -- the lock ---------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the write lock (re-entrant within this process)."""
+        """Hold the write lock (re-entrant within this process; none for an index in memory)."""
         with self._lock:
-            if self._held:
+            if self._held or self.index.uri.startswith("memory://"):
                 self._held += 1
                 try:
                     yield
@@ -174,6 +181,36 @@ class Store:
     def sync(self) -> list[str]:
         """Bring the record cache up to date with the files (or a team store's table); returns
         the keys whose record changed. Cheap when nothing did: one identity per memory file."""
+        import sqlite3
+
+        self.cache.reopen_if_replaced()
+        try:
+            return self._sync()
+        except sqlite3.OperationalError as exc:
+            if not self._in_memory(exc):
+                raise
+            return self._sync()
+        except sqlite3.DatabaseError:
+            self.cache.reset()  # damaged: made again from the files
+            return self._sync()
+
+    def _in_memory(self, exc: Exception) -> bool:
+        """After the cache file refused a write (a full or read-only disk): keep the records
+        in memory for this process instead; False for any other error."""
+        if (
+            not any(w in str(exc) for w in ("full", "readonly", "disk I/O"))
+            or not self.cache.persistent
+        ):
+            return False
+        print(
+            f"nxs: the local cache cannot be written ({exc}); working from the files",
+            file=sys.stderr,
+        )
+        self.cache.close()
+        self.cache = Cache(None, self.cache.model)
+        return True
+
+    def _sync(self) -> list[str]:
         from nxm.store import migrate
 
         with self._lock:
@@ -262,6 +299,7 @@ class Store:
         with self.locked():
             if not self.remote:
                 self.files.replay()
+                self.files.sweep()
             self.sync()
             yield Records(self.cache)
 
@@ -287,10 +325,8 @@ class Store:
         else:
             changes = [self._change(current, r) for r in upserts]
             changes += [Change(k, None) for k in deletes]
-            self.files.write(changes)
-            self.cache.store_vectors(by_text)
-            rows = [self._read(r["key"]) for r in upserts] + [(None, "", "", k) for k in deletes]
-            self.cache.put(rows)
+            self.files.write(changes)  # the write is saved: what follows is derived
+            self._cached(by_text, [r["key"] for r in upserts], list(deletes))
         for r in upserts:
             current.changes[r["key"]] = r
             if r["key"] in by_text or r["processing"] != "READY":
@@ -301,6 +337,21 @@ class Store:
         self.project()
         if self.index._table is not None:  # this process searches: keep the index current
             self.refresh()
+
+    def _cached(self, vectors: dict[str, bytes], keys: list[str], deletes: list[str]) -> None:
+        """Bring the cache up to date with a write's files (or, on a full disk, work from an
+        in-memory cache read from the files)."""
+        import sqlite3
+
+        rows = [self._read(k) for k in keys] + [(None, "", "", k) for k in deletes]
+        try:
+            self.cache.store_vectors(vectors)
+            self.cache.put(rows)
+        except sqlite3.OperationalError as exc:
+            if not self._in_memory(exc):
+                raise
+            self.cache.store_vectors(vectors)
+            self._sync()
 
     def _change(self, current: Records, record: dict[str, Any]) -> Change:
         key = record["key"]
@@ -326,7 +377,13 @@ class Store:
             r["processing"] = "READY" if vectors.get(r["key"]) is not None else "PENDING"
             r["model"] = self.cache.model if r["processing"] == "READY" else None
         self.index.write(upserts, vectors, contexts(after, [r["key"] for r in upserts]), deletes)
-        self.cache.put([(r, "remote", "ready" if r["processing"] == "READY" else "", r["key"]) for r in upserts] + [(None, "", "", k) for k in deletes])
+        self.cache.put(
+            [
+                (r, "remote", "ready" if r["processing"] == "READY" else "", r["key"])
+                for r in upserts
+            ]
+            + [(None, "", "", k) for k in deletes]
+        )
         with self.cache.transaction() as conn:
             conn.execute("DELETE FROM pending")
             conn.execute("UPDATE records SET ready = (log = 'ready')")
@@ -355,11 +412,11 @@ class Store:
             progress.report("embedding memories", min(start + REFRESH_BATCH, len(todo)), len(todo))
         return len(todo)
 
-    def refresh(self, embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None) -> None:
+    def refresh(
+        self, embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+    ) -> None:
         """Write the pending memories into the search index (embedding, with ``embed``, those
         without a vector first); the index is made again from the cache when it is missing."""
-        import numpy as np
-
         if self.remote:
             return
         cache = self.cache
@@ -367,10 +424,25 @@ class Store:
             self.embed(embed)
         if cache.count() and not self.index.exists():
             cache.reindex_all()
-        if not cache.pending():
+        if not cache.pending() or self.index.uri.startswith("memory://"):
             return
+        try:
+            self._write_pending()
+        except UpstreamError as exc:
+            if exc.code != "STORE_READONLY" or self.index.uri.startswith("memory://"):
+                raise
+            # a read-only workspace (a clone on a read-only disk): an index in memory, made
+            # from the record cache, answers this process's searches
+            self.index = Index("memory://nxs", None, self.index.dim)
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        import numpy as np
+
+        cache = self.cache
+        in_memory = self.index.uri.startswith("memory://")  # all of it, once per process
         with self.locked():
-            pending = cache.pending()
+            pending = [(k, 0) for k in cache.keys()] if in_memory else cache.pending()
             records = Records(cache)
             for start in range(0, len(pending), REFRESH_BATCH):
                 batch = pending[start : start + REFRESH_BATCH]
@@ -383,7 +455,8 @@ class Store:
                     for r in upserts if text_hash(r) in stored
                 }  # fmt: skip
                 self.index.write(upserts, vectors, contexts(records, list(got)), deletes)
-                cache.indexed(batch)
+                if not in_memory:
+                    cache.indexed(batch)
                 progress.report("indexing memories", start + len(batch), len(pending))
 
     def vectors(self, keys: list[str]) -> dict[str, list[float]]:

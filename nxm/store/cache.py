@@ -20,6 +20,7 @@ On a read-only disk the cache lives in memory for the command.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -78,6 +79,7 @@ class Cache:
         self.path = path  # None: in memory only
         self.model = model
         self._conn: sqlite3.Connection | None = None
+        self._inode: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self.persistent = path is not None
 
@@ -86,7 +88,40 @@ class Cache:
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = self._open()
+            self._inode = self._identity()
         return self._conn
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path) if self.persistent and self.path else None
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) if st else None
+
+    def reopen_if_replaced(self) -> None:
+        """Open the file again if it was deleted or replaced since (``rm -rf .nxs/index``
+        under a running server): a connection to the old file would never see other writers."""
+        with self._lock:
+            if self._conn is not None and self.persistent and self._identity() != self._inode:
+                self._conn.close()
+                self._conn = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def reset(self) -> None:
+        """Drop a damaged cache file and start an empty one (the files fill it again)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self.path is not None and self.persistent:
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(OSError):
+                        Path(f"{self.path}{suffix}").unlink()
 
     def _open(self) -> sqlite3.Connection:
         if self.path is not None:
@@ -95,15 +130,21 @@ class Cache:
                 conn = self._connect(str(self.path))
                 if self._version(conn) == VERSION:
                     return conn
-                conn.close()  # another layout: made again from the files
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-                conn = self._connect(str(self.path))
-                conn.executescript(SCHEMA)
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
-                return conn
-            except (sqlite3.Error, OSError):  # a read-only or full disk: this command only
+                conn.close()
+            except sqlite3.DatabaseError:  # damaged: it is made again from the files
+                pass
+            except OSError:
                 self.persistent = False
+            if self.persistent:
+                try:
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                    conn = self._connect(str(self.path))
+                    conn.executescript(SCHEMA)
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
+                    return conn
+                except (sqlite3.Error, OSError):  # a read-only or full disk: this command only
+                    self.persistent = False
         conn = self._connect(":memory:")
         conn.executescript(SCHEMA)
         return conn
@@ -122,6 +163,7 @@ class Cache:
             row = conn.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
         except sqlite3.OperationalError:  # no tables yet
             return None
+        # (a file that is no database raises sqlite3.DatabaseError, handled by `_open`)
         return row[0] if row else None
 
     @contextlib.contextmanager
@@ -287,7 +329,10 @@ class Cache:
 
     def lines(self) -> tuple[list[str], int]:
         """NEXUS_MEMORY.md's index lines in reading order, and how many memories are closed."""
-        lines = [ln for (ln,) in self.query("SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord")]
+        lines = [
+            ln
+            for (ln,) in self.query("SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord")
+        ]
         closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
         return lines, int(closed)
 
@@ -346,7 +391,12 @@ class Cache:
 
     def unready(self) -> list[str]:
         """Keys of the records without a vector for this model."""
-        return [k for (k,) in self.query("SELECT key FROM records WHERE ready = 0 AND doc IS NOT NULL ORDER BY ord")]
+        return [
+            k
+            for (k,) in self.query(
+                "SELECT key FROM records WHERE ready = 0 AND doc IS NOT NULL ORDER BY ord"
+            )
+        ]
 
     def check_model(self) -> None:
         """Recount READY after the configured model changed (each model has its own vectors)."""
@@ -364,11 +414,21 @@ class Cache:
     # -- graph extraction -------------------------------------------------------------------
 
     def extractions(self) -> dict[str, dict[str, Any]]:
-        return {k: {"fingerprint": f, **orjson.loads(d)} for k, f, d in self.query("SELECT key, fingerprint, data FROM extracted")}
+        return {
+            k: {"fingerprint": f, **orjson.loads(d)}
+            for k, f, d in self.query("SELECT key, fingerprint, data FROM extracted")
+        }
 
     def store_extractions(self, got: dict[str, dict[str, Any]]) -> None:
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO extracted VALUES (?, ?, ?)",
-                [(k, e["fingerprint"], orjson.dumps({x: y for x, y in e.items() if x != "fingerprint"})) for k, e in got.items()],
+                [
+                    (
+                        k,
+                        e["fingerprint"],
+                        orjson.dumps({x: y for x, y in e.items() if x != "fingerprint"}),
+                    )
+                    for k, e in got.items()
+                ],
             )

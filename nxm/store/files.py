@@ -25,6 +25,7 @@ from pathlib import Path
 import orjson
 
 from nxm.store.text import KEY
+from nxs.errors import UpstreamError
 from nxs.paths import atomic_write
 
 RACY_NS = 2_000_000_000
@@ -76,7 +77,11 @@ class Files:
         with entries:
             for entry in entries:
                 key = entry.name[: -len(suffix)]
-                if entry.name.endswith(suffix) and KEY.match(key) and entry.is_file(follow_symlinks=False):
+                if (
+                    entry.name.endswith(suffix)
+                    and KEY.match(key)
+                    and entry.is_file(follow_symlinks=False)
+                ):
                     with contextlib.suppress(FileNotFoundError):
                         out[key] = ident(entry.stat(follow_symlinks=False), now)
         return out
@@ -112,35 +117,67 @@ class Files:
     # -- writing --------------------------------------------------------------------------------
 
     def write(self, changes: Iterable[Change]) -> None:
-        """Apply ``changes`` as one all-or-nothing write (journaled; call under the write lock)."""
+        """Apply ``changes`` as one all-or-nothing write (journaled; call under the write lock).
+
+        Raises:
+            UpstreamError: the disk refused it (full, read-only); what was applied is undone.
+        """
         changes = list(changes)
         if not changes:
-            return
-        if len(changes) == 1 and not (changes[0].append and changes[0].md is not None):
-            _apply(self, changes[0])  # one file's atomic write needs no journal
-            _sync_dirs(self)
             return
         entries = [
             {"key": c.key, "md": _b64(c.md), "append": _b64(c.append), "rewrite": _b64(c.rewrite)}
             for c in changes
         ]
-        atomic_write(self.journal, orjson.dumps(entries))
-        for change in changes:
-            _apply(self, change)
-        _sync_dirs(self)
-        self.journal.unlink()
+        try:
+            atomic_write(self.journal, orjson.dumps(entries))
+        except OSError as exc:
+            raise _refused(exc, undone=True) from None
+        done: list[tuple[Change, tuple[bytes | None, int | None]]] = []
+        try:
+            for change in changes:
+                done.append((change, _before(self, change.key)))
+                _apply(self, change)
+            _sync_dirs(self)
+            self.journal.unlink()
+        except OSError as exc:
+            try:
+                for change, before in reversed(done):
+                    _undo(self, change.key, before)
+                self.journal.unlink()
+            except OSError:  # the journal stays: the next command completes the write
+                raise _refused(exc, undone=False) from None
+            raise _refused(exc, undone=True) from None
+
+    def sweep(self) -> None:
+        """Remove the temporary files a killed writer left (call under the write lock)."""
+        for folder in (self.memories, self.history, self.journal.parent):
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(folder):
+                    if entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+                        os.unlink(entry.path)
+        old = time.time() - 60  # NEXUS_MEMORY.md is written by readers too, without the lock
+        for path in self.dir.parent.glob(".NEXUS_MEMORY.md.*"):
+            with contextlib.suppress(OSError):
+                if path.lstat().st_mtime < old:
+                    path.unlink()
 
     def replay(self) -> bool:
         """Apply the journal a killed writer left, if any (call under the write lock)."""
         try:
             entries = orjson.loads(self.journal.read_bytes())
+            changes = [
+                Change(e["key"], _unb64(e["md"]), _unb64(e["append"]) or b"", _unb64(e["rewrite"]))
+                for e in entries
+            ]
+            if not all(KEY.match(c.key) for c in changes):
+                raise ValueError("not a journal this version wrote")
         except FileNotFoundError:
             return False
-        except orjson.JSONDecodeError:  # cut short before it was complete: nothing was applied
+        except (ValueError, KeyError, TypeError):  # damaged: it was never a complete write
             self.journal.unlink(missing_ok=True)
             return False
-        for e in entries:
-            change = Change(e["key"], _unb64(e["md"]), _unb64(e["append"]) or b"", _unb64(e["rewrite"]))
+        for change in changes:
             if change.append and self.log(change.key).exists():
                 # applied already if the log ends with these events
                 if self.log(change.key).read_bytes().endswith(change.append):
@@ -171,6 +208,44 @@ def _apply(files: Files, change: Change) -> None:
         finally:
             os.close(fd)
     atomic_write(md, change.md)
+
+
+def _before(files: Files, key: str) -> tuple[bytes | None, int | None]:
+    """What undoing a change to one memory needs: its Markdown bytes and its log's size."""
+    try:
+        md = files.md(key).read_bytes()
+    except FileNotFoundError:
+        md = None
+    try:
+        size = files.log(key).stat().st_size
+    except FileNotFoundError:
+        size = None
+    return md, size
+
+
+def _undo(files: Files, key: str, before: tuple[bytes | None, int | None]) -> None:
+    md, size = before
+    if size is None:
+        files.log(key).unlink(missing_ok=True)
+    elif files.log(key).exists():
+        os.truncate(files.log(key), size)
+    if md is None:
+        files.md(key).unlink(missing_ok=True)
+    elif not files.md(key).exists() or files.md(key).read_bytes() != md:
+        atomic_write(files.md(key), md)
+
+
+def _refused(exc: OSError, undone: bool) -> UpstreamError:
+    outcome = (
+        "nothing was written"
+        if undone
+        else ("it is kept in .nxs/index/journal and completes at the next command")
+    )
+    return UpstreamError(
+        f"the disk refused the write ({exc.strerror}): {outcome}",
+        suggestion="check free disk space and permissions of .nxs/",
+        code="STORE_WRITE_FAILED",
+    )
 
 
 def _sync_dirs(files: Files) -> None:

@@ -296,12 +296,28 @@ class Index:
                     TABLE, schema=self._schema(self.dim), exist_ok=True
                 )
         except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
-            raise UpstreamError(
-                f"cannot open the memory index at {self.uri}: {exc}",
-                suggestion="check the path's permissions and free space",
-                code="STORE_UNAVAILABLE",
-            ) from None
+            if self.remote or not self.drop(str(exc)):
+                raise UpstreamError(
+                    f"cannot open the memory index at {self.uri}: {exc}",
+                    suggestion="check the path's permissions and free space",
+                    code="STORE_UNAVAILABLE",
+                ) from None
+            return self.table(create)
         return self._table
+
+    def drop(self, why: str) -> bool:
+        """Remove a local index that cannot be read (it is made again from the record cache);
+        False when it cannot be removed."""
+        import shutil
+
+        line = (why.strip().splitlines() or ["?"])[0][:200]
+        print(f"nxs: the search index is damaged ({line}); making it again", file=sys.stderr)
+        self._db = self._table = self._vectors_at = self._fts_at = None
+        try:
+            shutil.rmtree(self.uri)
+        except OSError:
+            return False
+        return True
 
     def exists(self) -> bool:
         """Whether the table is there and of this version's layout (a local index of another
@@ -398,7 +414,9 @@ class Index:
         table.checkout_latest()
         got = table.search().select(["doc", "processing"]).limit(None).to_arrow()
         out = {}
-        for doc, processing in zip(got.column("doc").to_pylist(), got.column("processing").to_pylist(), strict=True):
+        for doc, processing in zip(
+            got.column("doc").to_pylist(), got.column("processing").to_pylist(), strict=True
+        ):
             record = orjson.loads(doc)
             out[record["key"]] = (record, processing == "READY")
         return out
