@@ -119,13 +119,17 @@ def test_what_the_events_tell_is_not_written_twice(svc: MemoryService) -> None:
     assert [orjson.loads(x)["type"] for x in log] == ["CREATED", "FEEDBACK_SUBMITTED", "UPDATED"]
 
 
-def test_a_union_merged_log_is_read_in_time_order() -> None:
+def test_a_union_merged_log_keeps_its_lines_and_tells_times_by_their_stamps() -> None:
     log = b"".join(
-        text.event_line({"type": t, "at": at, "actor": "a"})
-        for t, at in (("CREATED", "2026-01-01"), ("CLOSED", "2026-01-05"), ("UPDATED", "2026-01-03"))
+        text.event_line({"type": t, "at": at, "actor": a})
+        for t, at, a in (("CREATED", "2026-01-02", "x"), ("UPDATED", "2026-01-05", "ours"),
+                         ("FEEDBACK_SUBMITTED", "2026-01-09", "r"), ("UPDATED", "2026-01-03", "theirs"),
+                         ("CREATED", "2026-01-01", "y"))
     ) + b'{"type": "REOPENED", "at": "2026-'  # a line a crash cut short
     got = text.parse_log(log, "test")
-    assert [e["type"] for e in got] == ["CREATED", "UPDATED", "CLOSED"]
+    assert [e["actor"] for e in got] == ["x", "ours", "r", "theirs", "y"]
+    told = text.derived(got)
+    assert (told["created"], told["updated"], told["actor"]) == ("2026-01-01", "2026-01-05", "ours")
 
 
 # -- following the files ---------------------------------------------------------------------

@@ -163,7 +163,8 @@ def event_line(event: dict[str, Any]) -> bytes:
 
 
 def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
-    """The events of a log, in time order (a line's place breaks ties).
+    """The events of a log, in the order they were written (after a union merge: one side's,
+    then the other's).
 
     A last line without its newline is a write cut short by a crash and is left out.
 
@@ -184,20 +185,19 @@ def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
         if not isinstance(e, dict) or not all(isinstance(e.get(f), str) for f in ("type", "at")):
             raise FileProblem(f"{where} line {n} is not an event (type, at, actor)")
         events.append(e)
-    events.sort(key=lambda e: e["at"])  # stable: a union merge's two sides interleave by time
     return events
 
 
 def derived(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the events tell of a record: created, updated and actor (of the last edit), and
-    the feedback counts."""
-    edits = [e for e in events if e["type"] not in NOT_EDITS]
-    last = edits[-1] if edits else (events[-1] if events else {})
+    """What the events tell of a record: created (the earliest), updated and actor (of the
+    latest edit; a later line wins a tie), and the feedback counts."""
+    edits = [e for e in events if e["type"] not in NOT_EDITS] or events
+    last = max(reversed(edits), key=lambda e: e["at"]) if edits else {}
     votes = Counter(
         (e.get("data") or {}).get("signal") for e in events if e["type"] == "FEEDBACK_SUBMITTED"
     )
     return {
-        "created": events[0]["at"] if events else None,
+        "created": min(e["at"] for e in events) if events else None,
         "updated": last.get("at"),
         "actor": last.get("actor"),
         "feedback": {s: votes.get(s, 0) for s in FIELDS["feedback"]},
@@ -236,23 +236,21 @@ def record_of(key: str, md: bytes, log: bytes | None, where: str) -> dict[str, A
 
 def reconciled(record: dict[str, Any]) -> list[dict[str, Any]]:
     """Events from which `derived` tells this record's created, updated, actor and feedback:
-    its own, with what they lack added (an imported or older record stays what it was)."""
+    its own, in their order, with what they lack added (an imported or older record stays
+    what it was)."""
     from nxm.record import event
 
-    def at(e: dict[str, Any]) -> str:
-        return e["at"]
-
-    events = sorted(record.get("events") or [], key=at)
+    events = list(record.get("events") or [])
     created, updated = record.get("created"), record.get("updated")
     actor = record.get("actor") or "nxs"
-    if created and (not events or created < events[0]["at"]):
+    if created and (not events or created < min(e["at"] for e in events)):
         events.insert(0, event("CREATED", created, actor))
     have = derived(events)
     if updated and (have["updated"], have["actor"]) != (updated, actor):
         events.append(event("UPDATED", updated, actor, fields=[]))
-        events.sort(key=at)
     counts = derived(events)["feedback"]
     for signal, want in (record.get("feedback") or {}).items():
         for _ in range(int(want) - counts.get(signal, 0)):
-            events.append(event("FEEDBACK_SUBMITTED", events[-1]["at"], actor, signal=signal))
+            at = max(e["at"] for e in events)
+            events.append(event("FEEDBACK_SUBMITTED", at, actor, signal=signal))
     return events
