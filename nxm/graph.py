@@ -149,7 +149,9 @@ def migrate(ws: Workspace) -> None:
         data = orjson.loads(old.read_bytes())
     except (FileNotFoundError, orjson.JSONDecodeError):
         return
-    for entity in sorted((data.get("entities") or {}).values(), key=lambda e: e.get("created") or ""):
+    for entity in sorted(
+        (data.get("entities") or {}).values(), key=lambda e: e.get("created") or ""
+    ):
         at = entity.get("updated") or entity.get("created") or ""
         keep = {k: entity.get(k) for k in ("name", "type", "description", "user_id", "actor")}
         _state(ws, {"op": "entity", "at": at, **keep})

@@ -431,7 +431,9 @@ class MemoryService:
         """`rank.neighbours` of the memories in sessions, kept while the store is unchanged."""
         seen = self.store.generation()
         if self._near is None or self._near[0] != seen:
-            members = {k: {"session_id": s, "created": c} for k, s, c in self.store.cache.sessions()}
+            members = {
+                k: {"session_id": s, "created": c} for k, s, c in self.store.cache.sessions()
+            }
             self._near = (seen, rank.neighbours(members))
         return self._near[1]
 

@@ -42,7 +42,11 @@ def report(label: str, done: int, total: int) -> None:
             console=Console(stderr=True), transient=True,
         )  # fmt: skip
         progress.start()
-        bar = _bars[label] = (progress, progress.add_task(label, total=total, rate=""), time.monotonic())
+        bar = _bars[label] = (
+            progress,
+            progress.add_task(label, total=total, rate=""),
+            time.monotonic(),
+        )
     progress, task, started = bar
     elapsed = time.monotonic() - started
     rate = f"{done / elapsed:,.0f}/s" if elapsed > 0.5 and done else ""

@@ -190,7 +190,9 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
     return Workspace(root=root, config=config), added
 
 
-PROJECTION_ATTRIBUTE = b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
+PROJECTION_ATTRIBUTE = (
+    b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
+)
 
 
 def write_git_files(root: Path) -> list[str]:

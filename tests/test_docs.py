@@ -111,9 +111,13 @@ def test_example_store_matches_its_export(example: Path) -> None:
     from nxs.workspace import find
 
     store = MemoryService(find(example)).store  # a copy: no local index, read from the files
-    records = {k: {f: v for f, v in r.items() if f not in LOCAL} for k, r in store.records().items()}
+    records = {
+        k: {f: v for f, v in r.items() if f not in LOCAL} for k, r in store.records().items()
+    }
     exported = [orjson.loads(x) for x in (EXAMPLE / "memories.jsonl").read_bytes().splitlines()]
-    assert records == {r["key"]: {f: v for f, v in r.items() if f not in LOCAL} for r in exported}, (
+    assert records == {
+        r["key"]: {f: v for f, v in r.items() if f not in LOCAL} for r in exported
+    }, (
         ".nxs-example/memories.jsonl differs from its memory files: rebuild with "
         "`bash .nxs-example/build.sh` and commit the workspace"
     )

@@ -108,13 +108,17 @@ def test_two_branches_merge_with_no_conflict_and_every_verb_shows_the_union(repo
     m = add(repo, "Deploys need two approvals from the owning team.", "Two approvals per deploy")
     commit(repo, "base")
     git(repo, "checkout", "-qb", "a")
-    a_keys = {add(repo, f"Branch A fact {i}: the cache keeps {i} hours.", f"A fact {i}") for i in range(3)}
+    a_keys = {
+        add(repo, f"Branch A fact {i}: the cache keeps {i} hours.", f"A fact {i}") for i in range(3)
+    }
     write(repo, "update", m, "--introduction", "Two approvals per deploy",
           "--body", "Deploys need two approvals from the owning team and one from SRE.")  # fmt: skip
     commit(repo, "a")
     git(repo, "checkout", "-q", "main")
     git(repo, "checkout", "-qb", "b")
-    b_keys = {add(repo, f"Branch B fact {i}: the queue holds {i} jobs.", f"B fact {i}") for i in range(3)}
+    b_keys = {
+        add(repo, f"Branch B fact {i}: the queue holds {i} jobs.", f"B fact {i}") for i in range(3)
+    }
     write(repo, "feedback", m, "POSITIVE")
     commit(repo, "b")
 
@@ -167,7 +171,10 @@ def test_a_checkout_is_seen_by_every_verb_and_a_write_after_it_brings_nothing_ba
     base = add(repo, "Everything is in UTC.", "All times are UTC")
     commit(repo, "base")
     git(repo, "checkout", "-qb", "wide")
-    wide = {add(repo, f"Wide fact {i}: service {i} owns topic {i}.", f"Wide fact {i}") for i in range(50)}
+    wide = {
+        add(repo, f"Wide fact {i}: service {i} owns topic {i}.", f"Wide fact {i}")
+        for i in range(50)
+    }
     nxm(repo, "search", "service", "--mode", "hybrid")  # the index now holds the 50
     commit(repo, "wide")
     git(repo, "checkout", "-q", "main")

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from conftest import make_workspace
 
@@ -80,7 +79,9 @@ def test_a_large_table_is_compacted_by_a_child_the_writer_does_not_wait_for(
     for i, key in enumerate(keys):
         got = svc.search(query=f"shard-{i} bucket-{i}", mode="keyword", limit=1, now=NOW)
         assert [r["key"] for r in got["results"]] == [key]
-        got = svc.search(query=svc.show(key=key)["memory"]["body"], mode="semantic", limit=1, now=NOW)
+        got = svc.search(
+            query=svc.show(key=key)["memory"]["body"], mode="semantic", limit=1, now=NOW
+        )
         assert [r["key"] for r in got["results"]] == [key]
 
     # the writer's next write finds the child reaped and every memory where it was

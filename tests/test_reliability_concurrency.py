@@ -32,10 +32,10 @@ from nxs.workspace import find
 from tests.reliability.common import (
     StdioSession,
     child_env,
-    events_of,
     consistent,
-    store_docs,
+    events_of,
     size,
+    store_docs,
     workers,
 )
 from tests.reliability.writers import (

@@ -36,11 +36,11 @@ from typing import Any
 from conftest import make_workspace
 
 from nxm.projection import HEADER, render
+from nxm.service import MemoryService
 from nxm.store.cache import Cache
 from nxm.store.text import LOCAL
-from nxm.service import MemoryService
 from nxs.workspace import find
-from tests.reliability.common import FULL, child_env, events_of, store_docs, size, workers
+from tests.reliability.common import FULL, child_env, events_of, size, store_docs, workers
 from tests.reliability.writers import (
     compactor,
     crash_writer,
@@ -114,7 +114,9 @@ def _projection_is_whole(text: str) -> None:
     assert text.startswith(HEADER)
     head = re.search(r"\n(\d+) open memories \(\d+ closed not shown\)\.\n\n", text)
     assert head, text[:400]
-    index = re.findall(r"^- \[`[0-9a-f]{16}`\]\(\.nxs/memories/[0-9a-f]{16}\.md\) ", text, flags=re.M)
+    index = re.findall(
+        r"^- \[`[0-9a-f]{16}`\]\(\.nxs/memories/[0-9a-f]{16}\.md\) ", text, flags=re.M
+    )
     assert len(index) == int(head.group(1)) == text[head.end() :].count("\n")
     assert text.endswith("\n")
 

@@ -24,9 +24,7 @@ from typing import Any
 
 import pytest
 
-from nxm.service import MemoryService
 from nxs.mcpserver import Seam
-from nxs.workspace import find
 from tests.parity.state import KEYS, NOW, seeded_copy
 from tests.reliability.common import child_env, consistent, fingerprint, run_cli, store_docs
 

@@ -58,7 +58,9 @@ _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
     body=_text.filter(lambda s: s.strip("\n") == s and s.strip() and "\r" not in s),
     category=st.one_of(st.none(), _text),
     refs=st.lists(_text, max_size=3),
-    metadata=st.dictionaries(_text, st.one_of(_text, st.integers(-(2**53), 2**53), st.booleans()), max_size=2),
+    metadata=st.dictionaries(
+        _text, st.one_of(_text, st.integers(-(2**53), 2**53), st.booleans()), max_size=2
+    ),
     user=st.one_of(st.none(), _text),
 )
 def test_a_record_survives_its_file(intro, body, category, refs, metadata, user) -> None:  # noqa: ANN001
@@ -120,12 +122,19 @@ def test_what_the_events_tell_is_not_written_twice(svc: MemoryService) -> None:
 
 
 def test_a_union_merged_log_keeps_its_lines_and_tells_times_by_their_stamps() -> None:
-    log = b"".join(
-        text.event_line({"type": t, "at": at, "actor": a})
-        for t, at, a in (("CREATED", "2026-01-02", "x"), ("UPDATED", "2026-01-05", "ours"),
-                         ("FEEDBACK_SUBMITTED", "2026-01-09", "r"), ("UPDATED", "2026-01-03", "theirs"),
-                         ("CREATED", "2026-01-01", "y"))
-    ) + b'{"type": "REOPENED", "at": "2026-'  # a line a crash cut short
+    log = (
+        b"".join(
+            text.event_line({"type": t, "at": at, "actor": a})
+            for t, at, a in (
+                ("CREATED", "2026-01-02", "x"),
+                ("UPDATED", "2026-01-05", "ours"),
+                ("FEEDBACK_SUBMITTED", "2026-01-09", "r"),
+                ("UPDATED", "2026-01-03", "theirs"),
+                ("CREATED", "2026-01-01", "y"),
+            )
+        )
+        + b'{"type": "REOPENED", "at": "2026-'
+    )  # a line a crash cut short
     got = text.parse_log(log, "test")
     assert [e["actor"] for e in got] == ["x", "ours", "r", "theirs", "y"]
     told = text.derived(got)
@@ -308,7 +317,9 @@ def _old_layout(root: Path, records: list[dict[str, Any]]) -> None:
          "doc": orjson.dumps(r).decode(), "vector": [1.0, 0.0, 0.0, float(i)]}
         for i, r in enumerate(records)
     ]  # fmt: skip
-    lancedb.connect(str(root / ".nxs" / "memory")).create_table("memories", pa.Table.from_pylist(rows, schema))
+    lancedb.connect(str(root / ".nxs" / "memory")).create_table(
+        "memories", pa.Table.from_pylist(rows, schema)
+    )
     (root / ".nxs" / "cache").mkdir(exist_ok=True)
     (root / ".nxs" / "cache" / "records.json").write_text("{}")
     (root / ".nxs" / "graph-agent.json").write_bytes(orjson.dumps({
@@ -362,7 +373,9 @@ def test_single_writes_keep_fragments_bounded(svc: MemoryService) -> None:
     svc.search(query="widget", now=NOW)  # this process searches: its writes keep the index
     seen = []
     for i in range(1, 60):
-        keys.append(add(svc, f"Fact number {i}: the widget-{i} service listens on port {8000 + i}."))
+        keys.append(
+            add(svc, f"Fact number {i}: the widget-{i} service listens on port {8000 + i}.")
+        )
         seen.append(fragments(svc))
     assert max(seen) < COMPACT_EVERY
     table = svc.store.index.table()
@@ -426,7 +439,9 @@ def test_a_uri_store_keeps_records_in_its_table_and_writes_no_memory_file(tmp_pa
     root = make_workspace(tmp_path / "proj")
     cfg = root / ".nxs" / "config.toml"
     store_dir = tmp_path / "remote"
-    cfg.write_text(cfg.read_text().replace("[memory]\n", f'[memory]\nstore = "file://{store_dir}"\n'))
+    cfg.write_text(
+        cfg.read_text().replace("[memory]\n", f'[memory]\nstore = "file://{store_dir}"\n')
+    )
     svc = MemoryService(find(root))
     assert svc.store.remote
     k = add(svc, "kept remotely")
@@ -524,7 +539,11 @@ def test_search_returns_what_lancedb_returns_for_every_filter(svc: MemoryService
                     )
                 else:
                     assert spread is None
-            rows = index.table().search().where(where(filters)) if where(filters) else index.table().search()
+            rows = (
+                index.table().search().where(where(filters))
+                if where(filters)
+                else index.table().search()
+            )
             allowed = set(rows.select(["key"]).limit(None).to_arrow().column("key").to_pylist())
             assert index.passing(set(keys), filters) == allowed, filters
     assert keys[3] not in dict(index.semantic(vector, {}, 60)[0])
