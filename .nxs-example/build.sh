@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Rebuild the example workspace with the real commands, at fixed times and actors.
 #   bash .nxs-example/build.sh      (from anywhere; needs `pip install -e .`, ideally `nxm model setup`)
-# It recreates .nxs-example/.nxs/ and NEXUS_MEMORY.md, then exports memories.jsonl. LanceDB's file
-# names are random, so the store's files change on every rebuild; memories.jsonl does not.
+# It recreates .nxs-example/.nxs/ (one Markdown file and one event log per memory) and
+# NEXUS_MEMORY.md, then exports memories.jsonl. Fixed times and actors: the same bytes every time.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-rm -rf "$here/.nxs" "$here/NEXUS_MEMORY.md" "$here/memories.jsonl"
+rm -rf "$here/.nxs" "$here/NEXUS_MEMORY.md" "$here/memories.jsonl" "$here/.gitattributes"
 nxm init "$here" >/dev/null
 export NXS_WORKSPACE="$here"
 
@@ -85,17 +85,6 @@ nxm update "$webhooks" --now 2026-05-06T09:30:00Z --actor dmitri \
   >/dev/null
 nxm close "$staging" --now 2026-05-12T17:00:00Z --actor esther >/dev/null  # LSP-640: per-branch staging DBs
 
-# Keep only the latest LanceDB version, so the committed store is a dozen files, not hundreds
-# (safe here: nothing else has this table open).
-python - "$here/.nxs/memory" <<'PY'
-import sys, warnings
-from datetime import timedelta
-import lancedb
-warnings.simplefilter("ignore")
-lancedb.connect(sys.argv[1]).open_table("memories").optimize(
-    cleanup_older_than=timedelta(0), delete_unverified=True
-)
-PY
-
 nxm export -o "$here/memories.jsonl"
 nxm list --status all
+rm -rf "$here/.nxs/index"  # this machine's index: git ignores it, the first read makes it again

@@ -28,6 +28,9 @@ model_app = typer.Typer(
 app.add_typer(model_app, name="model")
 
 
+_opened: list[Any] = []  # the contexts an administration verb opened (`_admin` releases them)
+
+
 def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
     """Run a CLI-only verb with the same error handling and output rules as the operations."""
     try:
@@ -38,6 +41,9 @@ def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
         raise
     except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
         raise fail(internal(exc), as_json) from None
+    finally:
+        while _opened:
+            _opened.pop().release()
     if as_json or human_line is None:
         emit(render(result))
     else:
@@ -49,7 +55,9 @@ def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
 def _service(workspace: str | None) -> Any:
     from nxs.context import Context
 
-    return Context(now="", actor="", workspace_arg=workspace).memory
+    ctx = Context(now="", actor="", workspace_arg=workspace)
+    _opened.append(ctx)
+    return ctx.memory
 
 
 def _progress(total: int, label: str) -> Any:
@@ -207,6 +215,49 @@ def compact(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """
     _admin(as_json, lambda: _service(workspace).store.compact(),
            lambda r: f"fragments: {r['fragments_before']} -> {r['fragments_after']}")  # fmt: skip
+
+
+@app.command()
+def migrate(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Move a store of the earlier layout (LanceDB in .nxs/memory/) to files git merges.
+
+    Any command does it by itself the first time; this says what it did.
+
+    Example:
+
+        nxm migrate
+    """
+
+    def work() -> dict[str, Any]:
+        from nxm.store import migrate as move
+
+        return move.run(_service(workspace).store)
+
+    _admin(as_json, work, lambda r: f"moved {r['memories']} memories ({r['events']} events) to "
+           ".nxs/memories/ and .nxs/history/" if r["migrated"] else "nothing to move: the store "
+           "is already files")  # fmt: skip
+
+
+@app.command()
+def reindex(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Read every memory file again and rebuild the local index (.nxs/index/) from them.
+
+    Commands notice changed files by themselves; this is for a damaged index. Vectors are
+    kept, so nothing is embedded again.
+
+    Example:
+
+        nxm reindex
+    """
+
+    def work() -> dict[str, Any]:
+        service = _service(workspace)
+        got = service.store.reindex()
+        service.refresh()
+        return got
+
+    _admin(as_json, work, lambda r: f"indexed {r['memories']} memories"
+           + (f"; {r['problems']} files could not be read" if r["problems"] else ""))  # fmt: skip
 
 
 @model_app.command("setup")

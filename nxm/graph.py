@@ -21,12 +21,10 @@ model or the network, and nothing private is stored: only names, types and sente
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,14 +33,10 @@ import orjson
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
 from nxm.lexicon import ORG_SUFFIXES
 from nxm.lifecycle import live
-from nxm.lines import Lines, built, framed, identity, keep, kept, laid, reopened, write
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
-from nxs.paths import atomic_write
 from nxs.workspace import Workspace
 
-GRAPH_FILE = "cache/graph.json"  # derived and machine-local: cache/ is git-ignored
-AGENT_FILE = "graph-agent.json"
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
 _SUFFIXES = frozenset(w.casefold() for w in ORG_SUFFIXES)
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
@@ -70,27 +64,12 @@ def relation_id(source: str, relation: str, target: str) -> str:
 
 
 # -- storage -------------------------------------------------------------------------------------
+# Extractions are derived and machine-local: kept in the record cache by memory, with the
+# fingerprint of the text they came from (`nxm.store.cache`). What an agent wrote is committed:
+# ``.nxs/graph.jsonl``, one statement a line, appended, merged by git's union driver.
 
-
-def _load(path: Any) -> dict[str, Any]:
-    try:
-        data = orjson.loads(path.read_bytes())
-    except (FileNotFoundError, orjson.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _dump(data: dict[str, Any], *, pretty: bool = False) -> bytes:
-    indent = orjson.OPT_INDENT_2 if pretty else 0  # the agent's file is committed: diffable
-    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | indent) + b"\n"
-
-
-def load_extracted(ws: Workspace) -> dict[str, dict[str, Any]]:
-    """The stored extraction per memory key (empty when absent or from another extractor)."""
-    data = _load(ws.dir / GRAPH_FILE)
-    if data.get("extractor") != EXTRACTOR_VERSION:
-        return {}
-    return data.get("memories") or {}
+AGENT_LOG = "graph.jsonl"
+OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
 
 
 def _extraction(record: dict[str, Any]) -> dict[str, Any]:
@@ -98,175 +77,88 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
     return {"fingerprint": fingerprint(record), **got}
 
 
-# The graph file as this process last wrote it: path -> (its identity, its memories' `Lines`,
-# the read cache's identity it is current for), so a long-lived writer (the MCP server)
-# rewrites only what a write changed (`nxm.lines`); KEPT_FILE holds the same for the next
-# process (`nxm.lines.keep`).
-_WRITTEN: dict[Any, tuple[Any, Lines, Any]] = {}
-KEPT_FILE = "cache/graph.lines"
-_SEP = b",\n"
-_TAIL = b'},"version":1}\n'
-
-
-def _head() -> bytes:
-    return b'{"extractor":' + orjson.dumps(EXTRACTOR_VERSION) + b',"memories":{\n'
-
-
-def _entry(key: str, extraction: dict[str, Any]) -> bytes:
-    return orjson.dumps(key) + b":" + orjson.dumps(extraction, option=orjson.OPT_SORT_KEYS)
-
-
-def _parse(entry: bytes) -> tuple[str, dict[str, Any]]:
-    ((key, got),) = orjson.loads(b"{" + entry + b"}").items()
-    return key, got
-
-
-def _stored(path: Any) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
-    """The graph file's memories in key order: key, its entry's bytes, its extraction.
-
-    The file is one JSON document with one memory a line (`refresh`), read a line at a time;
-    a file in another layout (an older one) is parsed whole; a damaged line ends the reading
-    (what is missing is extracted again), as does another extractor's file.
-    """
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 (closed below, also when the caller stops early)
-    except FileNotFoundError:
-        return
-    with fh:
-        first = fh.readline()
-        if first != _head():
-            with contextlib.suppress(orjson.JSONDecodeError):
-                data = orjson.loads(first + fh.read())
-                if isinstance(data, dict) and data.get("extractor") == EXTRACTOR_VERSION:
-                    for key, got in sorted((data.get("memories") or {}).items()):
-                        yield key, _entry(key, got), got
-            return
-        for line in fh:
-            entry = line.removesuffix(b"\n").removesuffix(b",")
-            try:
-                key, got = _parse(entry)
-            except (orjson.JSONDecodeError, ValueError):
-                return
-            yield key, entry, got
-
-
-def refresh(ws: Workspace, current: Any, changed: list[str]) -> None:
-    """Bring ``.nxs/cache/graph.json`` up to date with ``current`` (`nxm.store.Records`, the
-    records after a write that changed the ``changed`` keys; call under the write lock).
-
-    The file is one JSON document, one memory a line in key order. When this process (or, by
-    KEPT_FILE, the last writer) wrote it for the records this write started from
-    (``current.base.sig``, `nxm.store.Records`), only the changed memories' lines are made
-    again and the others are copied. Otherwise every memory is looked at, one at a time: a
-    stored extraction whose fingerprint still matches is kept, any other is made again; so the
-    file always ends equal to what extracting every memory makes.
-    """
-    path, kept_path = ws.dir / GRAPH_FILE, ws.dir / KEPT_FILE
-    last = _WRITTEN.pop(path, None)
-    then = identity(path)
-    if (last is None or last[2] != current.base.sig) and then and current.base.sig:
-        # the last writer's file is current for these records: its lines are read from it
-        scanned = _scanned(path) if kept(kept_path, (then, current.base.sig)) else None
-        last = (then, scanned, current.base.sig) if scanned is not None else last
-    head = _head()
-    with reopened(path, last and last[0], bool(last) and last[2] == current.base.sig) as fd:
-        lines = None
-        if fd is not None and last:
-            with contextlib.suppress(KeyError, ValueError):  # not the file it should be: all
-                lines, pieces = _changed(fd, last[1], current, changed, len(head))
-                atomic_write(path, framed(head, write(fd, pieces), _TAIL, bool(lines.keys)))
-    if lines is None:
-        keys: list[str] = []
-        spans: list[int] = []
-        body = laid(_every(path, current), len(head), _SEP, keys, spans)
-        atomic_write(path, framed(head, body, _TAIL, bool(current)))
-        lines = built(keys, spans, _SEP)
-    now = identity(path)
-    if now is not None and current.written is not None:
-        _WRITTEN[path] = (now, lines, current.written)
-        keep(kept_path, (now, current.written), [])  # the lines are in the file
-
-
-def _scanned(path: Any) -> Lines | None:
-    """The `Lines` of a graph file of this layout, read from it (None: another layout)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    head = _head()
-    if not data.startswith(head) or not data.endswith(_TAIL):
-        return None
-    body = data[len(head) : len(data) - len(_TAIL)].removesuffix(b"\n")
-    keys: list[str] = []
-    spans: list[int] = []
-    at = len(head)
-    for entry in body.split(_SEP) if body else []:
-        try:
-            keys.append(orjson.loads(entry[: entry.index(b'":') + 1]))
-        except ValueError:
-            return None
-        spans += (at, at + len(entry))
-        at += len(entry) + len(_SEP)
-    return built(keys, spans, _SEP) if keys == sorted(set(keys)) else None
-
-
-def _changed(
-    fd: int, lines: Lines, current: Any, changed: list[str], at: int
-) -> tuple[Lines, list[Any]]:
-    """The changed memories' lines made again; the others' spans, to copy (`Lines.merge`)."""
-    drop, add = [], []
-    for key in sorted(set(changed)):
-        old = None
-        i = lines.find(key)
-        if i is not None:
-            drop.append(key)
-            old = os.pread(fd, lines.ends[i] - lines.starts[i], lines.starts[i])
-        record = current.get(key)
-        if record is None:
-            continue
-        if old is not None and _parse(old)[1].get("fingerprint") == fingerprint(record):
-            add.append((key, old))
-        else:
-            add.append((key, _entry(key, _extraction(record))))
-    return lines.merge(drop, add, at)
-
-
-def _every(path: Any, current: Any) -> Iterator[tuple[str, bytes]]:
-    """Every memory's line in key order: the stored one while its fingerprint matches."""
-    stored = _stored(path)
-    old = next(stored, None)
-    for key in sorted(current):
-        while old is not None and old[0] < key:
-            old = next(stored, None)
-        record = current[key]
-        if old is not None and old[0] == key and old[2].get("fingerprint") == fingerprint(record):
-            yield key, old[1]
-        else:
-            yield key, _entry(key, _extraction(record))
-    stored.close()
+def extractions(service: Any, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each record's extraction: the cached one while its fingerprint matches, else made
+    (and kept, when the cache can be written)."""
+    cache = service.store.cache
+    stored = cache.extractions()
+    made = {}
+    for r in records:
+        got = stored.get(r["key"])
+        if got is None or got.get("fingerprint") != fingerprint(r):
+            made[r["key"]] = stored[r["key"]] = _extraction(r)
+    if made:
+        with contextlib.suppress(Exception):  # a read-only cache: made again next time
+            cache.store_extractions(made)
+    return stored
 
 
 def load_agent(ws: Workspace) -> dict[str, Any]:
-    """The agent-authored entities (by normalised name) and relations."""
-    data = _load(ws.dir / AGENT_FILE)
-    return {"entities": data.get("entities") or {}, "relations": data.get("relations") or []}
+    """The agent-authored entities (by normalised name) and relations, replayed from the log
+    in time order (a union merge interleaves two branches' statements)."""
+    entities: dict[str, dict[str, Any]] = {}
+    relations: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for line in _statements(ws):
+        if line.get("op") == "entity":
+            entity = {k: v for k, v in line.items() if k not in ("op", "at")}
+            n = norm(entity["name"])
+            old = entities.get(n)
+            entity["created"] = old["created"] if old else line["at"]
+            entity["updated"] = line["at"]
+            entities[n] = entity
+        elif line.get("op") == "relation":
+            triple = (norm(line["source"]["name"]), line["relation"], norm(line["target"]["name"]))
+            if triple not in relations:
+                relations[triple] = {
+                    "source": line["source"], "relation": line["relation"],
+                    "target": line["target"], "actor": line.get("actor"), "created": line["at"],
+                }  # fmt: skip
+    return {"entities": entities, "relations": list(relations.values())}
 
 
-@contextlib.contextmanager
-def _agent_lock(ws: Workspace) -> Iterator[dict[str, Any]]:
-    ws.dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(ws.dir / "graph.lock", os.O_RDWR | os.O_CREAT, 0o644)
+def _statements(ws: Workspace) -> list[dict[str, Any]]:
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield load_agent(ws)
+        raw = (ws.dir / AGENT_LOG).read_bytes()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in raw.split(b"\n")[:-1]:  # a last line without its newline was cut short
+        with contextlib.suppress(orjson.JSONDecodeError):
+            got = orjson.loads(line)
+            if isinstance(got, dict) and isinstance(got.get("at"), str):
+                out.append(got)
+    out.sort(key=lambda x: x["at"])
+    return out
+
+
+def _state(ws: Workspace, statement: dict[str, Any]) -> None:
+    """Append one statement to the agent's log (call under the store's write lock)."""
+    path = ws.dir / AGENT_LOG
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        os.write(fd, orjson.dumps(statement, option=orjson.OPT_SORT_KEYS) + b"\n")
+        os.fsync(fd)
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
-def _save_agent(ws: Workspace, agent: dict[str, Any]) -> None:
-    body = {"entities": agent["entities"], "relations": agent["relations"], "version": 1}
-    atomic_write(ws.dir / AGENT_FILE, _dump(body, pretty=True))
+def migrate(ws: Workspace) -> None:
+    """Move the earlier layout's agent file (one JSON document) into the log."""
+    old = ws.dir / OLD_AGENT_FILE
+    try:
+        data = orjson.loads(old.read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return
+    for entity in sorted(
+        (data.get("entities") or {}).values(), key=lambda e: e.get("created") or ""
+    ):
+        at = entity.get("updated") or entity.get("created") or ""
+        keep = {k: entity.get(k) for k in ("name", "type", "description", "user_id", "actor")}
+        _state(ws, {"op": "entity", "at": at, **keep})
+    for rel in data.get("relations") or []:
+        _state(ws, {"op": "relation", "at": rel.get("created") or "", "actor": rel.get("actor"),
+                    "source": rel["source"], "relation": rel["relation"], "target": rel["target"]})  # fmt: skip
+    old.unlink()
 
 
 # -- the assembled graph -------------------------------------------------------------------------
@@ -335,7 +227,7 @@ def build(
     for r in support:
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
-            got = _extraction(r)
+            got = extracted[r["key"]] = _extraction(r)
         key, user = r["key"], r.get("user_id")
         for m in got["mentions"]:
             name = m["name"]
@@ -466,9 +358,10 @@ def _clip(text: str, limit: int) -> str:
 
 
 def current(service: Any, now: str) -> Graph:
-    """The graph of a memory service's workspace at ``now`` (reads only; never writes)."""
-    ws = service.ws
-    return build(service.store.records(), load_extracted(ws), load_agent(ws), now)
+    """The graph of a memory service's workspace at ``now``."""
+    records = service.store.records()
+    support = live(records, now)
+    return build(records, extractions(service, support), load_agent(service.ws), now)
 
 
 # -- agent-authored writes -----------------------------------------------------------------------
@@ -495,7 +388,8 @@ def add(
     name = _name(name, "name")
     n = norm(name)
     description = " ".join(description.split()) if description is not None else None
-    with _agent_lock(service.ws) as agent:
+    with service.store.locked():
+        agent = load_agent(service.ws)
         graph = current(service, now)
         known = graph.find(name)
         old = agent["entities"].get(n)
@@ -510,9 +404,9 @@ def add(
         entry.setdefault("user_id", None)
         changed = entry != old
         if changed:
-            entry["updated"], entry["actor"] = now, actor
-            agent["entities"][n] = entry
-            _save_agent(service.ws, agent)
+            entry["actor"] = actor
+            keep = {k: entry.get(k) for k in ("name", "type", "description", "user_id", "actor")}
+            _state(service.ws, {"op": "entity", "at": now, **keep})
     entity = current(service, now).find(name)
     return {"changed": changed, "created": known is None, "entity": entity}
 
@@ -532,7 +426,8 @@ def relate(
             f"relation must be a word like WORKS_AT or DEPENDS_ON, got {relation!r}",
             suggestion="letters, digits and underscores, 2 to 40 characters",
         )
-    with _agent_lock(service.ws) as agent:
+    with service.store.locked():
+        agent = load_agent(service.ws)
         graph = current(service, now)
         ends = []
         for ref in (source, target):
@@ -558,8 +453,7 @@ def relate(
             and norm(x["target"]["name"]) == norm(ends[1]["name"])
         ]  # fmt: skip
         if not same:
-            agent["relations"].append({**stated, "actor": actor, "created": now})
-            _save_agent(service.ws, agent)
+            _state(service.ws, {"op": "relation", "at": now, "actor": actor, **stated})
     rid = relation_id(ends[0]["id"], relation, ends[1]["id"])
     after = current(service, now)
     return {"created": not same, "relation": view_relation(after, after.relations[rid])}
@@ -586,7 +480,7 @@ def view_relation(graph: Graph, rel: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
-    "AGENT_FILE", "GRAPH_FILE", "Graph", "add", "brief", "build", "current", "entity_id",
-    "fingerprint", "load_agent", "load_extracted", "refresh", "relate", "relation_id", "text_of",
+    "AGENT_LOG", "Graph", "add", "brief", "build", "current", "entity_id", "extractions",
+    "fingerprint", "load_agent", "migrate", "relate", "relation_id", "text_of",
     "view_relation",
 ]  # fmt: skip

@@ -2,9 +2,9 @@
 
 At 100,000 memories LanceDB's `optimize()` rewrites the whole table: ~5 s, and the MCP server's
 peak RSS rose from ~564 to ~860 MB when it ran there. So a writer that finds a large table due
-(`nxm.store.Upkeep.due`) starts ``python -m nxm.maintain ROOT`` (`spawn`) and returns; the child
+(`nxm.store.index.Upkeep.due`) starts ``python -m nxm.maintain ROOT`` (`spawn`) and returns; the child
 takes the store's write lock, so writes wait for it rather than conflict with it, and exits.
-Only one maintainer runs at a time (`.nxs/maintain.lock`). It prints nothing unless it fails:
+Only one maintainer runs at a time (`.nxs/index/maintain.lock`). It prints nothing unless it fails:
 then one line on stderr and a non-zero exit.
 """
 
@@ -52,18 +52,20 @@ def run(root: str) -> bool:
 
     ws = find(root)
     store = Store(ws)
-    fd = os.open(ws.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    if not store.index.exists():
+        raise NotFoundError(f"no memory index at {store.index.uri}", code="STORE_MISSING")
+    fd = os.open(ws.dir / "index" / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False  # another maintainer holds it: it will see this write's fragments too
-        table = store.table()  # opened outside the lock: importing lancedb takes seconds
+        table = store.index.table()  # opened outside the lock: importing lancedb takes seconds
         if table is None:
-            raise NotFoundError(f"no memory store at {store.uri}", code="STORE_MISSING")
-        with store._locked():
+            raise NotFoundError(f"no memory index at {store.index.uri}", code="STORE_MISSING")
+        with store.locked():
             table.checkout_latest()
-            return store.upkeep()  # re-checked: the writer's view may be old by now
+            return store.index.upkeep()  # re-checked: the writer's view may be old by now
     finally:
         os.close(fd)  # releases the lock
 

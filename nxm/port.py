@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from nxm.record import FIELDS, PRIORITIES, STATUSES, complete
+from nxm.store.text import LOCAL, reconciled
 from nxs.errors import ValidationError
 from nxs.render import line, parse_timestamp
 
@@ -44,6 +45,11 @@ def _shape_problem(record: dict[str, Any]) -> str | None:
         except (ValueError, OverflowError):
             return f"a timestamp that does not parse ({text[:40]!r})"
     return None
+
+
+def _committed(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without what is this machine's own (whether it has a vector)."""
+    return {k: v for k, v in record.items() if k not in LOCAL}
 
 
 def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
@@ -113,9 +119,10 @@ def import_records(
     with service.store.writing() as current:
         todo = []
         for r in records:
+            r["events"] = reconciled(r)  # what the files tell again: created, updated, feedback
             if r["key"] in current:
-                # parse_lines marks every record PENDING; that alone is not a change
-                if not replace or {**current[r["key"]], "processing": "PENDING"} == r:
+                same = _committed(current[r["key"]]) == _committed(r)
+                if not replace or same:
                     counts["skipped"] += 1
                     if progress:
                         progress(1)

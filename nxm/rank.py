@@ -120,7 +120,7 @@ def fuse(
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
     first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
-    ``session_id`` are read: a `nxm.store.Snapshot`'s ``brief`` holds just these.
+    ``session_id`` are read.
 
     ``keyword`` and ``context`` may hold more than ``pool`` hits (up to `REF`): all of them
     set the mean and spread their scores are standardized against, the first ``pool`` are

@@ -119,6 +119,15 @@ def reading_sort_key(record: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+def order_bytes(record: dict[str, Any]) -> bytes:
+    """`reading_sort_key` as bytes that sort the same (the record cache orders by them):
+    each string escaped (NUL as NUL 1) and ended by NUL NUL, which sorts below any character."""
+    rank, uncategorised, *texts = reading_sort_key(record)
+    return f"{rank}{uncategorised:d}".encode() + b"".join(
+        t.encode().replace(b"\0", b"\0\1") + b"\0\0" for t in texts
+    )
+
+
 def reading_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records sorted in reading order (a total order: ties end at the key)."""
     return sorted(records, key=reading_sort_key)

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import derive, rank
+from nxm import rank
 from nxm.categories import categorize
-from nxm.projection import Projection
 from nxm.record import (
     INTRO_MAX,
     body_hash,
@@ -24,10 +22,9 @@ from nxm.record import (
     key_for,
     new_record,
     normalise,
-    reading_order,
     summary,
 )
-from nxm.store import Store, background
+from nxm.store import Records, Store, background
 from nxm.when import period
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.render import parse_timestamp, timestamp
@@ -88,8 +85,7 @@ class MemoryService:
         self._embedder: Any = None
         self._embed_error: str | None = None
         self.store = Store(ws)
-        self._near: tuple[dict[str, Any], dict[str, Any]] | None = None
-        self._projection = Projection(ws.dir / "cache" / "projection.lines")
+        self._near: tuple[Any, dict[str, Any]] | None = None
 
     # -- embedding ------------------------------------------------------------------------------
 
@@ -132,6 +128,16 @@ class MemoryService:
         if key in records:
             return records[key]
         hits = [k for k in records if k.startswith(key)] if key else []
+        broken = [(k, why) for k, why in records.cache.problems() if k.startswith(key)] if (
+            isinstance(records, Records) and key and not hits
+        ) else []  # fmt: skip
+        if len(broken) == 1:
+            raise NotFoundError(
+                f"memory {broken[0][0]} cannot be read: {broken[0][1]}",
+                suggestion="fix the file by hand (after a merge: resolve the conflict), then "
+                "run the command again",
+                code="MEMORY_FILE_BROKEN",
+            )
         if not hits:
             raise NotFoundError(
                 f"no memory with key {key!r}",
@@ -154,13 +160,6 @@ class MemoryService:
         deletes: list[str] = (),  # type: ignore[assignment]
     ) -> None:
         self.store.commit(current, changed, vectors, list(deletes))
-        derive.on_write(self, current, changed, list(deletes))
-        for stale in self.ws.root.glob(".NEXUS_MEMORY.md.*"):  # left by a writer killed mid-way
-            stale.unlink(missing_ok=True)
-        try:
-            self._projection.write(self.ws.root / "NEXUS_MEMORY.md", current)
-        except OSError as exc:  # committed: the next write rewrites the projection
-            print(f"nxs: the write is saved, but NEXUS_MEMORY.md is not: {exc}", file=sys.stderr)
 
     @staticmethod
     def _out(record: dict[str, Any]) -> dict[str, Any]:
@@ -231,10 +230,11 @@ class MemoryService:
         """Read-modify-write one record under the lock.
 
         ``apply(record, current)`` mutates a copy and returns the event's (type, data), or raises
-        to refuse; with ``embed`` the changed text is embedded again.
+        to refuse; a change to the text search embeds is embedded again (the model is loaded
+        before the lock when ``embed`` says the call may change it).
         """
         if embed:
-            self.embedder()  # load the model before taking the lock
+            self.embedder()
         with self.store.writing() as current:
             before = self.resolve(current, key)
             after = {**before, "refs": list(before["refs"]), "events": list(before["events"])}
@@ -243,7 +243,7 @@ class MemoryService:
             after["updated"], after["actor"] = now, actor
             after["events"].append(event(kind, now, actor, **data))
             vectors = None
-            if embed:
+            if indexed_text(after) != indexed_text(before):
                 after["processing"] = "PENDING"
                 vectors = self._vectors([after])
                 self._ready([after], vectors)
@@ -289,7 +289,7 @@ class MemoryService:
                 )
             return "UPDATED", {"fields": changed}
 
-        return self._change(key, now, actor, apply, embed=body is not None)
+        return self._change(key, now, actor, apply, embed=True)
 
     def classify(
         self,
@@ -327,7 +327,7 @@ class MemoryService:
             r.update(changed)
             return "CLASSIFIED", {"fields": sorted(changed)}
 
-        return self._change(key, now, actor, apply, embed=introduction is not None)
+        return self._change(key, now, actor, apply, embed=True)
 
     def _transition(
         self, key: str, now: str, actor: str, kind: str, allowed: dict[str, str]
@@ -397,12 +397,10 @@ class MemoryService:
             events.reverse()
         return {"key": r["key"], "events": events[:limit], "order": order, "total": len(events)}
 
-    def _select(
-        self, records: dict[str, dict[str, Any]], filters: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+    def _select(self, records: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
         status = filters.get("status") or "open"
         out = []
-        for r in records.values():
+        for r in records:
             if status != "all" and r["status"] != status:
                 continue
             if filters.get("ref") is not None and filters["ref"] not in r["refs"]:
@@ -418,7 +416,7 @@ class MemoryService:
 
     def list(self, *, page: int = 1, page_size: int = 20, **filters: Any) -> dict[str, Any]:
         """Memories in reading order, filtered and paginated, with totals."""
-        chosen = reading_order(self._select(self.store.records(), filters))
+        chosen = self._select(self.store.records().heads(ordered=True), filters)
         total = len(chosen)
         start = (page - 1) * page_size
         return {
@@ -429,10 +427,14 @@ class MemoryService:
             "total_pages": math.ceil(total / page_size) if total else 0,
         }
 
-    def _neighbours(self, records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """`rank.neighbours` of these records, kept while the store returns the same snapshot."""
-        if self._near is None or self._near[0] is not records:
-            self._near = (records, rank.neighbours(records))
+    def _neighbours(self) -> dict[str, Any]:
+        """`rank.neighbours` of the memories in sessions, kept while the store is unchanged."""
+        seen = self.store.generation()
+        if self._near is None or self._near[0] != seen:
+            members = {
+                k: {"session_id": s, "created": c} for k, s, c in self.store.cache.sessions()
+            }
+            self._near = (seen, rank.neighbours(members))
         return self._near[1]
 
     def _semantic(
@@ -480,8 +482,9 @@ class MemoryService:
             lance_filters["status"] = status
         lance_filters["not_expired"] = now
         pool = max(limit * 4, rank.POOL)
-        records = self.store.snapshot()  # a record is parsed only for the answer
-        near = self._neighbours(records.brief)
+        records = self.store.records()  # a record is parsed only for ranking and the answer
+        self.refresh(semantic=mode != "keyword")
+        near = self._neighbours()
         columns: tuple[str, ...] = ("text",) if mode != "semantic" else ()
         if mode == "hybrid" and near:  # else every memory's context is its own text
             columns = ("text", "context")
@@ -497,7 +500,7 @@ class MemoryService:
             # context: matches in a memory's text followed by what was said just before it
             keyword, context = texts.get("text", []), texts.get("context", [])
             hits = rank.fuse(
-                keyword, semantic, records.brief, mode, near, context, limit, spread, pool,
+                keyword, semantic, records, mode, near, context, limit, spread, pool,
                 period(query, now), records, lambda keys: self.store.passing(keys, lance_filters),
             )  # fmt: skip
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
@@ -515,27 +518,27 @@ class MemoryService:
 
     # -- maintenance ----------------------------------------------------------------------------
 
-    def embed_pending(self, *, all: bool = False, progress: Any = None) -> dict[str, Any]:
-        """Embed every PENDING memory (or every memory with ``all``) in batches."""
+    def refresh(self, *, semantic: bool = True) -> None:
+        """Bring the search index up to date with the files, embedding what has no vector
+        when the model loads (``semantic``)."""
+        embed = self._vectors if semantic and self.embedder() is not None else None
+        try:
+            self.store.refresh(embed)
+        except UpstreamError as exc:  # a full disk: search what the index holds, and say so
+            if exc.code != "STORE_WRITE_FAILED":
+                raise
+            print(f"nxs: the search index is not up to date: {exc.message}", file=sys.stderr)
+
+    def embed_pending(self, *, all: bool = False) -> dict[str, Any]:
+        """Embed every memory without a vector (every memory with ``all``) and index them."""
         if self.embedder() is None:
             raise UpstreamError(
                 f"cannot embed: {self._embed_error}",
                 suggestion="run `nxm model setup`",
                 code="MODEL_UNAVAILABLE",
             )
-        done = 0
-        with self.store.writing() as current:
-            todo = [
-                r for r in reading_order(list(current.values()))
-                if all or r["processing"] != "READY" or r["model"] != self.model_name
-            ]  # fmt: skip
-            for start in range(0, len(todo), 512):
-                batch = [dict(r) for r in todo[start : start + 512]]
-                vectors = self._vectors(batch)
-                self._ready(batch, vectors)
-                self.store.commit(current, batch, vectors)
-                done += len(batch)
-                if progress:
-                    progress(len(batch))
-            pending = sum(1 for r in current.values() if r["processing"] != "READY")
+        self.store.sync()
+        done = self.store.embed(self._vectors, everything=all)
+        self.store.refresh()
+        pending = len(self.store.cache.unready())
         return {"embedded": done, "model": self.model_name, "pending": pending}

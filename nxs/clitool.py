@@ -89,6 +89,7 @@ def run_op(
     human: Humanizer | None = None,
 ) -> None:
     """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
+    ctx = None
     try:
         kwargs = validate(op, {**arguments, "now": now, "actor": actor, "workspace": workspace})
         ctx = Context(
@@ -101,6 +102,9 @@ def run_op(
         raise
     except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
         raise fail(internal(exc), as_json) from None
+    finally:
+        if ctx is not None:
+            ctx.release()
     if as_json or human is None:
         emit(render(result))
     else:
@@ -234,6 +238,9 @@ def main(app: typer.Typer, prog: str) -> None:
     # needed: at 10,000 memories a search's CPU fell from 43 to 25 ms with the shortest wait
     # (docs/benchmarks.md). Read when numpy loads OpenBLAS, which no import above does.
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+    from nxs import progress
+
+    progress.enable()  # long work shows a bar on a terminal's stderr
     # typer >= 0.20 vendors click as typer._click: its commands raise these, not click's.
     from typer._click import exceptions as click_exc
 

@@ -79,5 +79,12 @@ class Context:
             self.services[key] = MemoryService(ws)
         return self.services[key]
 
+    def release(self) -> None:
+        """Close the files the services hold open (a CLI call ends; a server keeps them)."""
+        for service in self.services.values():
+            store = getattr(service, "store", None)
+            if store is not None:
+                store.close()
+
 
 __all__ = ["CLI_ACTOR_ENV", "SERVER_ACTOR_ENV", "Context", "resolve_actor", "resolve_now"]

@@ -237,7 +237,7 @@ class Seam:
                     services=self.services,
                 )
                 service = ctx.memory
-                service.store.table()
+                service.store.index.table()
                 service.embedder()
                 self._evict_stale()  # records the stamp of the store just opened
             except Exception as exc:  # noqa: BLE001 - warming is an optimisation only

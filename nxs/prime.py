@@ -12,7 +12,7 @@ Two rules keep it safe to run at every session start:
 - **Memories are data.** An introduction or key is printed on one line, with control
   characters and line separators replaced, so a memory cannot forge instructions of its own.
 
-Records come from the store's read cache (`Store.snapshot()`, one at a time), so lancedb is not
+Records come from the store's record cache (`Store.records().heads()`), so lancedb is not
 imported.
 """
 
@@ -136,15 +136,11 @@ def memory_block(ws: Any, budget: int, now: str) -> str:
     """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer."""
     head = MEMORY_RULES
     try:
-        from nxm.record import reading_sort_key
         from nxm.store import Store
 
-        # The records are parsed one at a time and only their places in reading order kept
-        # (the MCP server makes this text at start: every record at once cost it ~300 MB at
-        # 100,000 memories); the few listed are read again.
-        records = Store(ws).snapshot()
-        live = sorted(reading_sort_key(r) for r in records.values() if _listed(r, now))
-        listed = (records[place[-1]] for place in live)  # the key ends the sort key
+        # heads (no body, no history), in reading order from the record cache (no lancedb)
+        live = [r for r in Store(ws).records().heads(ordered=True) if _listed(r, now)]
+        listed = iter(live)
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
         return (

@@ -185,10 +185,41 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
             config["mcp"] = dict(DEFAULT_CONFIG["mcp"])
         nxs_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(nxs_dir / "config.toml", dump_config(config).encode())
-        ignore = nxs_dir / ".gitignore"
-        if not ignore.exists():
-            atomic_write(ignore, b"# derived and machine-local files\ncache/\n*.lock\n")
+    if "memory" in config.get("nxs", {}).get("modules", []):
+        write_git_files(root)
     return Workspace(root=root, config=config), added
+
+
+PROJECTION_ATTRIBUTE = (
+    b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
+)
+
+
+def write_git_files(root: Path) -> list[str]:
+    """Make sure git ignores what is machine-local in ``.nxs/`` and merges what is committed
+    (`nxm.store.text.GITIGNORE`, `GITATTRIBUTES`, and NEXUS_MEMORY.md's line in the
+    workspace's own ``.gitattributes``); lines a person added are kept. Returns the files
+    changed."""
+    from nxm.store.text import GITATTRIBUTES, GITIGNORE
+
+    changed = []
+    for path, want in (
+        (root / DIRNAME / ".gitignore", GITIGNORE),
+        (root / DIRNAME / ".gitattributes", GITATTRIBUTES),
+        (root / ".gitattributes", PROJECTION_ATTRIBUTE),
+    ):
+        try:
+            have = path.read_bytes()
+        except FileNotFoundError:
+            have = b""
+        lines = set(have.splitlines())
+        missing = [ln for ln in want.splitlines(keepends=True) if ln.rstrip(b"\n") not in lines]
+        if any(not ln.startswith(b"#") for ln in missing):
+            if have and not have.endswith(b"\n"):
+                have += b"\n"
+            atomic_write(path, have + b"".join(missing))
+            changed.append(str(path.relative_to(root)))
+    return changed
 
 
 __all__ = ["DIRNAME", "MODULES", "Workspace", "dump_config", "find", "init"]

@@ -52,3 +52,14 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def ctx(workspace: Path) -> Context:
     """A call context on the fresh workspace with a fixed clock and actor."""
     return Context(now="2026-05-29T10:00:00.000Z", actor="tester", workspace_arg=str(workspace))
+
+
+def committed(root: Path) -> dict[str, bytes]:
+    """Every file of a workspace that people commit (all but the machine-local `.nxs/index/`
+    and `.nxs/cache/`), by path: what a refused call must leave as it was."""
+    local = ((".nxs", "index"), (".nxs", "cache"))
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).parts[:2] not in local
+    }

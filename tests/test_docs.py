@@ -94,26 +94,35 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_example_workspace_is_committed_whole() -> None:
     ignore = (EXAMPLE / ".nxs" / ".gitignore").read_text(encoding="utf-8").split()
-    assert "cache/" in ignore, "the read cache is derived and must not be committed"
-    for name in ("config.toml", "memory/memories.lance"):
-        assert (EXAMPLE / ".nxs" / name).exists(), name
+    assert "index/" in ignore, "the local index is derived and must not be committed"
+    assert not (EXAMPLE / ".nxs" / "index").exists() and not (EXAMPLE / ".nxs" / "memory").exists()
+    assert (EXAMPLE / ".nxs" / "config.toml").exists()
+    keys = sorted(p.stem for p in (EXAMPLE / ".nxs" / "memories").glob("*.md"))
+    assert len(keys) >= 12
+    assert keys == sorted(p.stem for p in (EXAMPLE / ".nxs" / "history").glob("*.jsonl"))
     for name in ("memories.jsonl", "NEXUS_MEMORY.md", "README.md", "build.sh"):
         assert (EXAMPLE / name).exists(), name
 
 
 def test_example_store_matches_its_export(example: Path) -> None:
-    from nxm.port import export_lines
-    from nxm.projection import render_projection
+    from nxm.projection import render
     from nxm.service import MemoryService
+    from nxm.store.text import LOCAL
     from nxs.workspace import find
 
-    records = MemoryService(find(example)).store.records()  # no cache: read from LanceDB
-    exported = b"".join(export_lines(records))
-    assert exported == (EXAMPLE / "memories.jsonl").read_bytes(), (
-        ".nxs-example/memories.jsonl differs from its store: rebuild with "
+    store = MemoryService(find(example)).store  # a copy: no local index, read from the files
+    records = {
+        k: {f: v for f, v in r.items() if f not in LOCAL} for k, r in store.records().items()
+    }
+    exported = [orjson.loads(x) for x in (EXAMPLE / "memories.jsonl").read_bytes().splitlines()]
+    assert records == {
+        r["key"]: {f: v for f, v in r.items() if f not in LOCAL} for r in exported
+    }, (
+        ".nxs-example/memories.jsonl differs from its memory files: rebuild with "
         "`bash .nxs-example/build.sh` and commit the workspace"
     )
-    assert render_projection(records) == (EXAMPLE / "NEXUS_MEMORY.md").read_text(encoding="utf-8")
+    lines, closed = store.cache.lines()
+    assert render(lines, closed) == (EXAMPLE / "NEXUS_MEMORY.md").read_bytes()
 
 
 def test_example_workspace_answers_the_cli(example: Path) -> None:

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_workspace
+from conftest import committed, make_workspace
 from typer.testing import CliRunner
 
 from nxm.cli import app
@@ -100,15 +100,6 @@ ADMIN = {"embed"}  # CLI-only verbs with a --json answer
 READS = {"show", "list", "search", "history"}
 
 
-def files(root: Path) -> dict[str, bytes]:
-    """Every file of a workspace and its bytes (the lock and the reads' usage log aside)."""
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name not in ("memory.lock", "usage.log")
-    }
-
-
 def invoke(root: Path, args: list[str]) -> tuple[bytes, int]:
     result = runner.invoke(app, [*args, "--json", "--workspace", str(root)])
     return result.stdout_bytes, result.exit_code
@@ -145,10 +136,10 @@ def test_golden(case: str, base: tuple[Path, dict[str, str]], tmp_path: Path) ->
     shutil.copytree(template, root)
     args, code = CASES[case]
     seam = [] if args[0] in ADMIN else ["--now", LATER, "--actor", ACTOR]
-    before = files(root)
+    before = committed(root)
     out, got_code = invoke(root, [*resolve(args, keys), *seam])
     if code != 0 or args[0] in READS or case == "embed":
-        assert files(root) == before  # a refusal, a read, or nothing to embed writes nothing
+        assert committed(root) == before  # a refusal, a read, or nothing to embed writes nothing
     path = GOLDEN / f"{case}.json"
     if UPDATE:
         GOLDEN.mkdir(exist_ok=True)

@@ -18,8 +18,10 @@ from nxm import graph
 from nxm.extract import extract, norm
 from nxm.graph_query import DONT_KNOW, ask, intent, search, traverse
 from nxm.record import new_record
+from nxm.service import MemoryService
 from nxs.context import Context
 from nxs.errors import NotFoundError, ValidationError
+from nxs.workspace import find
 
 DATA = Path(__file__).parent / "data"
 NOW = "2026-05-29T10:00:00.000Z"
@@ -341,57 +343,34 @@ def test_intents() -> None:
 # -- storage and agent-authored facts --------------------------------------------------------------
 
 
-def test_graph_file_follows_writes_and_holds_no_bodies(ctx: Context) -> None:
+def test_extractions_are_kept_by_text_and_hold_no_bodies(ctx: Context) -> None:
+    """A memory is extracted once per text: the record cache keeps each extraction with the
+    fingerprint of its text (names, votes and sentence numbers, never the body)."""
     svc = ctx.memory
-    body = "Dana Kim owns the billing service; the secret rounding rule is banker's rounding."
-    key = svc.add(body=body, introduction="Dana owns billing", now=NOW, actor="t")["memory"]["key"]
-    path = svc.ws.dir / graph.GRAPH_FILE
-    stored = orjson.loads(path.read_bytes())
-    assert list(stored["memories"]) == [key]
-    assert b"rounding" not in path.read_bytes()  # names, votes and sentence numbers only
-    svc.purge(key=svc.forget(key=key, now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
-    assert orjson.loads(path.read_bytes())["memories"] == {}
-
-
-def test_graph_file_updated_per_write_equals_a_full_refresh(ctx: Context) -> None:
-    """Each write extracts only its own memories when the file is current for the records
-    before it, and the file still ends as a refresh of every memory makes it; a file that
-    is not (a commit no refresh followed, as after a crash) is refreshed whole."""
-    svc = ctx.memory
-    path = svc.ws.dir / graph.GRAPH_FILE
-
-    def full() -> dict[str, Any]:
-        records = svc.store.records()
-        return {k: graph._extraction(r) for k, r in records.items()}
-
     keys = [
-        svc.add(body=f"Dana Kim moved the billing service {i} to Acme Corp in Berlin.",
-                introduction=f"Billing service {i}", now=NOW, actor="t")["memory"]["key"]
-        for i in range(5)
+        svc.add(body=f"Dana Kim moved the billing service {i} to Acme Corp; the secret rounding "
+                "rule is banker's rounding.", introduction=f"Billing service {i}", now=NOW,
+                actor="t")["memory"]["key"]
+        for i in range(4)
     ]  # fmt: skip
-    stored = orjson.loads(path.read_bytes())
-    assert stored["memories"] == full()
-    assert len(path.read_bytes().splitlines()) == len(keys) + 2  # one memory a line
-    extracted = []
+    extracted: list[str] = []
     real = graph._extraction
     try:
         graph._extraction = lambda r: extracted.append(r["key"]) or real(r)  # type: ignore[assignment]
+        graph.current(svc, NOW)
+        assert sorted(extracted) == sorted(keys)
+        extracted.clear()
         svc.update(key=keys[1], body="Priya Shah took over billing from Dana Kim in Paris.",
                    introduction="Priya owns billing", now=NOW, actor="t")  # fmt: skip
-        svc.purge(key=svc.forget(key=keys[2], now=NOW, actor="t")["memory"]["key"], now=NOW,
-                  actor="t")  # fmt: skip
-        assert extracted == [keys[1]]  # the others were not looked at again
-        # a commit that no refresh followed: the next write refreshes every memory
-        with svc.store.writing() as current:
-            changed = {**current[keys[3]], "body": "Wei Chen runs the data team in Tokyo."}
-            svc.store.commit(current, [changed])
-        extracted.clear()
-        svc.add(body="Omar Haddad joined Globex.", introduction="Omar joined", now=NOW, actor="t")
-        assert keys[3] in extracted
+        graph.current(MemoryService(find(svc.ws.root)), NOW)  # a new process keeps them too
+        assert extracted == [keys[1]]
     finally:
         graph._extraction = real  # type: ignore[assignment]
-    stored = orjson.loads(path.read_bytes())
-    assert stored["memories"] == full()
+    stored = svc.store.cache.extractions()
+    assert stored == {k: graph._extraction(r) for k, r in svc.store.records().items()}
+    assert b"rounding" not in orjson.dumps(stored)
+    svc.purge(key=svc.forget(key=keys[0], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
+    assert keys[0] not in svc.store.cache.extractions()
 
 
 def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
@@ -410,7 +389,10 @@ def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
     assert (rel["created"], rel["relation"]["relation"]) == (True, "REPORTS_TO")
     assert graph.relate(svc, source="Dana Kim", relation="REPORTS_TO", target="billing service",
                         now=NOW, actor="agent")["created"] is False  # fmt: skip
-    (svc.ws.dir / graph.GRAPH_FILE).unlink()
+    with svc.store.cache.transaction() as conn:  # the local cache can go: nothing is lost
+        conn.execute("DELETE FROM extracted")
+    lines = (svc.ws.dir / graph.AGENT_LOG).read_bytes().splitlines()
+    assert [orjson.loads(x)["op"] for x in lines] == ["entity", "relation"]  # committed, appended
     svc.forget(key=key, now=NOW, actor="t")
     g = graph.current(svc, NOW)
     dana = g.find("Dana Kim")

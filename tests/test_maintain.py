@@ -10,14 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from conftest import make_workspace
 
 import nxm.maintain
-import nxm.store as store_module
+import nxm.store.index as store_module
 from nxm.service import MemoryService
-from nxm.store import Upkeep
+from nxm.store.index import Upkeep
 
 NOW = "2026-05-29T10:00:00.000Z"
 
@@ -30,7 +29,7 @@ def add(svc: MemoryService, i: int) -> str:
 
 
 def upkeep(svc: MemoryService) -> Upkeep:
-    table = svc.store.table()
+    table = svc.store.index.table()
     table.checkout_latest()
     return Upkeep.of(table)
 
@@ -53,19 +52,21 @@ def large(ctx: Any, monkeypatch: pytest.MonkeyPatch) -> MemoryService:
     re-checks for more than one fragment or rows outside the index."""
     monkeypatch.setattr(store_module, "FOLD_EVERY_WRITE_UP_TO", 0)
     monkeypatch.setattr(store_module, "COMPACT_EVERY", 4)
-    return ctx.memory
+    svc = ctx.memory
+    svc.store.index.table(create=True)  # this process searches: its writes keep the index
+    return svc
 
 
 def test_a_large_table_is_compacted_by_a_child_the_writer_does_not_wait_for(
     large: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     svc = large
-    keys = [add(svc, 0)]  # the first write makes the full-text index, inline
-    while svc.store.maintainer is None:
+    keys = [add(svc, 0)]  # the first index write makes the full-text index, inline
+    while svc.store.index.maintainer is None:
         keys.append(add(svc, len(keys)))
         assert len(keys) <= 8, "no maintainer was started"
-    child = svc.store.maintainer
-    with svc.store._locked():  # the child cannot start compacting while this is held
+    child = svc.store.index.maintainer
+    with svc.store.locked():  # the child cannot start compacting while this is held
         assert child.poll() is None  # the write returned while its maintainer runs
         state = upkeep(svc)
         assert state.fragments >= 4 and state.unindexed > 0  # not compacted by the writer
@@ -73,31 +74,20 @@ def test_a_large_table_is_compacted_by_a_child_the_writer_does_not_wait_for(
     state = upkeep(svc)
     # one pass: LanceDB merges the indexed fragment and the rest separately (1 + 1)
     assert (state.fragments, state.unindexed, state.rows) == (2, 0, len(keys))
-    records = svc.store._scan()  # what LanceDB holds now
-    assert sorted(records) == sorted(keys)
+    rows = svc.store.index.table().search().select(["key"]).limit(None).to_arrow()
+    assert sorted(rows.column("key").to_pylist()) == sorted(keys)  # what LanceDB holds now
     for i, key in enumerate(keys):
         got = svc.search(query=f"shard-{i} bucket-{i}", mode="keyword", limit=1, now=NOW)
         assert [r["key"] for r in got["results"]] == [key]
-        got = svc.search(query=records[key]["body"], mode="semantic", limit=1, now=NOW)
+        got = svc.search(
+            query=svc.show(key=key)["memory"]["body"], mode="semantic", limit=1, now=NOW
+        )
         assert [r["key"] for r in got["results"]] == [key]
 
-    # The writer's next write copies what the child left alone (it changed no record): the
-    # graph extracts only the new memory, and the read cache and graph are a fresh process's.
-    from test_store import cache_bytes
-
-    from nxm import graph
-
-    extracted: list[str] = []
-    real = graph._extraction
-    monkeypatch.setattr(graph, "_extraction", lambda r: extracted.append(r["key"]) or real(r))
+    # the writer's next write finds the child reaped and every memory where it was
     keys.append(add(svc, len(keys)))
-    assert extracted == [keys[-1]]
-    assert svc.store.maintainer is None  # reaped; not due again yet
-    cached = svc.store._read_cache()
-    assert cached == svc.store._scan() and sorted(cached) == sorted(keys)
-    assert svc.store.cache_path.read_bytes() == cache_bytes(cached)
-    stored = orjson.loads((svc.ws.dir / "cache" / "graph.json").read_bytes())
-    assert stored["memories"] == {k: real(r) for k, r in cached.items()}
+    assert svc.store.index.maintainer is None  # reaped; not due again yet
+    assert sorted(MemoryService(svc.ws).store.records()) == sorted(keys)
 
 
 def test_the_writer_starts_no_second_maintainer_while_one_runs(
@@ -127,10 +117,10 @@ def test_the_writer_starts_no_second_maintainer_while_one_runs(
     assert len(started) == 1 and not waited
     started[0].done = 0
     add(large, 6)
-    assert len(started) == 2 and large.store.maintainer is started[1]
+    assert len(started) == 2 and large.store.index.maintainer is started[1]
     # far past due (twice `COMPACT_EVERY` fragments, the maintainer kept from the lock by the
     # writes): the next write first waits for it, and only then
-    table = large.store.table()
+    table = large.store.index.table()
     for i in range(7, 14):
         table.checkout_latest()
         behind = Upkeep.of(table).fragments >= 2 * store_module.COMPACT_EVERY
@@ -144,9 +134,9 @@ def test_a_second_maintainer_exits_at_once(large: MemoryService) -> None:
     for i in range(3):
         add(large, i)
     before = upkeep(large)
-    version = large.store.table().version
+    version = large.store.index.table().version
     assert before.pending
-    fd = os.open(large.ws.dir / nxm.maintain.LOCK, os.O_RDWR | os.O_CREAT)
+    fd = os.open(large.ws.dir / "index" / nxm.maintain.LOCK, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a running maintainer holds it
         got = maintain(large.ws.root)
@@ -154,17 +144,17 @@ def test_a_second_maintainer_exits_at_once(large: MemoryService) -> None:
         os.close(fd)
     assert (got.returncode, got.stdout, got.stderr) == (0, "", "")
     assert upkeep(large) == before
-    assert large.store.table().version == version  # nothing was written
+    assert large.store.index.table().version == version  # nothing was written
     got = maintain(large.ws.root)  # alone, it compacts
     assert (got.returncode, got.stdout, got.stderr) == (0, "", "")
     after = upkeep(large)
     assert after.fragments < before.fragments and after.unindexed == 0
     large.store.compact()  # the one fragment left besides the indexed one
     assert not upkeep(large).pending
-    version = large.store.table().version
+    version = large.store.index.table().version
     got = maintain(large.ws.root)  # then it finds nothing to do
     assert (got.returncode, got.stdout, got.stderr) == (0, "", "")
-    assert large.store.table().version == version
+    assert large.store.index.table().version == version
 
 
 @pytest.mark.parametrize("what", ["no workspace", "no store"])
@@ -177,6 +167,6 @@ def test_the_maintainer_fails_clearly_without_a_store(tmp_path: Path, what: str)
     assert got.returncode != 0
     assert got.stdout == ""
     assert got.stderr.startswith("nxm.maintain: ") and got.stderr.count("\n") == 1, got.stderr
-    assert ("no memory store" if what == "no store" else "workspace") in got.stderr
+    assert ("no memory index" if what == "no store" else "workspace") in got.stderr
     if what == "no store":
-        assert not (root / ".nxs" / "memory" / "memories.lance").exists()  # none was made
+        assert not (root / ".nxs" / "index" / "lance" / "memories.lance").exists()  # none made

@@ -75,7 +75,7 @@ def _add(svc: MemoryService, body: str, intro: str) -> dict[str, Any]:
 def test_same_verbs_on_an_s3_store(tmp_path: Path, s3: str) -> None:
     root = _remote_workspace(tmp_path / "ws", s3, "verbs")
     svc = MemoryService(find(str(root)))
-    assert svc.store.uri == f"s3://{BUCKET}/verbs" and not svc.store.local
+    assert svc.store.index.uri == f"s3://{BUCKET}/verbs" and svc.store.remote
     a = _add(svc, "Deploys freeze on Fridays after 15:00.", "Deploy freeze on Fridays")
     _add(svc, "The ledger service owns the invoices table.", "Ledger owns invoices")
     key = a["memory"]["key"]
@@ -85,8 +85,8 @@ def test_same_verbs_on_an_s3_store(tmp_path: Path, s3: str) -> None:
     assert got["results"][0]["key"] == key and got["results"][0]["keyword"] > 0
     svc.forget(key=key, now=NOW, actor="tester")
     assert svc.list()["total"] == 1
-    # nothing but the lock and the projection is local: the table lives in the bucket
-    assert not (root / ".nxs" / "memory").exists()
+    # the records live in the bucket's table: no memory file is written
+    assert not (root / ".nxs" / "memories").exists()
     # a second process (the CLI) sees the same store through the same config
     out = subprocess.run(
         [_nxm(), "search", "ledger invoices", "--json", "--mode",

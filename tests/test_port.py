@@ -107,7 +107,7 @@ def test_export_import_export_gives_identical_bytes(
     assert result.exit_code == 0
     assert result.stdout_bytes == b'{"imported":5,"replaced":0,"skipped":0,"total":5}\n'
     assert nxm("export", "-w", str(dst)).stdout_bytes == data
-    records = MemoryService(find(dst)).store._scan()
+    records = dict(MemoryService(find(dst)).store.records().items())
     assert {r["processing"] for r in records.values()} == {"READY"}
 
 

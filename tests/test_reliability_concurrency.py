@@ -27,15 +27,15 @@ from typing import Any
 
 from conftest import make_workspace
 
-from nxm.projection import render_projection
 from nxm.service import MemoryService
 from nxs.workspace import find
 from tests.reliability.common import (
     StdioSession,
     child_env,
+    consistent,
     events_of,
-    lance_docs,
     size,
+    store_docs,
     workers,
 )
 from tests.reliability.writers import (
@@ -135,7 +135,7 @@ def test_four_cli_writers_and_an_mcp_server_lose_nothing(tmp_path: Path) -> None
     assert set(refused) <= {("conflict", "BAD_STATE")}, refused
     done = [a for a in acks if a["ok"]]
 
-    docs, doubled = lance_docs(root)
+    docs, doubled = store_docs(root)
     assert doubled == []
     adds = [a for a in done if a["op"] == "add"]
     assert set(docs) == set(shared) | {a["key"] for a in adds}
@@ -184,7 +184,5 @@ def test_four_cli_writers_and_an_mcp_server_lose_nothing(tmp_path: Path) -> None
         found = service.search(query=token, mode="keyword", status="all", limit=5, now=stamp(30, 0))
         assert key in [r["key"] for r in found["results"]], (token, found)
 
-    scanned = service.store._scan()
-    assert service.store.records() == scanned
-    assert (root / "NEXUS_MEMORY.md").read_text() == render_projection(scanned)
+    consistent(root)
     assert "Traceback" not in (tmp_path / "server.log").read_text()

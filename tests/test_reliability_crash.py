@@ -2,18 +2,20 @@
 
 Each write trial starts a worker process (the `nxm` app in process, writing adds, updates,
 classifies, closes, reopens and feedback without pause), lets it acknowledge 0-11 writes, and
-kills it with SIGKILL at a moment chosen by the trial's strategy: after a random delay, while a commit is in flight (the read
-cache is gone), just after LanceDB committed (a new version appeared), or while NEXUS_MEMORY.md
-is being replaced (its temporary file exists). Each compaction trial kills `nxm compact` as soon
-as it writes its first new file, or 0.01-0.3 s after that. After every kill:
+kills it with SIGKILL at a moment chosen by the trial's strategy: after a random delay, while a
+write is in flight (its journal exists), just after a write's files landed (a log grew), or
+while NEXUS_MEMORY.md is being replaced (its temporary file exists). Each compaction trial kills
+`nxm compact` as soon as it writes its first new index file, or 0.01-0.3 s after that. After
+every kill:
 
-- the store opens, and LanceDB (read directly) has one row per key;
+- the store opens; the memory files (read directly) hold every record whole, and the search
+  index, brought up to date, has exactly one row per memory file;
 - every acknowledged add and event is there exactly once; the only unacknowledged event allowed
   is the one of the write in flight at the kill;
-- nothing half-written is visible: the read cache is absent or equal to LanceDB, feedback counts
-  equal the feedback events, NEXUS_MEMORY.md is whole;
+- nothing half-written is visible: the record cache equals the files, feedback counts equal
+  the feedback events, NEXUS_MEMORY.md is whole;
 - a compaction changed no record;
-- the next write succeeds, and leaves cache and NEXUS_MEMORY.md equal to LanceDB's state.
+- the next write succeeds, and leaves the cache and NEXUS_MEMORY.md equal to the files.
 
 Quick: 5 write trials, 2 compaction trials. Full (``NXS_RELIABILITY_FULL=1``): 24 and 20, the
 compactions as real `nxm compact` processes.
@@ -33,10 +35,12 @@ from typing import Any
 
 from conftest import make_workspace
 
-from nxm.projection import HEADER, render_projection
+from nxm.projection import HEADER, render
 from nxm.service import MemoryService
+from nxm.store.cache import Cache
+from nxm.store.text import LOCAL
 from nxs.workspace import find
-from tests.reliability.common import FULL, child_env, events_of, lance_docs, size, workers
+from tests.reliability.common import FULL, child_env, events_of, size, store_docs, workers
 from tests.reliability.writers import (
     compactor,
     crash_writer,
@@ -54,13 +58,14 @@ COMPACT_KILLS = ("first-new-file", "later")
 DEADLINE = 120
 
 
-def _versions(root: Path) -> int:
-    path = root / ".nxs" / "memory" / "memories.lance" / "_versions"
-    return len(os.listdir(path)) if path.exists() else 0
+def _logs(root: Path) -> int:
+    """The total size of the event logs: it grows when a write's files land."""
+    path = root / ".nxs" / "history"
+    return sum(p.stat().st_size for p in path.iterdir()) if path.exists() else 0
 
 
 def _lance_files(root: Path) -> set[str]:
-    base = root / ".nxs" / "memory" / "memories.lance"
+    base = root / ".nxs" / "index" / "lance" / "memories.lance"
     return {str(Path(d, f).relative_to(base)) for d, _, files in os.walk(base) for f in files}
 
 
@@ -73,8 +78,8 @@ def _wait_for_acks(out: Path, count: int) -> None:
 
 def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
     """Kill ``pid`` with SIGKILL at the moment ``how`` names; return what was seen."""
-    cache = root / ".nxs" / "cache" / "records.json"
-    versions = _versions(root)
+    journal = root / ".nxs" / "index" / "journal"
+    logs = _logs(root)
     files = _lance_files(root)
     if how == "random":
         time.sleep(rng.uniform(0.05, 1.5))
@@ -83,9 +88,9 @@ def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
         deadline = time.monotonic() + DEADLINE
         seen = "deadline"
         while time.monotonic() < deadline:
-            if how == "mid-commit" and not cache.exists():
+            if how == "mid-commit" and journal.exists():
                 seen = how
-            elif how == "after-commit" and _versions(root) > versions:
+            elif how == "after-commit" and _logs(root) > logs:
                 seen = how
             elif how == "mid-projection" and any(
                 n.startswith(".NEXUS_MEMORY.md.") for n in os.listdir(root)
@@ -105,15 +110,19 @@ def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
 
 
 def _projection_is_whole(text: str) -> None:
-    """NEXUS_MEMORY.md is one complete rendering: header, count, index and every section."""
+    """NEXUS_MEMORY.md is one complete rendering: header, count, and every index line."""
     assert text.startswith(HEADER)
-    head = re.search(r"\n(\d+) open memories \(\d+ closed not shown\)\.\n\n## Index\n\n", text)
+    head = re.search(r"\n(\d+) open memories \(\d+ closed not shown\)\.\n\n", text)
     assert head, text[:400]
-    count = int(head.group(1))
-    index = re.findall(r"^- `[0-9a-f]+` ", text[head.end() :], flags=re.M)
-    assert len(index) == count
-    assert len(re.findall(r"^## `[0-9a-f]+` ", text, flags=re.M)) == count
+    index = re.findall(
+        r"^- \[`[0-9a-f]{16}`\]\(\.nxs/memories/[0-9a-f]{16}\.md\) ", text, flags=re.M
+    )
+    assert len(index) == int(head.group(1)) == text[head.end() :].count("\n")
     assert text.endswith("\n")
+
+
+def _committed(records: Any) -> dict[str, dict[str, Any]]:
+    return {k: {f: v for f, v in r.items() if f not in LOCAL} for k, r in records.items()}
 
 
 def _after_kill(
@@ -121,10 +130,10 @@ def _after_kill(
 ) -> dict[str, dict[str, Any]]:
     """Check the store a kill left; return its records."""
     service = MemoryService(find(root))
-    records = service.store.records()  # opens (rebuilding the cache if the kill removed it)
-    docs, doubled = lance_docs(root)
+    records = service.store.records()  # opens (finishing a write the kill cut short)
+    docs, doubled = store_docs(root)
     assert doubled == []
-    assert records == service.store._scan()
+    assert _committed(dict(records.items())) == _committed(docs)
     stored = events_of(docs)
     assert expected - stored == collections.Counter(), "acknowledged writes lost"
     extra = stored - expected
@@ -150,22 +159,11 @@ def _next_write(root: Path, n: int, expected: collections.Counter[Any]) -> None:
     )
     assert added["created"] is True
     expected[(added["memory"]["key"], "CREATED", "after", at)] += 1
-    scanned = service.store._scan()
-    assert service.store.records() == scanned
-    assert (root / "NEXUS_MEMORY.md").read_text() == render_projection(scanned)
-    assert [n for n in _leftovers(root) if "graph" not in n] == []  # swept under the lock
-
-
-def _leftovers(root: Path) -> list[str]:
-    """Temporary files an interrupted replace left behind (hidden, never read)."""
-    places = (root, root / ".nxs", root / ".nxs" / "cache")
-    return sorted(
-        str(p.relative_to(root))
-        for d in places
-        if d.exists()
-        for p in d.iterdir()
-        if p.name.startswith(".") and p.name.count(".") >= 3 and p.is_file()
-    )
+    docs, _ = store_docs(root)
+    assert _committed(dict(service.store.records().items())) == _committed(docs)
+    fresh = Cache(None, "hash")
+    fresh.put([(r, "", "", k) for k, r in docs.items()])
+    assert (root / "NEXUS_MEMORY.md").read_bytes() == render(*fresh.lines())
 
 
 def test_killed_writers_lose_nothing_acknowledged(tmp_path: Path) -> None:
@@ -230,7 +228,7 @@ def test_interrupted_compaction_changes_nothing(tmp_path: Path) -> None:
             body = f"Compaction trial {trial} memory {i} (token comp{trial}x{i})."
             key = service.add(body=body, introduction=f"c{trial}.{i}", now=at, actor="c")
             expected[(key["memory"]["key"], "CREATED", "c", at)] += 1
-        before, _ = lance_docs(root)
+        before, _ = store_docs(root)
         how = COMPACT_KILLS[trial % len(COMPACT_KILLS)]
         ready, done = tmp_path / f"c{trial}.ready", tmp_path / f"c{trial}.done"
         if FULL:  # a real `nxm compact` process
@@ -257,7 +255,7 @@ def test_interrupted_compaction_changes_nothing(tmp_path: Path) -> None:
             assert docs == before
             compacted = MemoryService(find(root)).store.compact()
             assert compacted["fragments_after"] <= compacted["fragments_before"]
-            assert lance_docs(root)[0] == before
+            assert store_docs(root)[0] == before
             _next_write(root, 100 + trial, expected)
         except AssertionError as exc:
             raise AssertionError(f"{context}: {exc}") from exc

@@ -125,7 +125,8 @@ def test_real_model_embeds_on_add(real: tuple[MemoryService, list[str]]) -> None
     assert {(records[k]["processing"], records[k]["model"]) for k in keys} == {
         ("READY", MODEL_NAME)
     }
-    assert svc.store.table_dim() == 384
+    svc.refresh()
+    assert svc.store.index.table_dim() == 384
 
 
 @pytest.mark.model
@@ -200,7 +201,7 @@ def test_a_model_less_run_stays_usable(tmp_path: Path, monkeypatch: pytest.Monke
     assert embedded.stdout_bytes == b'{"embedded":2,"model":"hash","pending":0}\n'
     listed = orjson.loads(nxm(root, "list").stdout_bytes)["memories"]
     assert [m["processing"] for m in listed] == ["READY", "READY"]
-    records = MemoryService(find(root)).store._scan()
+    records = dict(MemoryService(find(root)).store.records().items())
     assert {r["model"] for r in records.values()} == {"hash"}
     found = nxm(root, "search", "NXS_CACHE_DIR", "--mode", "semantic")
     assert found.exit_code == 0
@@ -219,6 +220,6 @@ def test_changing_the_model_reembeds(
     cfg.write_text(cfg.read_text().replace('model = "hash"', f'model = "{MODEL_NAME}"'))
     svc = MemoryService(find(root))
     assert svc.embed_pending() == {"embedded": 2, "model": MODEL_NAME, "pending": 0}
-    records = svc.store._scan()
+    records = dict(svc.store.records().items())
     assert {records[k]["model"] for k in keys} == {MODEL_NAME}
     assert top(svc, PARAPHRASES[0][0], "semantic") == [keys[0]]

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from conftest import make_workspace
 
@@ -20,6 +19,7 @@ from nxm.service import MemoryService
 from nxs.context import Context
 from nxs.errors import ConflictError, NotFoundError, NxsError, ValidationError
 from nxs.workspace import find
+from tests.conftest import committed
 
 NOW = "2026-05-29T10:00:00.000Z"
 LATER = "2026-05-30T11:30:00.000Z"
@@ -38,20 +38,14 @@ def add(svc: MemoryService, body: str, intro: str = "An introduction", **kw: Any
     return svc.add(body=body, introduction=intro, **kw)["memory"]
 
 
-def state(svc: MemoryService) -> tuple[Any, ...]:
-    """Everything a write could change: LanceDB version and rows, the cache, the projection."""
-    version, rows = None, {}
-    if Path(svc.store.uri, "memories.lance").exists():  # opening would create the directory
-        table = svc.store.table()
-        table.checkout_latest()
-        version, rows = table.version, svc.store._scan()
-    cache, proj = svc.store.cache_path, svc.ws.root / "NEXUS_MEMORY.md"
-    return (
-        version,
-        rows,
-        cache.read_bytes() if cache.exists() else None,
-        proj.read_bytes() if proj.exists() else None,
-    )
+def state(svc: MemoryService) -> dict[str, bytes]:
+    """Everything a write could change that people commit: memory files, logs, NEXUS_MEMORY.md."""
+    return committed(svc.ws.root)
+
+
+def on_disk(svc: MemoryService) -> dict[str, dict[str, Any]]:
+    """The records a new process reads from the files."""
+    return dict(MemoryService(find(svc.ws.root)).store.records().items())
 
 
 def refused(
@@ -116,7 +110,7 @@ def test_add_creates_a_memory_under_its_content_hash_key(svc: MemoryService) -> 
     }
     shown = svc.show(key=key)["memory"]
     assert shown == {**result["memory"], "events": [{"type": "CREATED", "at": NOW, "actor": ACTOR}]}
-    assert list(svc.store._scan()) == [key]
+    assert list(on_disk(svc)) == [key]
     assert set(svc.store.vectors([key])) == {key}
 
 
@@ -225,7 +219,7 @@ def test_update_changes_body_in_place_and_reembeds(svc: MemoryService) -> None:
         "data": {"fields": ["body", "introduction"]},
     }
     assert svc.store.vectors([m["key"]])[m["key"]] != old_vector
-    assert svc.store._scan()[m["key"]]["body"] == "Tags come from main or hotfix/* branches."
+    assert on_disk(svc)[m["key"]]["body"] == "Tags come from main or hotfix/* branches."
 
 
 def test_update_priority_only(svc: MemoryService) -> None:
@@ -413,7 +407,7 @@ def test_lifecycle_paths(svc: MemoryService, steps: list[str], status: str) -> N
     assert [e["data"] for e in events[1:]] == [
         {"from": a, "to": b} for a, b in zip(seen, seen[1:], strict=False)
     ]
-    assert svc.store._scan()[m["key"]]["status"] == status
+    assert on_disk(svc)[m["key"]]["status"] == status
 
 
 # For each status, the steps that are refused from it, with the verb the message names.
@@ -464,7 +458,7 @@ def test_purge_deletes_a_forgotten_memory_for_good(svc: MemoryService) -> None:
         "purged": True,
         "key": gone["key"],
     }
-    assert list(svc.store._scan()) == [keep["key"]]
+    assert list(on_disk(svc)) == [keep["key"]]
     assert list(svc.store.records()) == [keep["key"]]
     with pytest.raises(NotFoundError):
         svc.show(key=gone["key"])
@@ -809,15 +803,9 @@ def test_projection_lists_open_memories_in_reading_order(svc: MemoryService) -> 
     text = (svc.ws.root / "NEXUS_MEMORY.md").read_text()
     tail = text[text.index("\n2 open") :]
     assert tail == (
-        "\n2 open memories (1 closed not shown).\n\n## Index\n\n"
-        f"- `{b['key']}` Intro B\n"
-        f"- `{a['key']}` Intro A\n"
-        f"\n## `{b['key']}` Intro B\n\n"
-        f"_notes · HIGH · project · updated {NOW} by {ACTOR}_\n\n"
-        "Body of B.\n"
-        f"\n## `{a['key']}` Intro A\n\n"
-        f"_conventions · MEDIUM · project · refs: x.py · updated {NOW} by {ACTOR}_\n\n"
-        "Body of A.\n"
+        "\n2 open memories (1 closed not shown).\n\n"
+        f"- [`{b['key']}`](.nxs/memories/{b['key']}.md) Intro B _(notes · HIGH)_\n"
+        f"- [`{a['key']}`](.nxs/memories/{a['key']}.md) Intro A _(conventions · MEDIUM)_\n"
     )
     assert text.startswith("# NEXUS_MEMORY.md\n")
 
@@ -832,122 +820,11 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
     assert one.reopen(key=m["key"], now=LATER, actor=ACTOR)["memory"]["status"] == "open"
 
 
-def test_projection_written_again_after_each_write_equals_a_fresh_render(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`Projection` makes again only the changed memories' lines after this process's own
-    write, or after the last writer's when a new process starts from what it kept; across
-    adds, changes, removals, batches, another process's writes, a file changed under it and a
-    damaged kept file, the file must equal `render_projection`."""
-    import random
-
-    from nxm.projection import Projection, render_projection
-    from nxm.record import new_record
-    from nxm.store import Records, Snapshot
-
-    rnd = random.Random(7)
-
-    def record(i: int) -> dict[str, Any]:
-        return new_record(
-            key=f"{i:016x}", introduction=f"intro {i}", body=f"body {i}\n",
-            category=rnd.choice([None, "gotchas", "conventions", "a\x00b"]),
-            scope=rnd.choice(["project", "item", "user", "session"]),
-            status=rnd.choice(["open", "open", "closed", "forgotten"]),
-            priority=rnd.choice(["HIGH", "MEDIUM", "LOW"]),
-            created=f"2026-01-{rnd.randint(1, 28):02d}", updated="2026-02-01", actor="a",
-            refs=["ISSUE-1"] if rnd.random() < 0.3 else [],
-        )  # fmt: skip
-
-    path, kept = tmp_path / "NEXUS_MEMORY.md", tmp_path / "projection.lines"
-    every = []
-    whole = Projection._every
-    monkeypatch.setattr(Projection, "_every", staticmethod(lambda *a: every.append(1) or whole(*a)))
-    projection = Projection(kept)
-    expected = 1  # the first write
-    records = {r["key"]: r for r in map(record, range(200))}
-    for step in range(400):
-        changes: dict[str, Any] = {}
-        op = rnd.random()
-        if op < 0.4:
-            r = record(rnd.randint(0, 800))
-            changes[r["key"]] = r
-        elif op < 0.7:
-            key = rnd.choice(list(records))
-            changes[key] = {
-                **records[key],
-                "status": rnd.choice(["open", "closed", "forgotten"]),
-                "priority": rnd.choice(["HIGH", "LOW"]),
-            }
-        elif op < 0.8:
-            changes[rnd.choice(list(records))] = None
-        else:
-            changes.update((r["key"], r) for r in map(record, rnd.sample(range(2000), 80)))
-        mode = rnd.random()
-        if step and mode > 0.75:
-            projection = Projection(kept)  # a new process: it starts from what was kept
-            expected += mode > 0.9
-        if step and 0.75 < mode <= 0.8:
-            kept.write_bytes(kept.read_bytes()[:-1])  # damaged: it reads every record
-            expected += 1
-        if step and mode > 0.95:
-            path.write_text("edited by hand\n")
-        before = (step,) if not 0.9 < mode <= 0.95 else (-1,)  # -1: another process wrote
-        current = Records(Snapshot.of(records, sig=before), lambda _: [], changes)
-        current.written = (step + 1,)  # the read cache's identity after the write
-        projection.write(path, current)
-        records = dict(current.items())
-        assert path.read_text() == render_projection(records), step
-        assert len(every) == expected, step
-    assert 40 < expected < 120  # the cases were all taken
-
-
-def test_a_new_process_writes_from_what_the_last_writer_kept(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A process's first write copies NEXUS_MEMORY.md and graph.json from the `Lines` the last
-    writer kept, reading no other record; a damaged kept file means reading every record."""
-    from nxm import graph
-    from nxm.projection import Projection, render_projection
-
-    every = []
-    whole, whole_graph = Projection._every, graph._every
-    monkeypatch.setattr(
-        Projection, "_every", staticmethod(lambda *a: every.append("md") or whole(*a))
-    )
-    monkeypatch.setattr(graph, "_every", lambda *a: every.append("graph") or whole_graph(*a))
-
-    def new_process() -> MemoryService:
-        graph._WRITTEN.clear()  # what a process holds; the kept files are on disk
-        return MemoryService(find(workspace))
-
-    def check(svc: MemoryService) -> None:
-        records = svc.store.records()
-        assert (workspace / "NEXUS_MEMORY.md").read_text() == render_projection(records)
-        stored = orjson.loads((svc.ws.dir / graph.GRAPH_FILE).read_bytes())["memories"]
-        assert stored == {k: graph._extraction(r) for k, r in records.items()}
-
-    one = new_process()
-    keys = [
-        add(one, f"Dana Kim moved billing {i} to Acme.", f"Billing {i}")["key"] for i in range(4)
-    ]
-    assert every == ["graph", "md"]  # the first write ever: nothing was kept
-    two = new_process()
-    two.close(key=keys[0], now=LATER, actor=ACTOR)
-    add(two, "Priya Shah joined Globex in Paris.", "Priya joined")
-    assert every == ["graph", "md"]
-    check(two)
-    (workspace / ".nxs" / "cache" / "projection.lines").write_bytes(b"nxs-lines 1\n{}")
-    add(new_process(), "Omar Haddad runs the data team.", "Omar runs data")
-    assert every == ["graph", "md", "md"]
-    check(two)
-
-
-def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) -> None:
-    """After a mix of writes in one long-lived service the two files it rewrites by parts
-    (NEXUS_MEMORY.md, the read cache) are what a fresh process would write."""
-    from test_store import cache_bytes
-
-    from nxm.projection import render_projection
+def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryService) -> None:
+    """After a mix of writes in one long-lived service, NEXUS_MEMORY.md is what a fresh
+    process makes from the files, and one edited by hand is written again by the next command."""
+    from nxm.projection import render
+    from nxm.store.cache import Cache
 
     keys = [
         svc.add(body=f"fact {i}", introduction=f"Fact {i}", now=NOW, actor="t")["memory"]["key"]
@@ -957,7 +834,10 @@ def test_written_projection_and_read_cache_equal_fresh_ones(svc: MemoryService) 
     svc.close(key=keys[1], now=NOW, actor="t")
     svc.classify(key=keys[2], scope="user", now=NOW, actor="t")
     svc.purge(key=svc.forget(key=keys[3], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
-    records = svc.store._scan()
-    assert (svc.ws.root / "NEXUS_MEMORY.md").read_text() == render_projection(records)
-    assert svc.store._read_cache() == records
-    assert svc.store.cache_path.read_bytes() == cache_bytes(svc.store._read_cache())
+    fresh = Cache(None, "hash")
+    fresh.put([(r, "", "", k) for k, r in on_disk(svc).items()])
+    path = svc.ws.root / "NEXUS_MEMORY.md"
+    assert path.read_bytes() == render(*fresh.lines())
+    path.write_text("edited by hand\n")
+    MemoryService(find(svc.ws.root)).list()
+    assert path.read_bytes() == render(*fresh.lines())

@@ -1,18 +1,26 @@
-"""The LanceDB store: compaction, the read cache, filters, vectors."""
+"""The store: memory files, the record cache that follows them, the LanceDB index over them."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import statistics
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from nxm.record import FIELDS, new_record
 from nxm.service import MemoryService
-from nxm.store import COMPACT_EVERY, Snapshot, Store, where
+from nxm.store import Store, files, text
+from nxm.store.index import COMPACT_EVERY, where
 from nxs.context import Context
+from nxs.errors import ConflictError, NotFoundError
 from nxs.workspace import find
+from tests.conftest import committed, make_workspace
 
 NOW = "2026-05-29T10:00:00.000Z"
 
@@ -22,131 +30,386 @@ def svc(ctx: Context) -> MemoryService:
     return ctx.memory
 
 
-def add(svc: MemoryService, body: str, **kw: object) -> str:
+def add(svc: MemoryService, body: str, **kw: Any) -> str:
     kw.setdefault("category", "notes")
     out = svc.add(body=body, introduction=body[:50], now=NOW, actor="t", **kw)
     return out["memory"]["key"]
 
 
+def fresh(svc: MemoryService) -> MemoryService:
+    """A new service on the same workspace: what the next process sees."""
+    return MemoryService(find(svc.ws.root))
+
+
 def fragments(svc: MemoryService) -> int:
-    table = svc.store.table()
+    table = svc.store.index.table()
     table.checkout_latest()
     return table.stats()["fragment_stats"]["num_fragments"]
 
 
+# -- the committed text ----------------------------------------------------------------------
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    intro=_text.filter(lambda s: s.strip() and "\n" not in s and "\r" not in s),
+    body=_text.filter(lambda s: s.strip("\n") == s and s.strip() and "\r" not in s),
+    category=st.one_of(st.none(), _text),
+    refs=st.lists(_text, max_size=3),
+    metadata=st.dictionaries(
+        _text, st.one_of(_text, st.integers(-(2**53), 2**53), st.booleans()), max_size=2
+    ),
+    user=st.one_of(st.none(), _text),
+)
+def test_a_record_survives_its_file(intro, body, category, refs, metadata, user) -> None:  # noqa: ANN001
+    record = new_record(
+        key="0123456789abcdef", introduction=intro, body=body, category=category, refs=refs,
+        metadata=metadata, user_id=user, billable=True,
+    )  # fmt: skip
+    back = text.record_of("0123456789abcdef", text.render(record), None, "test")
+    for name in text.COMMITTED + ("body",):
+        assert back[name] == record[name], name
+
+
+def test_a_file_written_by_hand_in_plain_yaml_reads() -> None:
+    md = (
+        b"---\r\nintroduction: 'It''s UTC everywhere'  \r\ncategory: conventions # why\r\n"
+        b"refs:\r\n  - src/time.py\r\n  - ENG-7\r\nbillable: true\r\npriority: HIGH\r\n---\r\n"
+        b"\r\nAll timestamps are UTC.\r\n"
+    )
+    got = text.record_of("0123456789abcdef", md, None, "test")
+    assert got["introduction"] == "It's UTC everywhere"
+    assert got["category"] == "conventions"
+    assert got["refs"] == ["src/time.py", "ENG-7"]
+    assert got["billable"] is True and got["priority"] == "HIGH"
+    assert got["body"] == "All timestamps are UTC."
+    assert got["status"] == "open" and got["events"] == [] and got["created"] is None
+
+
+@pytest.mark.parametrize(
+    ("md", "why"),
+    [
+        (b"introduction: x\n\nbody\n", "no front matter"),
+        (b"---\nintroduction: x\nbogus: 1\n---\n\nbody\n", "unknown field 'bogus'"),
+        (b"---\ncategory: x\n---\n\nbody\n", "no introduction"),
+        (b"---\nintroduction: x\n---\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> a\n", "merge conflict"),
+        (b"---\nintroduction: x\nbillable: maybe\n---\n\nbody\n", "billable must be true or false"),
+        (b"---\nintroduction: \xff\n---\n\nbody\n", "not UTF-8"),
+    ],
+)
+def test_a_file_that_does_not_read_says_why(md: bytes, why: str) -> None:
+    with pytest.raises(text.FileProblem, match=why):
+        text.record_of("0123456789abcdef", md, None, "test")
+
+
+def test_what_the_events_tell_is_not_written_twice(svc: MemoryService) -> None:
+    key = add(svc, "Feature flags live in LaunchDarkly.")
+    from nxm.lifecycle import feedback
+
+    feedback(svc, key=key, signal="POSITIVE", now="2026-05-30T10:00:00.000Z", actor="bob")
+    svc.update(key=key, introduction="Flags in LaunchDarkly", now="2026-05-31T10:00:00.000Z",
+               actor="carol")  # fmt: skip
+    md = (svc.ws.dir / "memories" / f"{key}.md").read_text()
+    for derived in ("created", "updated", "actor", "feedback", "processing", "model", "key"):
+        assert f"\n{derived}:" not in md
+    shown = svc.show(key=key)["memory"]
+    assert shown["created"] == NOW and shown["updated"] == "2026-05-31T10:00:00.000Z"
+    assert shown["actor"] == "carol" and shown["feedback"]["POSITIVE"] == 1
+    log = (svc.ws.dir / "history" / f"{key}.jsonl").read_bytes().splitlines()
+    assert [orjson.loads(x)["type"] for x in log] == ["CREATED", "FEEDBACK_SUBMITTED", "UPDATED"]
+
+
+def test_a_union_merged_log_keeps_its_lines_and_tells_times_by_their_stamps() -> None:
+    log = (
+        b"".join(
+            text.event_line({"type": t, "at": at, "actor": a})
+            for t, at, a in (
+                ("CREATED", "2026-01-02", "x"),
+                ("UPDATED", "2026-01-05", "ours"),
+                ("FEEDBACK_SUBMITTED", "2026-01-09", "r"),
+                ("UPDATED", "2026-01-03", "theirs"),
+                ("CREATED", "2026-01-01", "y"),
+            )
+        )
+        + b'{"type": "REOPENED", "at": "2026-'
+    )  # a line a crash cut short
+    got = text.parse_log(log, "test")
+    assert [e["actor"] for e in got] == ["x", "ours", "r", "theirs", "y"]
+    told = text.derived(got)
+    assert (told["created"], told["updated"], told["actor"]) == ("2026-01-01", "2026-01-05", "ours")
+
+
+# -- following the files ---------------------------------------------------------------------
+
+
+def test_a_broken_file_is_left_out_and_named_while_the_others_are_served(
+    svc: MemoryService,
+) -> None:
+    good, bad = add(svc, "The API is versioned in the path."), add(svc, "Logs go to Loki.")
+    (svc.ws.dir / "memories" / f"{bad}.md").write_text("---\nintroduction: x\n")
+    other = fresh(svc)
+    assert [m["key"] for m in other.list()["memories"]] == [good]
+    with pytest.raises(NotFoundError) as info:
+        other.show(key=bad[:6])
+    assert info.value.code == "MEMORY_FILE_BROKEN" and "front matter" in info.value.message
+    with pytest.raises(NotFoundError):
+        other.close(key=bad, now=NOW, actor="t")
+
+
+def test_the_cache_is_never_believed_over_the_files(svc: MemoryService) -> None:
+    keys = sorted([add(svc, "one fact"), add(svc, "two facts")])
+    db = svc.ws.dir / "index" / "cache.db"
+    for damage in (None, b"not a database at all", b""):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        if damage is not None:
+            db.write_bytes(damage)
+        other = fresh(svc)
+        assert sorted(m["key"] for m in other.list()["memories"]) == keys
+        assert other.search(query="fact", mode="keyword", now=NOW)["total"] == 2
+
+
+def test_a_cache_row_a_reader_parsed_too_late_is_not_put_back(svc: MemoryService) -> None:
+    key = add(svc, "The queue is RabbitMQ.")
+    cache = svc.store.cache
+    before = cache.idents()[key]
+    stale = svc.show(key=key)["memory"]
+    svc.update(key=key, introduction="Queue: RabbitMQ", now=NOW, actor="t")
+    assert cache.put([(stale, *before, key)], expect={key: before}) == []
+    assert svc.show(key=key)["memory"]["introduction"] == "Queue: RabbitMQ"
+
+
+def test_a_same_size_edit_in_the_same_second_is_seen(svc: MemoryService) -> None:
+    key = add(svc, "Port 8080 serves the admin UI.")
+    path = svc.ws.dir / "memories" / f"{key}.md"
+    assert svc.show(key=key)["memory"]["body"].startswith("Port 8080")
+    st_before = path.stat()
+    path.write_text(path.read_text().replace("8080", "9090"))  # same size, same inode, at once
+    os.utime(path, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))  # even the same mtime
+    assert fresh(svc).show(key=key)["memory"]["body"].startswith("Port 9090")
+
+
+def test_a_write_killed_half_way_lands_whole_at_the_next_command(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = add(svc, "Alpha is the first service."), add(svc, "Beta is the second.")
+    before = committed(svc.ws.root)
+    real = files._apply
+    done: list[str] = []
+
+    def dies_after_one(where: files.Files, change: files.Change) -> None:
+        if done:
+            raise KeyboardInterrupt  # as a kill would: nothing after this runs
+        done.append(change.key)
+        real(where, change)
+
+    monkeypatch.setattr(files, "_apply", dies_after_one)
+    with pytest.raises(KeyboardInterrupt), svc.store.writing() as current:
+        svc.store.commit(current, [
+            {**current[a], "status": "closed", "events": [*current[a]["events"],
+             {"type": "CLOSED", "at": NOW, "actor": "t"}]},
+            {**current[b], "status": "closed", "events": [*current[b]["events"],
+             {"type": "CLOSED", "at": NOW, "actor": "t"}]},
+        ])  # fmt: skip
+    assert committed(svc.ws.root) != before  # half of it is on disk
+    monkeypatch.setattr(files, "_apply", real)
+    other = fresh(svc)
+    assert [other.show(key=k)["memory"]["status"] for k in (a, b)] == ["closed", "closed"]
+    assert not (svc.ws.dir / "index" / "journal").exists()
+    assert [e["type"] for e in other.show(key=b)["memory"]["events"]] == ["CREATED", "CLOSED"]
+
+
+def test_switching_branches_embeds_nothing_again(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    keys = [add(svc, f"Service {i} is deployed by team {i}.") for i in range(5)]
+    svc.search(query="deployed", now=NOW)
+    mem = svc.ws.dir / "memories"
+    shutil.move(mem, tmp_path / "away")  # "another branch": no memory files
+    assert fresh(svc).search(query="deployed", now=NOW)["total"] == 0
+    shutil.move(tmp_path / "away", mem)  # and back
+    other = fresh(svc)
+    calls: list[int] = []
+    real = other._vectors
+    monkeypatch.setattr(other, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    got = other.search(query="deployed", mode="semantic", limit=10, now=NOW)["results"]
+    assert sorted(r["key"] for r in got) == sorted(keys)
+    assert sum(calls) == 0
+
+
+def test_a_deleted_index_is_made_again_by_the_next_search(svc: MemoryService) -> None:
+    key = add(svc, "Invoices are rendered by WeasyPrint.")
+    svc.search(query="invoices", now=NOW)
+    shutil.rmtree(svc.ws.dir / "index" / "lance")
+    assert [r["key"] for r in fresh(svc).search(query="WeasyPrint", now=NOW)["results"]] == [key]
+
+
+def test_reindex_rebuilds_from_the_files(svc: MemoryService) -> None:
+    keys = sorted(add(svc, f"fact {i} about widgets") for i in range(3))
+    got = svc.store.reindex()
+    assert got == {"memories": 3, "problems": 0}
+    assert sorted(r["key"] for r in svc.search(query="widgets", now=NOW)["results"]) == keys
+
+
+def test_a_refused_write_changes_no_file(svc: MemoryService) -> None:
+    key = add(svc, "Only main is released.")
+    before = committed(svc.ws.root)
+    for call in (
+        lambda: svc.update(key=key, introduction=key, body="   ", now=NOW, actor="t"),
+        lambda: svc.purge(key=key, now=NOW, actor="t"),
+        lambda: svc.reopen(key=key, now=NOW, actor="t"),
+    ):
+        with pytest.raises((ConflictError, Exception)):
+            call()
+    assert committed(svc.ws.root) == before
+
+
+def test_a_busy_lock_is_refused_after_a_bounded_wait_naming_its_holder(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from nxm.store import lock
+
+    add(svc, "first")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+         "from nxm.store.lock import locked\nwith locked(Path(sys.argv[1])):\n"
+         "    print('held', flush=True); time.sleep(30)", str(svc.store.lock_path)],
+        stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        monkeypatch.setattr(lock, "WAIT_S", 0.3)
+        with pytest.raises(ConflictError) as info:
+            svc.add(body="second", introduction="second", now=NOW, actor="t")
+        assert info.value.code == "STORE_BUSY"
+        assert f"pid {holder.pid}" in info.value.message
+        assert [m["key"] for m in svc.list()["memories"]] == [key_of(svc, "first")]
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+def key_of(svc: MemoryService, body: str) -> str:
+    from nxm.record import key_for
+
+    return key_for(body)
+
+
+# -- the earlier layout ------------------------------------------------------------------------
+
+
+def _old_layout(root: Path, records: list[dict[str, Any]]) -> None:
+    """A store as the earlier version kept it: the LanceDB table committed in .nxs/memory/."""
+    import lancedb
+    import pyarrow as pa
+
+    cols = ["key", "hash", "status", "processing", "doc"]
+    schema = pa.schema([*(pa.field(c, pa.string()) for c in cols),
+                        pa.field("vector", pa.list_(pa.float32(), 4))])  # fmt: skip
+    rows = [
+        {"key": r["key"], "hash": "", "status": r["status"], "processing": r["processing"],
+         "doc": orjson.dumps(r).decode(), "vector": [1.0, 0.0, 0.0, float(i)]}
+        for i, r in enumerate(records)
+    ]  # fmt: skip
+    lancedb.connect(str(root / ".nxs" / "memory")).create_table(
+        "memories", pa.Table.from_pylist(rows, schema)
+    )
+    (root / ".nxs" / "cache").mkdir(exist_ok=True)
+    (root / ".nxs" / "cache" / "records.json").write_text("{}")
+    (root / ".nxs" / "graph-agent.json").write_bytes(orjson.dumps({
+        "entities": {"dana kim": {"name": "Dana Kim", "type": "PERSON", "description": "SRE lead",
+                                  "user_id": None, "created": NOW, "updated": NOW, "actor": "t"}},
+        "relations": [], "version": 1,
+    }))  # fmt: skip
+
+
+def test_the_earlier_layout_moves_to_files_losing_nothing(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    root = make_workspace(tmp_path / "old")
+    records = [
+        new_record(key="a" * 16, introduction="Kept", body="Body one", created=NOW, updated=NOW,
+                   actor="ann", processing="READY", model="hash",
+                   events=[{"type": "CREATED", "at": NOW, "actor": "ann"}]),
+        new_record(key="b" * 16, introduction="Closed one", body="Body two", status="closed",
+                   created=NOW, updated="2026-06-01T00:00:00.000Z", actor="bob",
+                   feedback={"POSITIVE": 2, "NEGATIVE": 0, "NEUTRAL": 0},
+                   events=[{"type": "CREATED", "at": NOW, "actor": "ann"},
+                           {"type": "FEEDBACK_SUBMITTED", "at": NOW, "actor": "c",
+                            "data": {"signal": "POSITIVE"}},
+                           {"type": "FEEDBACK_SUBMITTED", "at": NOW, "actor": "d",
+                            "data": {"signal": "POSITIVE"}},
+                           {"type": "CLOSED", "at": "2026-06-01T00:00:00.000Z", "actor": "bob",
+                            "data": {"from": "open", "to": "closed"}}]),
+        new_record(key="c" * 16, introduction="No history", body="Imported long ago",
+                   created=NOW, updated=NOW, actor="imp", metadata={"x": [1, 2]}),
+    ]  # fmt: skip
+    _old_layout(root, records)
+    svc = MemoryService(find(root))
+    shown = {r["key"]: svc.show(key=r["key"])["memory"] for r in records}
+    assert "moved 3 memories" in capfd.readouterr().err
+    for r in records:
+        for name in FIELDS:
+            if name not in ("events", "processing", "model"):
+                assert shown[r["key"]][name] == r[name], (r["key"], name)
+        assert shown[r["key"]]["events"][: len(r["events"])] == r["events"]
+    assert shown["a" * 16]["processing"] == "READY"  # its vector came along
+    assert not (root / ".nxs" / "memory").exists() and not (root / ".nxs" / "cache").exists()
+    assert (root / ".nxs" / "graph.jsonl").exists()
+    assert MemoryService(find(root)).store.records().keys() == shown.keys()
+
+
+# -- the index -------------------------------------------------------------------------------
+
+
 def test_single_writes_keep_fragments_bounded(svc: MemoryService) -> None:
+    keys = [add(svc, "Fact number 0: the widget-0 service listens on port 8000.")]
+    svc.search(query="widget", now=NOW)  # this process searches: its writes keep the index
     seen = []
-    keys = []
-    for i in range(60):
+    for i in range(1, 60):
         keys.append(
             add(svc, f"Fact number {i}: the widget-{i} service listens on port {8000 + i}.")
         )
         seen.append(fragments(svc))
     assert max(seen) < COMPACT_EVERY
-    assert min(seen[COMPACT_EVERY:]) < COMPACT_EVERY // 2  # it did compact, more than once
-    table = svc.store.table()
+    table = svc.store.index.table()
     assert table.count_rows() == 60
     assert sorted(i.columns[0] for i in table.list_indices() if i.index_type == "FTS") == [
-        "context",
-        "text",
-    ]
-    # rows written before and after the compactions are all found by the full-text index
+        "context", "text",
+    ]  # fmt: skip
     for i in (0, 30, 59):
         got = svc.search(query=f"widget-{i}", mode="keyword", limit=1, now=NOW)["results"]
         assert [r["key"] for r in got] == [keys[i]]
 
 
+def test_writes_of_another_process_are_indexed_by_the_next_search(svc: MemoryService) -> None:
+    add(svc, "The first memory.")
+    svc.search(query="first", now=NOW)
+    other = fresh(svc)
+    keys = [other.add(body=f"Batch fact {i}", introduction=f"Batch {i}", now=NOW,
+                      actor="t")["memory"]["key"] for i in range(4)]  # fmt: skip
+    assert other.store.index._table is None  # that process never opened the index
+    got = svc.search(query="Batch fact", mode="keyword", limit=10, now=NOW)["results"]
+    assert sorted(r["key"] for r in got) == sorted(keys)
+
+
 def test_compact_reports_fragments(svc: MemoryService) -> None:
     for i in range(3):
         add(svc, f"note {i}")
+    svc.search(query="note", now=NOW)
     got = svc.store.compact()
-    # small tables fold every write into the index (optimize), so fragments never pile up
-    assert got["fragments_before"] <= 2
-    assert got["fragments_after"] <= got["fragments_before"]
-    again = svc.store.compact()
-    assert again["fragments_before"] == got["fragments_after"]
-    assert again["fragments_after"] <= again["fragments_before"]
-    assert svc.store.table().count_rows() == 3
+    assert got["fragments_after"] <= got["fragments_before"] <= 2
+    assert svc.store.index.table().count_rows() == 3
 
 
 def test_compact_on_an_empty_workspace(svc: MemoryService) -> None:
     assert svc.store.compact() == {"fragments_before": 0, "fragments_after": 0}
-
-
-def test_read_cache_matches_lancedb_after_writes(svc: MemoryService) -> None:
-    a = add(svc, "alpha")
-    b = add(svc, "beta")
-    svc.close(key=a, now=NOW, actor="t")
-    svc.forget(key=b, now=NOW, actor="t")
-    svc.purge(key=b, now=NOW, actor="t")
-    cached = orjson.loads(svc.store.cache_path.read_bytes())
-    assert cached["version"] == 1
-    assert cached["records"] == [svc.store._scan()[a]]
-    assert [r["key"] for r in cached["records"]] == [a]
-
-
-def test_missing_or_corrupt_cache_is_rebuilt_from_lancedb(svc: MemoryService) -> None:
-    keys = sorted([add(svc, "one"), add(svc, "two")])
-    scanned = svc.store._scan()
-    expected = orjson.loads(svc.store.cache_path.read_bytes())
-    svc.store.cache_path.unlink()
-    fresh = Store(find(svc.ws.root))
-    assert sorted(fresh.records()) == keys
-    assert fresh.records() == scanned
-    assert orjson.loads(svc.store.cache_path.read_bytes()) == expected
-    svc.store.cache_path.write_bytes(b'{"records": [')
-    assert Store(find(svc.ws.root)).records() == scanned
-    assert orjson.loads(svc.store.cache_path.read_bytes()) == expected
-
-
-def test_a_writer_refreshes_a_stale_cache_from_lancedb(svc: MemoryService) -> None:
-    """A deleted cache (a crash between commit and cache write) is rebuilt inside the lock."""
-    a = add(svc, "one")
-    svc.store.cache_path.unlink()
-    b = add(svc, "two")
-    assert sorted(orjson.loads(svc.store.cache_path.read_bytes())["records"], key=str) == sorted(
-        svc.store._scan().values(), key=str
-    )
-    assert sorted(svc.store.records()) == sorted([a, b])
-
-
-def test_records_of_a_workspace_without_a_table_is_empty_and_creates_nothing(
-    svc: MemoryService,
-) -> None:
-    assert svc.store.records() == {}
-    assert not (svc.ws.dir / "memory").exists()
-    assert not svc.store.cache_path.exists()
-
-
-def test_commit_without_changes_makes_no_version(svc: MemoryService) -> None:
-    add(svc, "one")
-    table = svc.store.table()
-    table.checkout_latest()
-    version = table.version
-    with svc.store.writing() as current:
-        svc.store.commit(current, [], None, [])
-    table.checkout_latest()
-    assert table.version == version
-
-
-def test_vectors_are_returned_for_ready_records_only(svc: MemoryService) -> None:
-    a = add(svc, "one")
-    vec = svc.store.vectors([a, "missing"])
-    assert list(vec) == [a]
-    assert len(vec[a]) == svc.store.table_dim()
-    with svc.store.writing() as current:
-        pending = {**current[a], "processing": "PENDING"}
-        svc.store.commit(current, [pending], {})
-    assert svc.store.vectors([a]) == {}
-    assert svc.store.records()[a]["processing"] == "PENDING"
-
-
-def test_an_update_keeps_the_stored_vector_when_the_text_is_unchanged(svc: MemoryService) -> None:
-    a = add(svc, "one")
-    before = svc.store.vectors([a])[a]
-    svc.close(key=a, now=NOW, actor="t")
-    assert svc.store.vectors([a])[a] == before
-    assert svc.store.records()[a]["processing"] == "READY"
 
 
 def test_where_builds_quoted_sql() -> None:
@@ -172,27 +435,26 @@ def test_filter_values_with_quotes_search_safely(svc: MemoryService) -> None:
     )
 
 
-def test_a_uri_store_skips_the_read_cache(tmp_path: Path) -> None:
-    from conftest import make_workspace
-
+def test_a_uri_store_keeps_records_in_its_table_and_writes_no_memory_file(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "proj")
     cfg = root / ".nxs" / "config.toml"
     store_dir = tmp_path / "remote"
-    text = cfg.read_text().replace("[memory]\n", f'[memory]\nstore = "file://{store_dir}"\n')
-    cfg.write_text(text)
+    cfg.write_text(
+        cfg.read_text().replace("[memory]\n", f'[memory]\nstore = "file://{store_dir}"\n')
+    )
     svc = MemoryService(find(root))
-    assert svc.store.local is False
+    assert svc.store.remote
     k = add(svc, "kept remotely")
-    assert not svc.store.cache_path.exists()
+    assert not (root / ".nxs" / "memories").exists()
     assert (store_dir / "memories.lance").is_dir()
-    assert list(MemoryService(find(root)).store.records()) == [k]
+    again = MemoryService(find(root))
+    assert list(again.store.records()) == [k]
+    assert again.search(query="remotely", mode="keyword", now=NOW)["results"][0]["key"] == k
 
 
 def test_quotes_in_a_keyword_query_are_plain_characters(svc: MemoryService) -> None:
     k = add(svc, "The widget service listens on port 8000.")
-    plain = svc.search(query="widget", mode="keyword", now=NOW)["results"]
-    assert [r["key"] for r in plain] == [k]
-    for query in ('"widget"', '"widget', 'widget "port 8000"'):
+    for query in ("widget", '"widget"', '"widget', 'widget "port 8000"'):
         got = svc.search(query=query, mode="keyword", now=NOW)["results"]
         assert [r["key"] for r in got] == [k], query
 
@@ -205,24 +467,19 @@ def test_keyword_scores_do_not_depend_on_when_a_memory_was_indexed(svc: MemorySe
     assert len({r["score"] for r in got}) == 1  # same length, same term frequency: same BM25
 
 
-def _lancedb_semantic(svc: MemoryService, vector: object, filters: dict, limit: int) -> list:
-    """LanceDB's own flat cosine search: what `Store.semantic` must return."""
-    table = svc.store.table()
+def _lancedb_semantic(svc: MemoryService, vector: Any, filters: dict, limit: int) -> list:
+    """LanceDB's own flat cosine search: what `Index.semantic` must return."""
+    table = svc.store.index.table()
     table.checkout_latest()
     q = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
     cond = where({**filters, "processing": "READY"})
     got = q.where(cond, prefilter=True).limit(limit).select(["key", "_distance"]).to_arrow()
-    return [
-        (k, 1.0 - d)
-        for k, d in zip(
-            got.column("key").to_pylist(), got.column("_distance").to_pylist(), strict=True
-        )
-    ]
+    return [(k, 1.0 - d) for k, d in zip(got.column("key").to_pylist(),
+                                         got.column("_distance").to_pylist(), strict=True)]  # fmt: skip
 
 
 def _same_ranking(got: list, want: list) -> None:
-    """The same scores in the same order; only keys of equal scores (up to float rounding)
-    may trade places, or take each other's place at the cut."""
+    """The same scores in the same order; only keys of equal scores may trade places."""
     assert len(got) == len(want)
     wanted = dict(want)
     for (k1, s1), (_, s2) in zip(got, want, strict=True):
@@ -233,61 +490,10 @@ def _same_ranking(got: list, want: list) -> None:
             assert s1 == pytest.approx(want[-1][1], abs=1e-6)
 
 
-def test_a_writer_patches_the_vectors_it_holds(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """After its own writes a process appends to the vectors it holds instead of reading them
-    all again; its searches equal those of a process that reads them afresh."""
-    from nxm import store
-
-    monkeypatch.setattr(store, "SPARE_ROWS", 6)  # room for 6 rows past the 4 read below
-    keys = [add(svc, f"The billing service retries {i} times.", user_id="u") for i in range(4)]
-    vector = svc.embedder().embed(["billing retries"])[0]
-    cases = [{}, {"status": "open"}, {"user_id": "u"}, {"status": "forgotten"}]
-
-    def check() -> None:
-        fresh = MemoryService(find(svc.ws.root)).store
-        for filters in cases:
-            for limit in (1, 3, 20):
-                got = svc.store.semantic(vector, filters, limit)
-                want = fresh.semantic(vector, filters, limit)
-                _same_ranking(got[0], want[0])
-                assert got[1] == pytest.approx(want[1], abs=1e-6)
-
-    check()
-    matrix = svc.store._vectors_at[1].matrix  # shared by the vectors of every later version
-    steps = [
-        lambda: add(svc, "The ledger service retries twice.", user_id="u"),  # appended
-        lambda: svc.update(key=keys[0], introduction="x", body="Billing never retries.", now=NOW, actor="t"),
-        lambda: svc.close(key=keys[1], now=NOW, actor="t"),  # same vector, new status
-        lambda: svc.forget(key=keys[2], now=NOW, actor="t"),
-        lambda: svc.purge(key=keys[2], now=NOW, actor="t"),  # deleted: no row appended
-    ]  # fmt: skip
-    for step in steps:
-        step()
-        check()
-        assert svc.store._vectors_at[1].matrix is matrix  # patched, not read again
-    held = svc.store._vectors_at[1]
-    assert held.size == 4 + 4 and held.live().sum() == 4
-    add(svc, "The auth service retries never.")  # 9th and 10th rows: room for them still
-    add(svc, "The export service retries once.")
-    check()
-    assert svc.store._vectors_at[1].matrix is matrix and svc.store._vectors_at[1].size == 10
-    assert held.size == 8 and held.live().sum() == 4  # an older version's vectors stay as they were
-    add(svc, "The search service retries thrice.")  # no room: read again, without dead rows
-    check()
-    again = svc.store._vectors_at[1]
-    assert again.matrix is not matrix and again.size == again.live().sum() == 7
-
-
-def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
-    svc: MemoryService,
-) -> None:
+def test_search_returns_what_lancedb_returns_for_every_filter(svc: MemoryService) -> None:
     services = ("billing", "ledger", "auth", "search", "export")
     keys = [
-        add(
-            svc,
-            f"The {services[i % 5]} service retries {i % 3} times; owner {i % 7}, note {i}.",
+        add(svc, f"The {services[i % 5]} service retries {i % 3} times; owner {i % 7}, note {i}.",
             category=("notes", "decisions", "gotchas")[i % 3],
             scope="item" if i % 4 == 0 else "project",
             refs=[f"ENG-{i % 6}", "shared"] if i % 4 == 0 else None,
@@ -296,59 +502,56 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
             ttl_days=(1 if i % 10 == 0 else 30) if i % 5 == 0 else None,
             user_id=None if i % 2 else f"user-{i % 3}",
             agent_id=f"agent-{i % 2}",
-            session_id=f"s-{i % 4}" if i % 3 else None,
-        )
+            session_id=f"s-{i % 4}" if i % 3 else None)
         for i in range(40)
-    ]
+    ]  # fmt: skip
     for k in keys[1:8:3]:
         svc.close(key=k, now=NOW, actor="t")
     for k in keys[2:9:3]:
         svc.forget(key=k, now=NOW, actor="t")
-    with svc.store.writing() as current:  # one record without a vector: never a semantic hit
-        svc.store.commit(current, [{**current[keys[3]], "processing": "PENDING"}], {})
+    with svc.store.cache.transaction() as conn:  # one memory without a vector: never a hit
+        conn.execute("DELETE FROM vectors WHERE text = (SELECT text FROM records WHERE key = ?)",
+                     (keys[3],))  # fmt: skip
+        conn.execute("UPDATE records SET ready = 0 WHERE key = ?", (keys[3],))
+        conn.execute("INSERT OR REPLACE INTO pending VALUES (?, 999)", (keys[3],))
+    svc.store.refresh()
     later = "2026-06-05T10:00:00.000Z"  # past the one-day TASK memories' expiry
     cases = [
-        {},
-        {"status": "open", "not_expired": NOW},
-        {"status": "open", "not_expired": later},
-        {"status": "closed"},
-        {"status_in": ["open", "forgotten"]},
-        {"category": "decisions", "priority": "HIGH"},
-        {"scope": "item", "ref": "ENG-2"},
-        {"ref": "shared", "not_expired": later},
-        {"ref": "ENG-99"},
-        {"user_id": "user-1"},
-        {"agent_id": "agent-0", "session_id": "s-2"},
-        {"layer": "TASK", "status": "open"},
-        {"processing": "PENDING"},
-        {"user_id": "x' OR '1'='1"},
-    ]
+        {}, {"status": "open", "not_expired": NOW}, {"status": "open", "not_expired": later},
+        {"status": "closed"}, {"status_in": ["open", "forgotten"]},
+        {"category": "decisions", "priority": "HIGH"}, {"scope": "item", "ref": "ENG-2"},
+        {"ref": "shared", "not_expired": later}, {"ref": "ENG-99"}, {"user_id": "user-1"},
+        {"agent_id": "agent-0", "session_id": "s-2"}, {"layer": "TASK", "status": "open"},
+        {"processing": "PENDING"}, {"user_id": "x' OR '1'='1"},
+    ]  # fmt: skip
+    index = svc.store.index
     embed = svc.embedder()
     for query in ("billing retries", "who owns the ledger", "note 17"):
         vector = embed.embed([query])[0]
         for filters in cases:
             every = [s for _, s in _lancedb_semantic(svc, vector, filters, 10_000)]
             for limit in (1, 5, 60):
-                got, spread = svc.store.semantic(vector, filters, limit)
-                want = _lancedb_semantic(svc, vector, filters, limit)
-                _same_ranking(got, want)
-                # the spread is over every record the filters allow, not only the hits
-                if every:
+                got, spread = index.semantic(vector, filters, limit)
+                _same_ranking(got, _lancedb_semantic(svc, vector, filters, limit))
+                if every:  # the spread is over every record the filters allow
                     assert spread == pytest.approx(
                         (statistics.fmean(every), statistics.pstdev(every)), abs=1e-5
                     )
                 else:
                     assert spread is None
-    assert svc.store.semantic(vector, {"status": "open"}, 60)[0]  # the cases were not all empty
-    assert keys[3] not in dict(svc.store.semantic(vector, {}, 60)[0])
-
-    # keyword search (LanceDB's async queries, all at once) equals its sync `search` filtered
-    # before the search, for every filter, both columns
-    table = svc.store.table()
+            rows = (
+                index.table().search().where(where(filters))
+                if where(filters)
+                else index.table().search()
+            )
+            allowed = set(rows.select(["key"]).limit(None).to_arrow().column("key").to_pylist())
+            assert index.passing(set(keys), filters) == allowed, filters
+    assert keys[3] not in dict(index.semantic(vector, {}, 60)[0])
+    table = index.table()
     for query in ("billing retries", "owner note", "ledger ENG"):
         for filters in cases:
             for limit in (1, 5, 60):
-                got = svc.store.keywords(query, filters, limit, ("text", "context"))
+                got = index.keywords(query, filters, limit, ("text", "context"))
                 for column in ("text", "context"):
                     q = table.search(query, query_type="fts", fts_columns=column).limit(limit)
                     if where(filters):
@@ -357,251 +560,8 @@ def test_semantic_search_returns_what_lancedb_returns_for_every_filter(
                     assert got[column] == list(
                         zip(want["key"].to_pylist(), want["_score"].to_pylist(), strict=True)
                     ), (query, filters, limit, column)
-    assert svc.store.keywords("ledger", {"status": "closed"}, 60, ("text",))["text"]  # not empty
 
 
-def test_vectors_streamed_in_another_order_than_their_keys_rank_the_same(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import lancedb.query
-    import pyarrow as pa
-
-    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kestrel lumen".split()
-    for i, word in enumerate(words):
-        add(svc, f"The ledger {'billing ' * (i % 4)}note about {word} and {words[i - 5]}.")
-    vector = svc.embedder().embed(["ledger billing"])[0]
-    want, spread = svc.store.semantic(vector, {}, 12)
-    real = lancedb.query.LanceEmptyQueryBuilder.to_batches
-
-    def backwards(self: object, *args: object, **kwargs: object) -> pa.RecordBatchReader:
-        got = real(self, *args, **kwargs)
-        if "vector" not in got.schema.names:  # the keys and filter columns: as they come
-            return got
-        rows = [b.take(pa.array(range(b.num_rows - 1, -1, -1))) for b in got]
-        return pa.RecordBatchReader.from_batches(got.schema, rows[::-1])
-
-    monkeypatch.setattr(lancedb.query.LanceEmptyQueryBuilder, "to_batches", backwards)
-    fresh = Store(find(svc.ws.root))  # reads the vectors anew, in the other order
-    got, same = fresh.semantic(vector, {}, 12)
-    _same_ranking(got, want)
-    assert same == pytest.approx(spread)
-    assert len({s for _, s in want}) >= 10  # most differ: a key given another's vector shows
-
-
-def test_semantic_search_sees_every_process_writes(workspace: Path) -> None:
-    reader, writer = MemoryService(find(workspace)), MemoryService(find(workspace))
-    a = add(writer, "The ledger closes the books at midnight UTC.")
-    vector = reader.embedder().embed(["ledger books midnight"])[0]
-    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)[0]] == [a]
-    b = add(writer, "The ledger books are audited every midnight.")
-    assert sorted(k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)[0]) == sorted(
-        [a, b]
-    )
-    writer.forget(key=a, now=NOW, actor="t")
-    assert [k for k, _ in reader.store.semantic(vector, {"status": "open"}, 5)[0]] == [b]
-    writer.purge(key=a, now=NOW, actor="t")
-    assert [k for k, _ in reader.store.semantic(vector, {}, 5)[0]] == [b]
-    writer.store.compact()
-    assert [k for k, _ in reader.store.semantic(vector, {}, 5)[0]] == [b]
-    got = reader.search(query="ledger books midnight", mode="semantic", now=NOW)["results"]
-    assert [r["key"] for r in got] == [b]
-
-
-def test_a_process_starts_its_next_write_from_the_records_it_wrote(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    a = add(svc, "The ledger closes at midnight.")
-    monkeypatch.setattr(svc.store, "_read_cache", lambda: pytest.fail("read cache parsed again"))
-    monkeypatch.setattr(svc.store, "_scan", lambda: pytest.fail("table scanned again"))
-    b = add(svc, "The billing API retries three times.")
-    svc.close(key=a, now=NOW, actor="t")
-    got = svc.search(query="ledger", mode="keyword", status="closed", now=NOW)["results"]
-    assert [r["key"] for r in got] == [a]
-    monkeypatch.undo()
-    fresh = MemoryService(find(svc.ws.root)).store
-    assert sorted(fresh.records()) == sorted([a, b])
-    assert fresh.records()[a]["status"] == "closed"
-    assert fresh._scan() == fresh.records()
-
-
-def test_a_write_after_another_process_wrote_starts_from_its_records(workspace: Path) -> None:
-    one, two = MemoryService(find(workspace)), MemoryService(find(workspace))
-    a = add(one, "The ledger closes at midnight.")
-    b = add(two, "The billing API retries three times.")
-    two.close(key=a, now=NOW, actor="t")
-    c = add(one, "The auth gateway rotates keys weekly.")
-    fresh = MemoryService(find(workspace)).store.records()
-    assert sorted(fresh) == sorted([a, b, c])
-    assert fresh[a]["status"] == "closed"
-    assert one.store.snapshot() == fresh
-    one.forget(key=b, now=NOW, actor="t")
-    assert two.store.snapshot()[b]["status"] == "forgotten"
-    assert two.store.records()[a]["status"] == "closed"
-
-
-def test_a_search_reads_only_the_records_it_returns_and_ranks_as_with_every_record(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from nxm.lifecycle import feedback
-
-    said = [
-        ("Where did you buy the snake ledger?", "chat"),
-        ("In Paris, a year ago, with the ledger.", "chat"),
-        ("Does the ledger bite?", "chat"),
-        ("The ledger closes at midnight.", None),
-        ("The billing ledger retries three times.", None),
-        ("Ledger exports run nightly.", "ops"),
-        ("The ledger export failed twice.", "ops"),
-        ("The ledger is audited yearly.", None),
-    ]
-    keys = [
-        svc.add(
-            body=body, introduction=body[:40], now=f"2026-01-01T00:00:{i:02d}.000Z", actor="t",
-            session_id=session,
-        )["memory"]["key"]
-        for i, (body, session) in enumerate(said)
-    ]  # fmt: skip
-    for key, signal in [(keys[3], "NEGATIVE"), (keys[4], "POSITIVE"), (keys[4], "POSITIVE")]:
-        feedback(svc, key=key, signal=signal, now=NOW, actor="t")
-    reader = MemoryService(find(svc.ws.root))  # another process: reads the read cache file
-    snapshot = reader.store.snapshot()
-    assert snapshot.brief[keys[0]] == {"session_id": "chat", "created": "2026-01-01T00:00:00.000Z"}
-    assert snapshot.brief[keys[4]] == {"feedback": {"POSITIVE": 2, "NEGATIVE": 0, "NEUTRAL": 0}}
-    assert snapshot.brief[keys[3]]["feedback"]["NEGATIVE"] == 1 and not snapshot.brief[keys[7]]
-    read: list[str] = []
-    parse = snapshot._read
-    monkeypatch.setattr(snapshot, "_read", lambda key: read.append(key) or parse(key))
-    every = Snapshot.of(reader.store.records())  # every record as a dict, as search held them
-    for mode in ("hybrid", "keyword", "semantic"):
-        read.clear()
-        got = reader.search(query="ledger snake", mode=mode, limit=4, now=NOW)
-        assert read == [r["key"] for r in got["results"]] and len(read) == 4
-        with monkeypatch.context() as m:
-            m.setattr(reader.store, "snapshot", lambda: every)
-            assert reader.search(query="ledger snake", mode=mode, limit=4, now=NOW) == got
-
-
-def test_a_snapshot_is_kept_while_the_read_cache_is_unchanged(workspace: Path) -> None:
-    one, two = MemoryService(find(workspace)), MemoryService(find(workspace))
-    a = add(one, "The ledger closes at midnight.")
-    first = two.store.snapshot()
-    assert two.store.snapshot() is first and first[a]["status"] == "open"
-    one.close(key=a, now=NOW, actor="t")  # another process replaces the file
-    assert first[a]["status"] == "open"  # an old snapshot still reads the state it was made of
-    second = two.store.snapshot()
-    assert second is not first and second[a]["status"] == "closed"
-    assert dict(second) == two.store._scan()
-    two.store.cache_path.write_bytes(b'{"records":[\n{"key": "damaged"')
-    third = two.store.snapshot()  # a damaged file is rebuilt from the table, then read
-    assert dict(third) == two.store._scan() and third.sig == two.store._cache_sig()
-
-
-def test_the_read_cache_is_one_json_document_read_a_line_at_a_time(svc: MemoryService) -> None:
-    keys = [add(svc, f"note {i}: the cache keeps every record") for i in range(3)]
-    raw = svc.store.cache_path.read_bytes()
-    assert sorted(r["key"] for r in orjson.loads(raw)["records"]) == sorted(keys)
-    assert raw.count(b"\n") == 5  # head, a line per record, tail
-    whole = svc.store._read_cache()
-    assert whole == {r["key"]: r for r in orjson.loads(raw)["records"]}
-    lines = raw.splitlines(keepends=True)
-    damaged = [
-        raw[:-20],  # cut short
-        b"".join(lines[:-1]),  # no tail
-        b"".join([*lines[:-2], lines[-2].replace(b"\n", b",\n"), lines[-1]]),  # comma, no record
-        b"".join([lines[0], lines[1].replace(b",\n", b"\n"), *lines[2:]]),  # a comma missing
-        raw + b"{}",  # bytes after the end
-        b"".join([lines[0], b"[1],\n", *lines[2:]]),  # not a record
-    ]
-    for bad in damaged:
-        svc.store.cache_path.write_bytes(bad)
-        assert svc.store._read_cache() is None, bad
-    svc.store.cache_path.write_bytes(orjson.dumps(orjson.loads(raw)))  # one line: read whole
-    assert svc.store._read_cache() == whole
-    svc.store.cache_path.write_bytes(b'{"records":[\n],"version":1}\n')
-    assert svc.store._read_cache() == {}
-
-
-def test_a_batch_is_folded_into_the_index_in_a_large_table(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import nxm.store as store_module
-
-    monkeypatch.setattr(store_module, "FOLD_EVERY_WRITE_UP_TO", 0)  # as if the table were large
-    monkeypatch.setattr(store_module, "UNINDEXED_MAX", 5)
-    add(svc, "the first memory makes the index")
-
-    def unindexed() -> int:
-        table = svc.store.table()
-        table.checkout_latest()
-        names = [i.name for i in table.list_indices() if i.index_type == "FTS"]
-        return max(table.index_stats(n).num_unindexed_rows for n in names)
-
-    for i in range(3):  # single writes wait for COMPACT_EVERY fragments
-        add(svc, f"single write {i} of a gauge")
-    assert unindexed() == 3
-    records = [
-        {**r, "key": f"{i:016x}", "body": f"batch row {i} of a widget", "processing": "PENDING"}
-        for i, r in enumerate([next(iter(svc.store.records().values()))] * 8)
-    ]
-    with svc.store.writing() as current:
-        svc.store.commit(current, records, {})
-    assert svc.store.maintainer is not None  # a large table is folded by a child (nxm.maintain)
-    assert svc.store.maintainer.wait(timeout=120) == 0
-    assert unindexed() == 0
-    got = svc.search(query="widget", mode="keyword", limit=20, now=NOW)["results"]
-    assert len(got) == 8
-
-
-def test_a_single_write_outside_the_index_is_found_by_keyword_search(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Above `FOLD_EVERY_WRITE_UP_TO` rows a single write waits for the next fold; until then
-    the full-text search scans it, so it is found at once (and ranked first for its own words)."""
-    import nxm.store as store_module
-
-    monkeypatch.setattr(store_module, "FOLD_EVERY_WRITE_UP_TO", 0)  # as if the table were large
-    for i in range(5):
-        add(svc, f"The gateway-{i} proxy retries upstream calls {i + 2} times.")
-    key = add(svc, "The zeppelin backlog is drained by the nightly janitor job.")
-    table = svc.store.table()
-    table.checkout_latest()
-    names = [i.name for i in table.list_indices() if i.index_type == "FTS"]
-    assert max(table.index_stats(n).num_unindexed_rows for n in names) > 0
-    for query in ("zeppelin backlog", "nightly janitor"):
-        got = svc.search(query=query, mode="keyword", limit=3, now=NOW)["results"]
-        assert [r["key"] for r in got][:1] == [key]
-    assert len(svc.search(query="gateway proxy", mode="keyword", limit=10, now=NOW)["results"]) == 5
-
-
-def test_read_cache_written_by_parts_equals_a_fresh_one(svc: MemoryService) -> None:
-    """A long-lived writer serializes only the records a write changed; after adds, changes,
-    a purge, a write by another process and a session follower, the file is still the one a
-    fresh process writes for the same records."""
-
-    def fresh() -> bytes:
-        cached = svc.store._read_cache()
-        assert cached == svc.store._scan()  # the records LanceDB holds
-        return cache_bytes(cached)  # written as a fresh process writes them
-
-    keys = [add(svc, f"note {i} on the cache", session_id="s1") for i in range(4)]
-    assert svc.store.cache_path.read_bytes() == fresh()
-    svc.update(key=keys[1], body="note one, changed", introduction="one", now=NOW, actor="t")
-    svc.purge(key=svc.forget(key=keys[2], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
-    assert svc.store.cache_path.read_bytes() == fresh()
-    other = MemoryService(svc.ws)  # another process
-    add(other, "written by another process")
-    add(svc, "and one more here")
-    assert svc.store.cache_path.read_bytes() == fresh()
-
-
-def test_read_cache_of_no_records_is_written_by_parts_too(svc: MemoryService) -> None:
-    key = add(svc, "the only one")
-    svc.purge(key=svc.forget(key=key, now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
-    assert svc.store.cache_path.read_bytes() == b'{"records":[\n],"version":1}\n'
-    assert svc.store._read_cache() == {}
-
-
-def cache_bytes(records: dict[str, dict[str, Any]]) -> bytes:
-    """The read cache's layout: one JSON document, one record a line in key order."""
-    lines = b",\n".join(orjson.dumps(records[k]) for k in sorted(records))
-    return b'{"records":[\n' + (lines + b"\n" if lines else b"") + b'],"version":1}\n'
+def test_records_of_a_new_workspace_are_empty_and_no_index_is_made(svc: MemoryService) -> None:
+    assert list(Store(find(svc.ws.root)).records()) == []
+    assert not (svc.ws.dir / "index" / "lance").exists()

@@ -106,9 +106,11 @@ def test_init_writes_config_and_gitignore_and_is_idempotent(tmp_path: Path) -> N
         "memory": DEFAULT_CONFIG["memory"],
         "mcp": DEFAULT_CONFIG["mcp"],
     }
-    assert (
-        ws.dir / ".gitignore"
-    ).read_bytes() == b"# derived and machine-local files\ncache/\n*.lock\n"
+    from nxm.store.text import GITATTRIBUTES, GITIGNORE
+
+    assert (ws.dir / ".gitignore").read_bytes() == GITIGNORE
+    assert (ws.dir / ".gitattributes").read_bytes() == GITATTRIBUTES
+    assert b"NEXUS_MEMORY.md merge=union" in (ws.root / ".gitattributes").read_bytes()
     before = (ws.dir / "config.toml").read_bytes()
     again, added_again = init(tmp_path / "proj", ["memory"])
     assert added_again == []

@@ -66,45 +66,66 @@ def workers() -> Any:
 # -- the store, read directly ---------------------------------------------------------------------
 
 
-def lance_rows(root: Path) -> list[dict[str, Any]]:
-    """Every row of the LanceDB table (key and document), read without the cache."""
-    import lancedb
+def store_docs(root: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The records as the memory files hold them (read without the cache), and the keys the
+    search index does not hold exactly once after a new process brought it up to date."""
+    from nxm.service import MemoryService
+    from nxm.store.text import record_of
+    from nxs.workspace import find
 
-    db = lancedb.connect(str(root / ".nxs" / "memory"))
-    table = db.open_table("memories")
-    return table.to_arrow().select(["key", "doc"]).to_pylist()
+    docs = {}
+    for md in sorted((root / ".nxs" / "memories").glob("*.md")):
+        log = root / ".nxs" / "history" / f"{md.stem}.jsonl"
+        raw = log.read_bytes() if log.exists() else None
+        docs[md.stem] = record_of(md.stem, md.read_bytes(), raw, ".nxs")
+    service = MemoryService(find(root))
+    service.store.records()
+    service.store.refresh()
+    table = service.store.index.table()
+    keys = table.search().select(["key"]).limit(None).to_arrow().column("key").to_pylist() if (
+        table is not None
+    ) else []  # fmt: skip
+    service.store.close()
+    counts = collections.Counter(keys)
+    wrong = {k for k, n in counts.items() if n != 1} | (set(docs) ^ set(counts))
+    return docs, sorted(wrong)
 
 
-def lance_docs(root: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The records in LanceDB by key, and the keys that appear in more than one row."""
-    rows = lance_rows(root)
-    counts = collections.Counter(r["key"] for r in rows)
-    return {r["key"]: json.loads(r["doc"]) for r in rows}, sorted(
-        k for k, n in counts.items() if n != 1
-    )
+def consistent(root: Path) -> dict[str, dict[str, Any]]:
+    """Assert that the record cache and NEXUS_MEMORY.md agree with the memory files, and the
+    index holds each memory once; return the records the files hold."""
+    from nxm.projection import render
+    from nxm.service import MemoryService
+    from nxm.store.cache import Cache
+    from nxm.store.text import LOCAL
+    from nxs.workspace import find
+
+    def committed(records: Any) -> dict[str, dict[str, Any]]:
+        return {k: {f: v for f, v in r.items() if f not in LOCAL} for k, r in records.items()}
+
+    docs, wrong = store_docs(root)
+    assert wrong == []
+    store = MemoryService(find(root)).store
+    cached = dict(store.records().items())
+    store.close()
+    assert committed(cached) == committed(docs)
+    fresh = Cache(None, "hash")
+    fresh.put([(r, "", "", k) for k, r in docs.items()])
+    assert (root / "NEXUS_MEMORY.md").read_bytes() == render(*fresh.lines())
+    return docs
 
 
 def fingerprint(root: Path) -> dict[str, str]:
-    """What a refused call must not change: every file of `.nxs/` and NEXUS_MEMORY.md.
-
-    LanceDB's files are never rewritten in place, so their names and sizes stand for them;
-    the others (cache, graph, usage log, config) are hashed.
-    """
+    """What a refused call must not change: every committed file (all but the machine-local
+    `.nxs/index/` and `.nxs/cache/`), hashed."""
     out: dict[str, str] = {}
-    nxs = root / ".nxs"
-    for dirpath, _dirs, files in os.walk(nxs):
+    for dirpath, _dirs, files in os.walk(root):
         for name in files:
             path = Path(dirpath, name)
-            rel = str(path.relative_to(root))
-            if name.endswith(".lock"):  # lock files are not data
+            rel = path.relative_to(root)
+            if rel.parts[:2] in ((".nxs", "index"), (".nxs", "cache")):
                 continue
-            if rel.startswith(".nxs/memory/"):
-                out[rel] = str(path.stat().st_size)
-            else:
-                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    projection = root / "NEXUS_MEMORY.md"
-    if projection.exists():
-        out["NEXUS_MEMORY.md"] = hashlib.sha256(projection.read_bytes()).hexdigest()
+            out[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
@@ -185,8 +206,8 @@ __all__ = [
     "child_env",
     "events_of",
     "fingerprint",
-    "lance_docs",
-    "lance_rows",
+    "consistent",
+    "store_docs",
     "run_cli",
     "size",
     "workers",

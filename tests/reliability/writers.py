@@ -234,7 +234,7 @@ def _warm(root: str) -> None:
 
     service = Context(now="", actor="", workspace_arg=root).memory
     service.embedder()
-    service.store.table(create=True)
+    service.store.index.table(create=True)
 
 
 def _start(root: str, env: dict[str, str]) -> None:

@@ -1,0 +1,168 @@
+"""The store in git: a write's cost against the store's size, a search after a checkout, a clone.
+
+    python -m bench.run --only git-add,git-checkout,git-clone
+    python -m bench.run --only git-add --git-sizes 100,10000,100000   # the 100,000 figure: long
+
+- ``git-add``: cold ``nxm add`` (the real model, READY on return) at 100 memories and at the
+  larger sizes; each ratio is to the 100-memory figure of the same run (targets: 1.2 at
+  10,000, 1.5 at 100,000).
+- ``git-checkout``: a store committed on two branches that differ by 50 memories; cold
+  ``nxm search`` right after each ``git checkout`` (the next command reads the changed files,
+  writes them into the index and embeds what its vector cache lacks) against the same search
+  with nothing changed (target 2x).
+- ``git-clone``: ``git clone`` of a repository holding 1,000 memories, then the first
+  ``nxm search`` end to end (it reads the files and embeds all of them); its embedding rate
+  against fastembed's own batch rate on the same texts in the same run (target >= 0.8).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+
+from bench.core import BenchError, Env, Figure, bench
+from bench.corpus import jsonl
+
+SMALL = 100
+QUERY = "how does the export worker retry uploads"
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}  # fmt: skip
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, env=env, check=False)
+    if done.returncode:
+        raise BenchError(f"git {' '.join(args)}: {done.stderr.decode()[-400:]}")
+
+
+def _sizes(env: Env) -> list[int]:
+    given = os.environ.get("NXS_BENCH_GIT_SIZES")
+    if given:
+        return [int(x) for x in given.split(",")]
+    return [SMALL, 1000] if env.quick else [SMALL, 10_000]
+
+
+def _add_argv(env: Env, root: Path, i: int) -> list[str]:
+    body = (
+        f"Git bench note {i + 500}: the export worker retries S3 uploads {i % 7 + 2} times with "
+        f"jittered backoff; see tools/export_{i + 500}.py before changing it."
+    )
+    intro = f"Export worker retries uploads {i % 7 + 2} times (git bench {i + 500})"
+    return [*env.program("nxm"), "add", body, "--introduction", intro, "--json",
+            "--workspace", str(root)]  # fmt: skip
+
+
+@bench("git-add", heavy=True, help="cold nxm add at 100 and 10,000 memories (ratio <= 1.2)")
+def git_add(env: Env) -> list[Figure]:
+    if not env.model_installed():
+        raise BenchError("needs the model: nxm model setup")
+    figures, small = [], None
+    for n in _sizes(env):
+        root, _ = env.workspace(n, "git-add")
+        runs = env.time_runs(lambda i, r=root, n=n: _add_argv(env, r, n * 10 + i))
+        answer = orjson.loads(env.output(_add_argv(env, root, n * 10 + 999)))
+        if answer["memory"]["processing"] != "READY":
+            raise BenchError("nxm add did not embed: the model did not load")
+        fig = env.figure(f"nxm add, embedded ({n:,} memories)", runs, target=None)
+        if small is None:
+            small = fig.value
+        else:
+            fig.ratio = fig.value / small
+            fig.target = 1.2 if n <= 10_000 else 1.5
+            fig.met = fig.ratio <= fig.target
+            fig.note = f"ratio to the {SMALL}-memory add of this run"
+        figures.append(fig)
+    return figures
+
+
+@bench("git-checkout", heavy=True, help="search right after a checkout (50 memories differ)")
+def git_checkout(env: Env) -> list[Figure]:
+    if not env.model_installed():
+        raise BenchError("needs the model: nxm model setup")
+    n = 1000 if env.quick else 10_000
+    base, _ = env.workspace(n, "git-checkout")
+    root = env.work / f"repo-checkout-{n}"
+    if not root.exists():
+        shutil.copytree(base, root)
+        _git(root, "init", "-q", "-b", "main")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "base")
+        _git(root, "checkout", "-qb", "other")
+        data = env.work / "other-50.jsonl"
+        data.write_bytes(jsonl(50, seed=99))
+        env.run([*env.program("nxm"), "import", str(data), "--workspace", str(root)])
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "50 more")
+    search = [*env.program("nxm"), "search", QUERY, "--json", "--workspace", str(root)]
+    env.run(search)  # both branches' vectors are now in this machine's cache
+    branches = ["main", "other"]
+
+    def after_checkout(i: int) -> list[str]:
+        _git(root, "checkout", "-q", branches[i % 2])
+        return search
+
+    warm = env.time_runs(lambda i: search)
+    switched = env.time_runs(after_checkout)
+    fig = env.figure(f"nxm search after git checkout ({n:,} memories, 50 differ)", switched,
+                     target=None)  # fmt: skip
+    warm_fig = env.figure(f"nxm search, nothing changed ({n:,} memories)", warm, target=None)
+    fig.ratio = fig.value / warm_fig.value
+    fig.target, fig.met = 2.0, fig.ratio <= 2.0
+    fig.note = "ratio to the same search with nothing changed (vectors cached: nothing embedded)"
+    return [warm_fig, fig]
+
+
+@bench("git-clone", heavy=True, help="fresh clone of 1,000 memories: first nxm search end to end")
+def git_clone(env: Env) -> list[Figure]:
+    if not env.model_installed():
+        raise BenchError("needs the model: nxm model setup")
+    n = 1000
+    base, _ = env.workspace(n, "git-clone")
+    origin = env.work / "repo-origin-1000"
+    if not origin.exists():
+        shutil.copytree(base, origin, ignore=shutil.ignore_patterns("index", "cache"))
+        _git(origin, "init", "-q", "-b", "main")
+        _git(origin, "add", "-A")
+        _git(origin, "commit", "-qm", "a thousand memories")
+    runs: list[float] = []
+    for i in range(max(1, env.repeat // 2)):
+        clone = env.work / f"clone-{i}"
+        shutil.rmtree(clone, ignore_errors=True)
+        start = time.perf_counter()
+        _git(env.work, "clone", "-q", str(origin), str(clone))
+        env.run([*env.program("nxm"), "search", QUERY, "--json", "--workspace", str(clone)])
+        runs.append(time.perf_counter() - start)
+    total = statistics.median(runs)
+    rate = n / total
+    reference = _fastembed_rate(origin)
+    return [
+        env.figure(f"git clone + first nxm search ({n:,} memories, all embedded)", runs,
+                   target=None, note="end to end: clone, read the files, embed, index, search"),  # fmt: skip
+        env.throughput(f"memories through the first search after a clone ({n:,})", rate,
+                       reference, target=0.8,
+                       note="memories/s of the whole first search against fastembed's batch "
+                       "embedding rate of the same texts"),  # fmt: skip
+    ]
+
+
+def _fastembed_rate(root: Path) -> float:
+    """fastembed's own batch rate (texts/s) on the indexed texts of a workspace's memories."""
+    from nxm.embed import load_embedder
+    from nxm.record import indexed_text
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    service = MemoryService(find(str(root)))
+    texts = [indexed_text(r) for r in service.store.records().values()]
+    service.store.close()
+    embedder = load_embedder(service.model_name)
+    embedder.embed(texts[:32])  # warm
+    start = time.perf_counter()
+    embedder.embed(texts)
+    return len(texts) / (time.perf_counter() - start)

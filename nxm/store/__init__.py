@@ -1,0 +1,529 @@
+"""The memory store: Markdown files git merges, and a local index that follows them.
+
+What a workspace commits (`nxm.store.text`)::
+
+    .nxs/memories/<key>.md       one memory: front matter and body
+    .nxs/history/<key>.jsonl     its events, one a line (merged by git's union driver)
+
+and what each machine derives from them, ignored by git (``.nxs/index/``): the record cache
+(`nxm.store.cache`, SQLite: what ``list``, ``show`` and ``prime`` read without lancedb) and the
+search index (`nxm.store.index`, LanceDB: what every search reads).
+
+Every command first brings the cache up to date with the files (`Store.sync`): it compares
+each memory file's identity with the one its row was read from, so a checkout, a pull, a merge,
+a rebase or a hand edit is seen by the next command of every seam, and no verb answers from, or
+writes back, another branch's state. Memories the cache marks changed are written into the
+index before the next search (`Store.refresh`), from vectors kept by their text, so switching
+branches back and forth embeds nothing again.
+
+A write (`Store.writing`, `Store.commit`) holds the write lock, brings the cache up to date,
+and writes only the files of the memories it changes, through a journal (`nxm.store.files`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from nxm.record import contexts
+from nxm.store import lock
+from nxm.store.cache import Cache, text_hash
+from nxm.store.files import Change, Files
+from nxm.store.index import Index, background, import_lancedb, where
+from nxm.store.text import FileProblem, event_line, record_of, render
+from nxs import progress
+from nxs.errors import UpstreamError
+from nxs.workspace import Workspace
+
+__all__ = ["Records", "Store", "background", "import_lancedb", "where"]
+
+REFRESH_BATCH = 512  # memories embedded and indexed per step of a large refresh
+
+
+class Records(Mapping[str, dict[str, Any]]):
+    """Every record of the store as it is now, read from the cache when asked for.
+
+    Inside a write (`Store.writing`) it also holds the write's changes (`changes`), so the
+    service sees its own writes; a record it returns may be shared: copy before changing it.
+    """
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+        self.changes: dict[str, dict[str, Any] | None] = {}
+        self._memo: dict[str, dict[str, Any]] = {}
+        self._keys: set[str] | None = None
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key in self.changes:
+            got = self.changes[key]
+            if got is None:
+                raise KeyError(key)
+            return got
+        if key not in self._memo:
+            record = self.cache.get(key)
+            if record is None:
+                raise KeyError(key)
+            self._memo[key] = record
+        return self._memo[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.changes:
+            return self.changes[key] is not None  # type: ignore[index]
+        return key in self._memo or key in self._key_set()
+
+    def _key_set(self) -> set[str]:
+        if self._keys is None:
+            self._keys = set(self.cache.keys())
+        return self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        changes = self.changes
+        stored = self._key_set()
+        yield from (k for k in sorted(stored) if changes.get(k, k) is not None)
+        yield from (k for k, r in changes.items() if r is not None and k not in stored)
+
+    def __len__(self) -> int:
+        stored = self._key_set()
+        return len(stored) + sum((r is not None) - (k in stored) for k, r in self.changes.items())
+
+    def values(self) -> Iterator[dict[str, Any]]:  # type: ignore[override]
+        """Every record, read in batches."""
+        keys = list(self)
+        for start in range(0, len(keys), 1024):
+            batch = [k for k in keys[start : start + 1024] if k not in self.changes]
+            got = self.cache.many(batch)
+            for key in keys[start : start + 1024]:
+                yield self.changes[key] if key in self.changes else got[key]  # type: ignore[misc]
+
+    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:  # type: ignore[override]
+        return ((r["key"], r) for r in self.values())
+
+    def heads(self, ordered: bool = False) -> Iterator[dict[str, Any]]:
+        """Every record without body and events (in reading order when ``ordered``); the
+        write's own changes are not in it."""
+        return self.cache.heads(ordered=ordered)
+
+    def with_body(self, digest: str) -> list[str]:
+        """The keys of the records whose body hashes to ``digest`` (`body_hash`), sorted."""
+        from nxm.record import body_hash
+
+        got = {k for k, r in self.changes.items() if r and body_hash(r["body"]) == digest}
+        got.update(k for k in self.cache.with_hash(digest) if k not in self.changes)
+        return sorted(got)
+
+    def in_sessions(self, sessions: set[str]) -> Iterator[dict[str, Any]]:
+        """The records of ``sessions``."""
+        for r in self.cache.in_sessions(sessions):
+            if r["key"] not in self.changes:
+                yield r
+        yield from (r for r in self.changes.values() if r and r.get("session_id") in sessions)
+
+
+class Store:
+    """The memory store of one workspace."""
+
+    def __init__(self, ws: Workspace, dim: int = 384) -> None:
+        self.ws = ws
+        config = ws.section("memory")
+        configured = config.get("store")
+        self.remote = bool(configured) and "://" in str(configured)
+        index_uri = str(configured) if self.remote else str(ws.dir / "index" / "lance")
+        self.index = Index(index_uri, config.get("storage_options") or None, dim)
+        self.index.root = ws.root
+        self.files = Files(ws.dir)
+        self.cache = Cache(ws.dir / "index" / "cache.db", config["model"])
+        self.lock_path = ws.dir / "index" / "lock"
+        self._lock = threading.RLock()
+        self._held = 0
+        self._synced: tuple[int, int] | None = None  # (cache data_version, own commits) seen
+        self.commits = 0
+        self.problems: list[tuple[str, str]] = []
+
+    @property
+    def dim(self) -> int:
+        return self.index.dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self.index.dim = value
+
+    def close(self) -> None:
+        """Close the record cache and the index (a later call opens them again)."""
+        self.cache.close()
+        self.index = Index(self.index.uri, self.index._storage_options, self.index.dim)
+        self.index.root = self.ws.root
+
+    # -- the lock ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the write lock (re-entrant within this process; none for an index in memory)."""
+        with self._lock:
+            if self._held or self.index.uri.startswith("memory://"):
+                self._held += 1
+                try:
+                    yield
+                finally:
+                    self._held -= 1
+                return
+            with lock.locked(self.lock_path):
+                self._held = 1
+                try:
+                    yield
+                finally:
+                    self._held = 0
+
+    # -- following the files ----------------------------------------------------------------
+
+    def sync(self) -> list[str]:
+        """Bring the record cache up to date with the files (or a team store's table); returns
+        the keys whose record changed. Cheap when nothing did: one identity per memory file."""
+        import sqlite3
+
+        self.cache.reopen_if_replaced()
+        try:
+            return self._sync()
+        except sqlite3.OperationalError as exc:
+            if not self._in_memory(exc):
+                raise
+            return self._sync()
+        except sqlite3.DatabaseError:
+            self.cache.reset()  # damaged: made again from the files
+            return self._sync()
+
+    def _in_memory(self, exc: Exception) -> bool:
+        """After the cache file refused a write (a full or read-only disk): keep the records
+        in memory for this process instead; False for any other error."""
+        if (
+            not any(w in str(exc) for w in ("full", "readonly", "disk I/O"))
+            or not self.cache.persistent
+        ):
+            return False
+        print(
+            f"nxs: the local cache cannot be written ({exc}); working from the files",
+            file=sys.stderr,
+        )
+        self.cache.close()
+        self.cache = Cache(None, self.cache.model)
+        return True
+
+    def _sync(self) -> list[str]:
+        from nxm.store import migrate
+
+        with self._lock:
+            if self.remote:
+                return self._sync_remote()
+            migrate.if_needed(self)
+            if self.files.journal.exists() and lock.free(self.lock_path):
+                with contextlib.suppress(Exception), self.locked():  # a killed writer's
+                    self.files.replay()
+            cache, files = self.cache, self.files
+            self.cache.check_model()
+            mark = files.mark(files.history)
+            stored = cache.idents()
+            mds = files.scan(files.memories, ".md")
+            if mark != cache.meta("history_mark") or not cache.persistent:
+                logs = files.scan(files.history, ".jsonl")
+            else:
+                logs = {k: log for k, (_, log) in stored.items()}
+            todo = [
+                k for k in mds.keys() | stored.keys()
+                if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
+                or any(i.endswith("~") for i in stored[k])
+            ]  # fmt: skip
+            rows = []
+            for n, k in enumerate(sorted(todo), 1):
+                rows.append(self._read(k) if k in mds else (None, "", "", k))
+                if n % 200 == 0 or n == len(todo):
+                    progress.report("reading memory files", n, len(todo))
+            changed = cache.put(rows, expect={k: stored.get(k) for k in todo})
+            if mark != cache.meta("history_mark"):
+                with cache.transaction() as conn:
+                    cache.set_meta(conn, "history_mark", mark)
+            self.problems = cache.problems()
+            if changed or not self._projection_current():
+                self.project()
+            return changed
+
+    def _read(self, key: str) -> tuple[Any, str, str, str]:
+        md, md_ident, log, log_ident = self.files.read(key)
+        if md is None:
+            return None, "", "", key
+        try:
+            return record_of(key, md, log, ".nxs"), md_ident, log_ident, key
+        except FileProblem as exc:
+            return str(exc), md_ident, log_ident, key
+
+    def _sync_remote(self) -> list[str]:
+        version = self.index.version()
+        if version is not None and str(version) == self.cache.meta("remote_version"):
+            return []
+        docs = self.index.docs()
+        stale = [(None, "", "", k) for k in self.cache.keys() if k not in docs]
+        rows = [(r, "remote", "ready" if ready else "", k) for k, (r, ready) in docs.items()]
+        changed = self.cache.put(stale + rows)
+        with self.cache.transaction() as conn:
+            conn.execute("DELETE FROM pending")  # the table is the index
+            conn.execute("UPDATE records SET ready = (log = 'ready')")
+            self.cache.set_meta(conn, "remote_version", str(version))
+        self.project()
+        return changed
+
+    def records(self) -> Records:
+        """Every record, after `sync`."""
+        self.sync()
+        return Records(self.cache)
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever any process changed the cache (for what a process keeps)."""
+        return self.cache.data_version(), self.commits
+
+    def report_problems(self) -> None:
+        """Say on stderr which memory files could not be read (they are left out)."""
+        for key, problem in self.problems:
+            print(f"nxs: memory {key} is left out: {problem}", file=sys.stderr)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Records]:
+        """Hold the write lock and yield every record, brought up to date inside it."""
+        index = self.index
+        if index.behind and index.maintainer is not None:  # let it have the lock (index._maintain)
+            with contextlib.suppress(Exception):
+                index.maintainer.wait(timeout=120)
+        index.behind = False
+        with self.locked():
+            if not self.remote:
+                self.files.replay()
+                self.files.sweep()
+            self.sync()
+            yield Records(self.cache)
+
+    def commit(
+        self,
+        current: Records,
+        upserts: list[dict[str, Any]],
+        vectors: dict[str, Any] | None = None,
+        deletes: list[str] = (),  # type: ignore[assignment]
+    ) -> None:
+        """Write changed records and deletions (call inside `writing`); ``vectors`` are new
+        embeddings by key. ``current`` sees the changes afterwards."""
+        import numpy as np
+
+        if not upserts and not deletes:
+            return
+        by_text = {
+            text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
+            for r in upserts if vectors and vectors.get(r["key"]) is not None
+        }  # fmt: skip
+        if self.remote:
+            self._commit_remote(current, upserts, vectors or {}, list(deletes))
+        else:
+            changes = [self._change(current, r) for r in upserts]
+            changes += [Change(k, None) for k in deletes]
+            self.files.write(changes)  # the write is saved: what follows is derived
+            self._cached(by_text, [r["key"] for r in upserts], list(deletes))
+        for r in upserts:
+            current.changes[r["key"]] = r
+            if r["key"] in by_text or r["processing"] != "READY":
+                r["processing"] = "READY" if r["key"] in by_text else "PENDING"
+        for k in deletes:
+            current.changes[k] = None
+        self.commits += 1
+        self.project()
+        if self.index._table is not None:  # this process searches: keep the index current
+            self.refresh()
+
+    def _cached(self, vectors: dict[str, bytes], keys: list[str], deletes: list[str]) -> None:
+        """Bring the cache up to date with a write's files (or, on a full disk, work from an
+        in-memory cache read from the files)."""
+        import sqlite3
+
+        rows = [self._read(k) for k in keys] + [(None, "", "", k) for k in deletes]
+        try:
+            self.cache.store_vectors(vectors)
+            self.cache.put(rows)
+        except sqlite3.OperationalError as exc:
+            if not self._in_memory(exc):
+                raise
+            self.cache.store_vectors(vectors)
+            self._sync()
+
+    def _change(self, current: Records, record: dict[str, Any]) -> Change:
+        key = record["key"]
+        before = current.get(key) if key not in current.changes else current.changes[key]
+        old = (before or {}).get("events") or []
+        new = record["events"]
+        md = render(record)
+        if old == new[: len(old)]:
+            return Change(key, md, append=b"".join(event_line(e) for e in new[len(old) :]))
+        return Change(key, md, rewrite=b"".join(event_line(e) for e in new))
+
+    def _commit_remote(
+        self, current: Records, upserts: list[dict[str, Any]], vectors: dict[str, Any],
+        deletes: list[str],
+    ) -> None:  # fmt: skip
+        keep = [r["key"] for r in upserts if r["key"] not in vectors and r["processing"] == "READY"]
+        vectors = {**vectors, **self.index.vectors(keep)}
+        after = dict(current)
+        after.update({r["key"]: r for r in upserts})
+        for k in deletes:
+            after.pop(k, None)
+        for r in upserts:
+            r["processing"] = "READY" if vectors.get(r["key"]) is not None else "PENDING"
+            r["model"] = self.cache.model if r["processing"] == "READY" else None
+        self.index.write(upserts, vectors, contexts(after, [r["key"] for r in upserts]), deletes)
+        self.cache.put(
+            [
+                (r, "remote", "ready" if r["processing"] == "READY" else "", r["key"])
+                for r in upserts
+            ]
+            + [(None, "", "", k) for k in deletes]
+        )
+        with self.cache.transaction() as conn:
+            conn.execute("DELETE FROM pending")
+            conn.execute("UPDATE records SET ready = (log = 'ready')")
+            self.cache.set_meta(conn, "remote_version", str(self.index.version()))
+
+    # -- the index --------------------------------------------------------------------------
+
+    def embed(
+        self,
+        embed: Callable[[list[dict[str, Any]]], dict[str, Any]],
+        everything: bool = False,
+    ) -> int:
+        """Embed the records without a vector (every record with ``everything``) in batches,
+        keeping the vectors by text; returns how many were embedded."""
+        import numpy as np
+
+        cache = self.cache
+        todo = cache.keys() if everything else cache.unready()
+        for start in range(0, len(todo), REFRESH_BATCH):
+            batch = list(cache.many(todo[start : start + REFRESH_BATCH]).values())
+            got = embed(batch)
+            cache.store_vectors({
+                text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
+                for r in batch if got.get(r["key"]) is not None
+            })  # fmt: skip
+            progress.report("embedding memories", min(start + REFRESH_BATCH, len(todo)), len(todo))
+        return len(todo)
+
+    def refresh(
+        self, embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+    ) -> None:
+        """Write the pending memories into the search index (embedding, with ``embed``, those
+        without a vector first); the index is made again from the cache when it is missing."""
+        if self.remote:
+            return
+        cache = self.cache
+        if embed is not None and cache.unready():
+            self.embed(embed)
+        if cache.count() and not self.index.exists():
+            cache.reindex_all()
+        if not cache.pending() or self.index.uri.startswith("memory://"):
+            return
+        try:
+            self._write_pending()
+        except UpstreamError as exc:
+            if exc.code != "STORE_READONLY" or self.index.uri.startswith("memory://"):
+                raise
+            # a read-only workspace (a clone on a read-only disk): an index in memory, made
+            # from the record cache, answers this process's searches
+            self.index = Index("memory://nxs", None, self.index.dim)
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        import numpy as np
+
+        cache = self.cache
+        in_memory = self.index.uri.startswith("memory://")  # all of it, once per process
+        with self.locked():
+            pending = [(k, 0) for k in cache.keys()] if in_memory else cache.pending()
+            records = Records(cache)
+            for start in range(0, len(pending), REFRESH_BATCH):
+                batch = pending[start : start + REFRESH_BATCH]
+                got = cache.many([k for k, _ in batch])
+                upserts = list(got.values())
+                deletes = [k for k, _ in batch if k not in got]
+                stored = cache.vectors(text_hash(r) for r in upserts)
+                vectors = {
+                    r["key"]: np.frombuffer(stored[text_hash(r)], dtype=np.float32)
+                    for r in upserts if text_hash(r) in stored
+                }  # fmt: skip
+                self.index.write(upserts, vectors, contexts(records, list(got)), deletes)
+                if not in_memory:
+                    cache.indexed(batch)
+                progress.report("indexing memories", start + len(batch), len(pending))
+
+    def vectors(self, keys: list[str]) -> dict[str, list[float]]:
+        """The vectors of the READY records among ``keys``."""
+        import numpy as np
+
+        if self.remote:
+            return self.index.vectors(keys)
+        got = self.cache.many(keys)
+        stored = self.cache.vectors(text_hash(r) for r in got.values())
+        return {
+            k: np.frombuffer(stored[text_hash(r)], dtype=np.float32).tolist()
+            for k, r in got.items() if text_hash(r) in stored
+        }  # fmt: skip
+
+    def reindex(self) -> dict[str, Any]:
+        """Read every memory file again and make the search index anew (vectors are kept)."""
+        import shutil
+
+        with self.locked():
+            self.index = Index(self.index.uri, None, self.index.dim)
+            self.index.root = self.ws.root
+            if not self.remote:
+                shutil.rmtree(self.index.uri, ignore_errors=True)
+            with self.cache.transaction() as conn:
+                for table in ("records", "pending", "extracted"):
+                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+                self.cache.set_meta(conn, "history_mark", "")
+                self.cache.set_meta(conn, "remote_version", "")
+            self.sync()
+            return {"memories": self.cache.count(), "problems": len(self.problems)}
+
+    def compact(self) -> dict[str, Any]:
+        """Compact the index now."""
+        with self.locked():
+            return self.index.compact()
+
+    # -- NEXUS_MEMORY.md --------------------------------------------------------------------
+
+    def _projection_current(self) -> bool:
+        from nxm.projection import identity
+
+        return self.cache.meta("projection") == identity(self.ws.root)
+
+    def project(self) -> None:
+        """Write NEXUS_MEMORY.md again if it does not show the records (best effort: the
+        records are saved, and the next command heals the projection)."""
+        from nxm.projection import write
+
+        try:
+            got = write(self.ws.root, self.cache)
+        except OSError as exc:
+            print(f"nxs: NEXUS_MEMORY.md could not be written: {exc.strerror}", file=sys.stderr)
+            return
+        with contextlib.suppress(Exception), self.cache.transaction() as conn:
+            self.cache.set_meta(conn, "projection", got)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def pinned(self) -> Any:
+        return self.index.pinned()
+
+    def keywords(self, *args: Any, **kwargs: Any) -> Any:
+        return self.index.keywords(*args, **kwargs)
+
+    def semantic(self, *args: Any, **kwargs: Any) -> Any:
+        return self.index.semantic(*args, **kwargs)
+
+    def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
+        return self.index.passing(keys, filters)

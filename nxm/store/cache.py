@@ -1,0 +1,434 @@
+"""The local record cache: every memory parsed once, in SQLite, beside the LanceDB index.
+
+Reading 10,000 memory files takes ~0.3 s here, so `list`, `show` and `prime` read the records
+from ``.nxs/index/cache.db`` instead (stdlib sqlite3: no lancedb import). It is derived and
+machine-local: each row keeps the identities of the two files it was read from
+(`nxm.store.files.ident`), every command compares them with the files first (`Store.sync`),
+and a row whose files changed is read again. It is never believed over the files: deleting it
+loses nothing. It also holds:
+
+- ``pending``: keys whose LanceDB row is out of date (the index catches up before a search);
+- ``vectors``: embeddings by model and text, so a text seen before (on another branch) is
+  never embedded again;
+- ``extracted``: each memory's entity-graph extraction, by its fingerprint.
+
+Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
+so a reader that parsed a file just before a writer changed it cannot put the old record back.
+On a read-only disk the cache lives in memory for the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from nxm.record import body_hash, indexed_text, order_bytes
+from nxm.store.text import LOCAL
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS records(
+    key TEXT PRIMARY KEY,
+    md TEXT NOT NULL, log TEXT NOT NULL,  -- identities of the files read
+    doc BLOB, head BLOB,                  -- the record; without body and events
+    problem TEXT,                         -- why the files make no record (doc is NULL)
+    hash TEXT, text TEXT, session TEXT, status TEXT,
+    ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
+CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_ord ON records(ord) WHERE line IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_text ON records(text);
+CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vectors(
+    model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
+    WITHOUT ROWID;
+"""
+VERSION = "1"  # of the schema and of what a row holds: another version is rebuilt from scratch
+SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
+
+
+def text_hash(record: dict[str, Any]) -> str:
+    """What a record's vector is kept under: a hash of the text that is embedded."""
+    return body_hash(indexed_text(record))[:32]
+
+
+def projection_line(record: dict[str, Any]) -> str | None:
+    """The record's line in NEXUS_MEMORY.md's index (None: not shown there)."""
+    if record["status"] != "open" or record["scope"] not in SHARED_SCOPES:
+        return None
+    intro = " ".join(record["introduction"].split())
+    facets = " · ".join(f for f in (record["category"], record["priority"]) if f)
+    key = record["key"]
+    return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
+
+
+class Cache:
+    """The record cache of one workspace (thread-safe: the MCP server searches on threads)."""
+
+    def __init__(self, path: Path | None, model: str) -> None:
+        self.path = path  # None: in memory only
+        self.model = model
+        self._conn: sqlite3.Connection | None = None
+        self._inode: tuple[int, int] | None = None
+        self._lock = threading.RLock()
+        self.persistent = path is not None
+
+    # -- connection -------------------------------------------------------------------------
+
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+            self._inode = self._identity()
+        return self._conn
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path) if self.persistent and self.path else None
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) if st else None
+
+    def reopen_if_replaced(self) -> None:
+        """Open the file again if it was deleted or replaced since (``rm -rf .nxs/index``
+        under a running server): a connection to the old file would never see other writers."""
+        with self._lock:
+            if self._conn is not None and self.persistent and self._identity() != self._inode:
+                self._conn.close()
+                self._conn = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def reset(self) -> None:
+        """Drop a damaged cache file and start an empty one (the files fill it again)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self.path is not None and self.persistent:
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(OSError):
+                        Path(f"{self.path}{suffix}").unlink()
+
+    def _open(self) -> sqlite3.Connection:
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = self._connect(str(self.path))
+                if self._version(conn) == VERSION:
+                    return conn
+                conn.close()
+            except sqlite3.DatabaseError:  # damaged: it is made again from the files
+                pass
+            except OSError:
+                self.persistent = False
+            if self.persistent:
+                try:
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                    conn = self._connect(str(self.path))
+                    conn.executescript(SCHEMA)
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
+                    return conn
+                except (sqlite3.Error, OSError):  # a read-only or full disk: this command only
+                    self.persistent = False
+        conn = self._connect(":memory:")
+        conn.executescript(SCHEMA)
+        return conn
+
+    @staticmethod
+    def _connect(where: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(where, timeout=30, isolation_level=None, check_same_thread=False)
+        if where != ":memory:":
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # derived: a lost last commit is re-read
+        return conn
+
+    @staticmethod
+    def _version(conn: sqlite3.Connection) -> str | None:
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
+        except sqlite3.OperationalError:  # no tables yet
+            return None
+        # (a file that is no database raises sqlite3.DatabaseError, handled by `_open`)
+        return row[0] if row else None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self.conn().execute(sql, tuple(args)).fetchall()
+
+    def data_version(self) -> int:
+        """Changes by other connections since this one opened (SQLite's data_version)."""
+        return int(self.query("PRAGMA data_version")[0][0])
+
+    def meta(self, name: str) -> str | None:
+        got = self.query("SELECT value FROM meta WHERE name = ?", (name,))
+        return got[0][0] if got else None
+
+    def set_meta(self, conn: sqlite3.Connection, name: str, value: str) -> None:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+
+    # -- records ----------------------------------------------------------------------------
+
+    def idents(self) -> dict[str, tuple[str, str]]:
+        """The identities each row was read from, by key."""
+        return {k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records")}
+
+    def put(
+        self,
+        records: list[tuple[dict[str, Any] | str | None, str, str, str]],
+        expect: dict[str, tuple[str, str] | None] | None = None,
+    ) -> list[str]:
+        """Store (record, md identity, log identity, key) rows; a record None removes the key,
+        a string is the problem that keeps its files from making a record. With ``expect``,
+        a row is written only if it still holds those identities (None: that it is absent).
+        Every key whose record changed is marked pending for the index; returns them."""
+        changed: list[str] = []
+        sessions: set[str] = set()
+        with self.transaction() as conn:
+            for record, md, log, key in records:
+                old = conn.execute(
+                    "SELECT md, log, doc, problem, session FROM records WHERE key = ?", (key,)
+                ).fetchone()
+                if expect is not None and (old[:2] if old else None) != expect.get(key):
+                    continue  # another process changed it since it was read
+                if old is not None and old[4]:
+                    sessions.add(old[4])
+                if record is None:
+                    conn.execute("DELETE FROM records WHERE key = ?", (key,))
+                    conn.execute("DELETE FROM extracted WHERE key = ?", (key,))
+                    changed += [key] if old is not None else []
+                    continue
+                row = self._row(record, md, log, key)
+                if old is not None and (old[2], old[3]) == (row["doc"], row["problem"]):
+                    conn.execute("UPDATE records SET md = ?, log = ? WHERE key = ?", (md, log, key))
+                    continue
+                conn.execute(
+                    "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :doc, :head, "
+                    ":problem, :hash, :text, :session, :status, :ord, :line, "
+                    "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
+                    row,
+                )
+                sessions.update([row["session"]] if row["session"] else [])
+                changed.append(key)
+            if changed:
+                members = conn.execute(
+                    "SELECT key FROM records WHERE session IN (SELECT value FROM json_each(?))",
+                    (orjson.dumps(sorted(sessions)).decode(),),
+                )
+                self._mark_pending(conn, [*changed, *(k for (k,) in members)])
+        return changed
+
+    def _row(self, record: Any, md: str, log: str, key: str) -> dict[str, Any]:
+        row: dict[str, Any] = dict.fromkeys(
+            ("doc", "head", "problem", "hash", "text", "session", "status", "ord", "line")
+        )
+        row.update(key=key, md=md, log=log, model=self.model)
+        if isinstance(record, str):
+            row["problem"] = record
+            return row
+        doc = {k: v for k, v in record.items() if k not in LOCAL}
+        head = {k: v for k, v in doc.items() if k not in ("body", "events")}
+        row.update(
+            doc=orjson.dumps(doc),
+            head=orjson.dumps(head),
+            hash=body_hash(record["body"]),
+            text=text_hash(record),
+            session=record.get("session_id") or None,
+            status=record["status"],
+            ord=order_bytes(record),
+            line=projection_line(record),
+        )
+        return row
+
+    def _mark_pending(self, conn: sqlite3.Connection, keys: list[str]) -> None:
+        """Mark keys as needing their index rows written again (a memory's session context
+        is in its row, so a change marks the other memories of its session too)."""
+        if not keys:
+            return
+        got = conn.execute("SELECT value FROM meta WHERE name = 'seq'").fetchone()
+        seq = int(got[0]) + 1 if got else 1
+        self.set_meta(conn, "seq", str(seq))
+        conn.executemany("INSERT OR REPLACE INTO pending VALUES (?, ?)", [(k, seq) for k in keys])
+
+    def _record(self, doc: bytes, ready: int) -> dict[str, Any]:
+        record = orjson.loads(doc)
+        record["processing"] = "READY" if ready else "PENDING"
+        record["model"] = self.model if ready else None
+        return record
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        got = self.query("SELECT doc, ready FROM records WHERE key = ? AND doc IS NOT NULL", (key,))
+        return self._record(*got[0]) if got else None
+
+    def many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        got = self.query(
+            "SELECT key, doc, ready FROM records WHERE key IN (SELECT value FROM json_each(?)) "
+            "AND doc IS NOT NULL",
+            (orjson.dumps(list(keys)).decode(),),
+        )
+        return {k: self._record(doc, ready) for k, doc, ready in got}
+
+    def keys(self) -> list[str]:
+        return [k for (k,) in self.query("SELECT key FROM records WHERE doc IS NOT NULL")]
+
+    def heads(self, ordered: bool = False, shown: bool = False) -> Iterator[dict[str, Any]]:
+        """Every record without body and events (``shown``: only NEXUS_MEMORY.md's, which
+        are open and shared), in reading order when ``ordered``."""
+        sql = "SELECT head, ready FROM records WHERE doc IS NOT NULL"
+        sql += " AND line IS NOT NULL" if shown else ""
+        sql += " ORDER BY ord" if ordered or shown else ""
+        for head, ready in self.query(sql):
+            yield self._record(head, ready)
+
+    def problems(self) -> list[tuple[str, str]]:
+        return self.query("SELECT key, problem FROM records WHERE problem IS NOT NULL ORDER BY key")
+
+    def with_hash(self, digest: str) -> list[str]:
+        return [k for (k,) in self.query("SELECT key FROM records WHERE hash = ?", (digest,))]
+
+    def in_sessions(self, sessions: set[str]) -> list[dict[str, Any]]:
+        got = self.query(
+            "SELECT doc, ready FROM records WHERE session IN (SELECT value FROM json_each(?)) "
+            "AND doc IS NOT NULL",
+            (orjson.dumps(sorted(sessions)).decode(),),
+        )
+        return [self._record(doc, ready) for doc, ready in got]
+
+    def sessions(self) -> list[tuple[str, str, str]]:
+        """(key, session, created) of every record in a session."""
+        return self.query(
+            "SELECT key, session, json_extract(head, '$.created') FROM records "
+            "WHERE session IS NOT NULL AND doc IS NOT NULL"
+        )
+
+    def lines(self) -> tuple[list[str], int]:
+        """NEXUS_MEMORY.md's index lines in reading order, and how many memories are closed."""
+        lines = [
+            ln
+            for (ln,) in self.query("SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord")
+        ]
+        closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
+        return lines, int(closed)
+
+    def count(self) -> int:
+        return int(self.query("SELECT COUNT(*) FROM records WHERE doc IS NOT NULL")[0][0])
+
+    # -- the index's bookkeeping ------------------------------------------------------------
+
+    def pending(self) -> list[tuple[str, int]]:
+        return self.query("SELECT key, seq FROM pending ORDER BY key")
+
+    def indexed(self, done: list[tuple[str, int]]) -> None:
+        """The index holds these (key, seq): unmark those not changed again since."""
+        with self.transaction() as conn:
+            conn.executemany("DELETE FROM pending WHERE key = ? AND seq = ?", done)
+
+    def reindex_all(self) -> None:
+        """Mark every record pending (the index is gone or was made for something else)."""
+        with self.transaction() as conn:
+            self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
+        """Stored float32 vectors by text hash, for this model."""
+        got = self.query(
+            "SELECT text, vector FROM vectors WHERE model = ? AND text IN "
+            "(SELECT value FROM json_each(?))",
+            (self.model, orjson.dumps(list(texts)).decode()),
+        )
+        return dict(got)
+
+    def store_vectors(self, vectors: dict[str, bytes]) -> None:
+        """Keep vectors by text hash; the records with those texts become READY (and pending,
+        so the index gets the vector)."""
+        if not vectors:
+            return
+        texts = orjson.dumps(list(vectors)).decode()
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(self.model, t, v) for t, v in vectors.items()],
+            )
+            keys = [
+                k
+                for (k,) in conn.execute(
+                    "SELECT key FROM records WHERE text IN (SELECT value FROM json_each(?))",
+                    (texts,),
+                )
+            ]
+            conn.execute(
+                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))",
+                (texts,),
+            )
+            self._mark_pending(conn, keys)
+
+    def unready(self) -> list[str]:
+        """Keys of the records without a vector for this model."""
+        return [
+            k
+            for (k,) in self.query(
+                "SELECT key FROM records WHERE ready = 0 AND doc IS NOT NULL ORDER BY ord"
+            )
+        ]
+
+    def check_model(self) -> None:
+        """Recount READY after the configured model changed (each model has its own vectors)."""
+        if self.meta("model") == self.model:
+            return
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE records SET ready = EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? "
+                "AND v.text = records.text)",
+                (self.model,),
+            )
+            self.set_meta(conn, "model", self.model)
+            self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
+
+    # -- graph extraction -------------------------------------------------------------------
+
+    def extractions(self) -> dict[str, dict[str, Any]]:
+        return {
+            k: {"fingerprint": f, **orjson.loads(d)}
+            for k, f, d in self.query("SELECT key, fingerprint, data FROM extracted")
+        }
+
+    def store_extractions(self, got: dict[str, dict[str, Any]]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO extracted VALUES (?, ?, ?)",
+                [
+                    (
+                        k,
+                        e["fingerprint"],
+                        orjson.dumps({x: y for x, y in e.items() if x != "fingerprint"}),
+                    )
+                    for k, e in got.items()
+                ],
+            )

@@ -1,0 +1,267 @@
+"""The memory files of a workspace: finding what changed, reading them, writing them whole.
+
+A file's identity (`ident`) is its modification time, size and inode: a change to any of them
+is a change to the file. An identity taken within `RACY_NS` of the file's last change may not
+see a second change in the same clock tick (git's "racy" files), so it is marked (``~``) and
+the file is read again next time.
+
+A write that touches several files (a memory file and its log, or two memories) goes through a
+journal (`Files.write`): the new bytes are written to ``.nxs/index/journal`` and flushed first,
+then applied, then the journal is removed. A writer killed half-way leaves the journal, and
+the next command that holds the write lock applies it again (`replay`): every write lands whole
+or not at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from nxm.store.text import KEY
+from nxs.errors import UpstreamError
+from nxs.paths import atomic_write
+
+RACY_NS = 2_000_000_000
+
+
+def ident(st: os.stat_result, now: int | None = None) -> str:
+    """A file's identity for change detection (ending in ``~`` when too recent to trust)."""
+    racy = (now or time.time_ns()) - st.st_mtime_ns < RACY_NS
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}" + ("~" if racy else "")
+
+
+@dataclass
+class Change:
+    """What a write does to one memory's files: the new Markdown (None deletes both files),
+    and events to append to its log, or the whole log to write instead (``rewrite``)."""
+
+    key: str
+    md: bytes | None
+    append: bytes = b""
+    rewrite: bytes | None = None
+
+
+class Files:
+    """The committed memory files under one workspace's ``.nxs/``."""
+
+    def __init__(self, nxs_dir: Path) -> None:
+        self.dir = nxs_dir
+        self.memories = nxs_dir / "memories"
+        self.history = nxs_dir / "history"
+        self.journal = nxs_dir / "index" / "journal"
+
+    def md(self, key: str) -> Path:
+        return self.memories / f"{key}.md"
+
+    def log(self, key: str) -> Path:
+        return self.history / f"{key}.jsonl"
+
+    # -- finding changes ------------------------------------------------------------------------
+
+    def scan(self, folder: Path, suffix: str) -> dict[str, str]:
+        """Every memory file in ``folder`` by key, with its identity (symlinks are not
+        followed: a memory file that points elsewhere is not read)."""
+        now = time.time_ns()
+        out: dict[str, str] = {}
+        try:
+            entries = os.scandir(folder)
+        except FileNotFoundError:
+            return out
+        with entries:
+            for entry in entries:
+                key = entry.name[: -len(suffix)]
+                if (
+                    entry.name.endswith(suffix)
+                    and KEY.match(key)
+                    and entry.is_file(follow_symlinks=False)
+                ):
+                    with contextlib.suppress(FileNotFoundError):
+                        out[key] = ident(entry.stat(follow_symlinks=False), now)
+        return out
+
+    def mark(self, folder: Path) -> str:
+        """The identity of a folder: it changes when a file in it is made, removed or renamed
+        over (git's checkout and merge do that; an editor saving in place does not)."""
+        try:
+            st = folder.stat()
+        except FileNotFoundError:
+            return "absent"
+        return f"{st.st_mtime_ns}:{st.st_ino}"
+
+    def read(self, key: str) -> tuple[bytes | None, str, bytes | None, str]:
+        """A memory's Markdown and log bytes with the identity of the very bytes read (None
+        and "" for a file that is not there, or is not a plain file)."""
+        out: list[bytes | None | str] = []
+        for path in (self.md(key), self.log(key)):
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:  # absent, or a symlink (ELOOP)
+                out += [None, ""]
+                continue
+            try:
+                st = os.fstat(fd)
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    data = fh.read()
+                out += [data, ident(st)]
+            finally:
+                os.close(fd)
+        return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def write(self, changes: Iterable[Change]) -> None:
+        """Apply ``changes`` as one all-or-nothing write (journaled; call under the write lock).
+
+        Raises:
+            UpstreamError: the disk refused it (full, read-only); what was applied is undone.
+        """
+        changes = list(changes)
+        if not changes:
+            return
+        entries = [
+            {"key": c.key, "md": _b64(c.md), "append": _b64(c.append), "rewrite": _b64(c.rewrite)}
+            for c in changes
+        ]
+        try:
+            atomic_write(self.journal, orjson.dumps(entries))
+        except OSError as exc:
+            raise _refused(exc, undone=True) from None
+        done: list[tuple[Change, tuple[bytes | None, int | None]]] = []
+        try:
+            for change in changes:
+                done.append((change, _before(self, change.key)))
+                _apply(self, change)
+            _sync_dirs(self)
+            self.journal.unlink()
+        except OSError as exc:
+            try:
+                for change, before in reversed(done):
+                    _undo(self, change.key, before)
+                self.journal.unlink()
+            except OSError:  # the journal stays: the next command completes the write
+                raise _refused(exc, undone=False) from None
+            raise _refused(exc, undone=True) from None
+
+    def sweep(self) -> None:
+        """Remove the temporary files a killed writer left (call under the write lock)."""
+        for folder in (self.memories, self.history, self.journal.parent):
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(folder):
+                    if entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+                        os.unlink(entry.path)
+        old = time.time() - 60  # NEXUS_MEMORY.md is written by readers too, without the lock
+        for path in self.dir.parent.glob(".NEXUS_MEMORY.md.*"):
+            with contextlib.suppress(OSError):
+                if path.lstat().st_mtime < old:
+                    path.unlink()
+
+    def replay(self) -> bool:
+        """Apply the journal a killed writer left, if any (call under the write lock)."""
+        try:
+            entries = orjson.loads(self.journal.read_bytes())
+            changes = [
+                Change(e["key"], _unb64(e["md"]), _unb64(e["append"]) or b"", _unb64(e["rewrite"]))
+                for e in entries
+            ]
+            if not all(KEY.match(c.key) for c in changes):
+                raise ValueError("not a journal this version wrote")
+        except FileNotFoundError:
+            return False
+        except (ValueError, KeyError, TypeError):  # damaged: it was never a complete write
+            self.journal.unlink(missing_ok=True)
+            return False
+        for change in changes:
+            if change.append and self.log(change.key).exists():
+                # applied already if the log ends with these events
+                if self.log(change.key).read_bytes().endswith(change.append):
+                    change.append = b""
+            _apply(self, change)
+        self.journal.unlink()
+        return True
+
+
+def _apply(files: Files, change: Change) -> None:
+    md, log = files.md(change.key), files.log(change.key)
+    if change.md is None:
+        md.unlink(missing_ok=True)
+        log.unlink(missing_ok=True)
+        return
+    if change.rewrite is not None:
+        atomic_write(log, change.rewrite)
+    elif change.append:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":  # a line a killed writer cut short
+                tail = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
+                os.ftruncate(fd, size - len(tail) + tail.rfind(b"\n") + 1)
+            os.write(fd, change.append)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    atomic_write(md, change.md)
+
+
+def _before(files: Files, key: str) -> tuple[bytes | None, int | None]:
+    """What undoing a change to one memory needs: its Markdown bytes and its log's size."""
+    try:
+        md = files.md(key).read_bytes()
+    except FileNotFoundError:
+        md = None
+    try:
+        size = files.log(key).stat().st_size
+    except FileNotFoundError:
+        size = None
+    return md, size
+
+
+def _undo(files: Files, key: str, before: tuple[bytes | None, int | None]) -> None:
+    md, size = before
+    if size is None:
+        files.log(key).unlink(missing_ok=True)
+    elif files.log(key).exists():
+        os.truncate(files.log(key), size)
+    if md is None:
+        files.md(key).unlink(missing_ok=True)
+    elif not files.md(key).exists() or files.md(key).read_bytes() != md:
+        atomic_write(files.md(key), md)
+
+
+def _refused(exc: OSError, undone: bool) -> UpstreamError:
+    outcome = (
+        "nothing was written"
+        if undone
+        else ("it is kept in .nxs/index/journal and completes at the next command")
+    )
+    return UpstreamError(
+        f"the disk refused the write ({exc.strerror}): {outcome}",
+        suggestion="check free disk space and permissions of .nxs/",
+        code="STORE_WRITE_FAILED",
+    )
+
+
+def _sync_dirs(files: Files) -> None:
+    """Make the renames and new files durable (a file's own fsync does not cover its name)."""
+    for folder in (files.memories, files.history):
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _b64(data: bytes | None) -> str | None:
+    return base64.b64encode(data).decode() if data is not None else None
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return base64.b64decode(text) if text is not None else None

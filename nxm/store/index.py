@@ -1,0 +1,690 @@
+"""The search index: one LanceDB table in ``.nxs/index/``, derived from the memory files.
+
+Each row holds a memory's key, the columns filters need, the text full-text search reads (its
+own text, and its session context: `nxm.record.contexts`), and its vector. It is local and
+ignored by git: `Store.refresh` writes the rows the record cache marks pending, so the index
+always answers for the files on disk, and a deleted index is made again from the cache. For a
+team store on object storage (``memory.store = "s3://…"``) the table is the store itself and
+also keeps each record whole (``doc``): docs/team-store.md.
+
+Two rules keep it whole and fast:
+
+- **One writer at a time.** Rows are written under the store's write lock, after
+  ``checkout_latest()``: two processes never upsert one key twice.
+- **Compaction as it grows.** Every write makes a LanceDB version and fragment; `optimize()`
+  merges them and folds new rows into the full-text index. A small table is optimized after
+  every write; a large one after `COMPACT_EVERY` fragments, by a detached child process
+  (`nxm.maintain`, like ``git gc --auto``), so the writer neither waits for it nor holds its memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from nxm.record import body_hash, identifiers, indexed_text
+from nxs.errors import UpstreamError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TABLE = "memories"
+# Fragments before optimize(). At 100,000 memories search time showed no trend from 2 to 22
+# fragments of single writes, and the optimize() itself took 12-22 s (docs/benchmarks.md, Scale).
+COMPACT_EVERY = 24
+# Old versions are removed by compaction once this old: long enough for any reader that opened
+# one to finish (every operation checks out the latest first); 0 would break concurrent readers.
+KEEP_VERSIONS = timedelta(hours=1)
+FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
+# Rows: up to this many, every write is folded into the full-text index at once. Folding merges
+# the whole index again (~0.1 s at 2,000 rows, 0.5-0.8 s at 10,000 on this 2-core machine) and
+# compaction rewrites every row, so larger tables fold and compact every `COMPACT_EVERY` writes;
+# the rows written since are found by a scan.
+FOLD_EVERY_WRITE_UP_TO = 2_000
+# Rows outside the full-text index are searched by a scan (~50 us a row), so a write that
+# leaves more than this many (a batch) folds them in at once.
+UNINDEXED_MAX = 256
+MAINTAINER_WAIT_S = 120  # the longest a write waits for a maintainer fallen behind (`_maintain`)
+# LanceDB's caches of index and manifest pieces grow with every version; a long-lived process
+# (the MCP server) keeps them to this size. Search took the same time with 8, 32 or 128 MB.
+INDEX_CACHE_BYTES = 32 << 20
+METADATA_CACHE_BYTES = 16 << 20
+FILTER_COLUMNS = (
+    "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
+    "session_id", "created", "updated", "expires",
+)  # fmt: skip
+
+
+def _glibc(function: str, *args: int) -> None:
+    """Call one of glibc's malloc tunings; elsewhere (not Linux, not glibc) nothing happens.
+
+    - ``mallopt(M_ARENA_MAX=-8, 2)``: two malloc arenas instead of eight per core. Each of
+      LanceDB's threads otherwise gets its own, which keeps what it freed: a long-lived process
+      grew from 140 to 690 MB in 20 writes at 10,000 memories, and to 330 MB with two arenas
+      (measured; `MALLOC_ARENA_MAX=2` does the same). Called before LanceDB starts its threads.
+    - ``mallopt(M_MMAP_THRESHOLD=-3, 1 MB)``: every block of 1 MB or more is its own mapping,
+      returned to the system when freed. By default glibc raises the threshold after such a
+      free (up to 32 MB), and the heap keeps what a write's large temporaries left: at 100,000
+      memories 30 adds with searches between took a process's peak from 546 to 638 MB with
+      this and from 559 to 651 MB without (measured).
+    - ``malloc_trim(0)``: return the free heap to the system (what LanceDB's reads left there
+      is otherwise kept, and counted in the process's peak).
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            getattr(ctypes.CDLL(None), function)(*args)
+
+
+# lancedb imports the REST client of Lance namespaces, whose package `__init__` builds every API
+# class of its generated OpenAPI code (~2 s and ~14 MB here); a store on a path or an object
+# store URI never calls them. Only the package's own `__init__` is deferred: its submodules
+# (the models lancedb does import) load as usual, and the first use of one of its names runs it.
+LAZY_PACKAGES = ("lance_namespace_urllib3_client",)
+
+
+def import_lancedb() -> Any:
+    """``import lancedb`` with `LAZY_PACKAGES` initialised on first use (deferred: lancedb
+    costs ~1.5 s to import; only searches and writes pay it)."""
+    import importlib.util
+
+    for name in LAZY_PACKAGES:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None and spec.submodule_search_locations:
+            sys.modules[name] = _lazy(importlib.util.module_from_spec(spec))
+    import lancedb
+
+    return lancedb
+
+
+def _lazy(module: Any) -> Any:
+    """``module`` (made from its spec, not yet run) runs its code on the first missing name."""
+
+    lock = threading.Lock()
+
+    def missing(name: str) -> Any:
+        with lock:
+            if vars(module).get("__getattr__") is missing:  # once: then a missing name is one
+                del module.__getattr__
+                module.__spec__.loader.exec_module(module)
+        return getattr(module, name)
+
+    module.__getattr__ = missing
+    return module
+
+
+_BACKGROUND: list[Any] = []
+os.register_at_fork(after_in_child=_BACKGROUND.clear)  # a forked child has none of the threads
+
+
+def background() -> Any:
+    """The process's two threads for work that overlaps a search's other parts (LanceDB and
+    onnxruntime release the GIL); made once, as a new thread per search costs ~1-4 ms. A task
+    given them must never wait for another of their tasks (that could deadlock)."""
+    if not _BACKGROUND:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _BACKGROUND.append(ThreadPoolExecutor(2, thread_name_prefix="nxs-search"))
+    return _BACKGROUND[0]
+
+
+def _sql(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def where(filters: dict[str, Any]) -> str | None:
+    """A LanceDB filter for equality filters (``ref`` matches one of the refs; ``not_expired``)."""
+    parts = []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "ref":
+            parts.append(f"array_has(refs, {_sql(value)})")
+        elif name == "not_expired":
+            parts.append(f"(expires IS NULL OR expires > {_sql(value)})")
+        elif name == "status_in":
+            parts.append("status IN (" + ", ".join(_sql(v) for v in value) + ")")
+        elif name in FILTER_COLUMNS:
+            parts.append(f"{name} = {_sql(value)}")
+        else:
+            raise KeyError(name)
+    return " AND ".join(parts) or None
+
+
+def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
+    """`where(filters)` evaluated over Arrow columns: one bool per row, NULL never matches.
+
+    ``columns`` holds `FILTER_COLUMNS` and ``refs`` as Arrow arrays of one length; the
+    semantics are exactly those of the SQL `where` writes (string equality and comparison are
+    by bytes, ``status_in`` is ``IN``, ``ref`` is ``array_has``).
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(columns["key"])
+    mask = np.ones(n, dtype=bool)
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "ref":
+            refs = columns["refs"]
+            hit = pc.equal(pc.list_flatten(refs), pa.scalar(value, pa.string()))
+            rows = np.asarray(pc.list_parent_indices(refs))[_bools(hit)]
+            got = np.zeros(n, dtype=bool)
+            got[rows] = True
+        elif name == "not_expired":
+            expires = columns["expires"]
+            got = _bools(pc.or_kleene(pc.is_null(expires), pc.greater(expires, value)))
+        elif name == "status_in":
+            got = _bools(pc.is_in(columns["status"], value_set=pa.array(list(value), pa.string())))
+        elif name in FILTER_COLUMNS:
+            got = _bools(pc.equal(columns[name], pa.scalar(value, pa.string())))
+        else:
+            raise KeyError(name)
+        mask &= got
+    return mask
+
+
+def _bools(values: Any) -> np.ndarray:
+    import numpy as np
+
+    return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+@dataclass
+class Upkeep:
+    """What `optimize()` would find to do in one table version; the writer (`Store._maintain`)
+    and the maintainer (`nxm.maintain`) decide from it."""
+
+    missing: list[str]  # FTS_COLUMNS without a full-text index
+    fragments: int
+    rows: int
+    unindexed: int  # rows outside the full-text index (the most of any indexed column)
+
+    @classmethod
+    def of(cls, table: Any) -> Upkeep:
+        indices = {i.columns[0]: i.name for i in table.list_indices() if i.index_type == "FTS"}
+        stats = table.stats()
+        unindexed = [table.index_stats(n).num_unindexed_rows for n in indices.values()]
+        return cls(
+            missing=[c for c in FTS_COLUMNS if c not in indices],
+            fragments=stats["fragment_stats"]["num_fragments"],
+            rows=stats["num_rows"],
+            unindexed=max(unindexed, default=0),
+        )
+
+    def due(self) -> bool:
+        """Whether a writer should have the table optimized now: rows outside the index are
+        still searched, but scored on other term statistics, so a small table folds every
+        write in at once; a large one waits until `COMPACT_EVERY` fragments have piled up
+        (single writes), or `UNINDEXED_MAX` rows are outside the index (batches)."""
+        small = self.unindexed > 0 and self.rows <= FOLD_EVERY_WRITE_UP_TO
+        return self.fragments >= COMPACT_EVERY or self.unindexed > UNINDEXED_MAX or small
+
+    @property
+    def pending(self) -> bool:
+        """Whether `optimize()` has anything to do: fragments to merge or rows to fold in."""
+        return self.fragments > 1 or self.unindexed > 0
+
+
+class Index:
+    """The LanceDB table of one store (``uri``: a local folder or an object-store URI)."""
+
+    def __init__(self, uri: str, storage_options: dict[str, Any] | None, dim: int = 384) -> None:
+        self.uri = uri
+        self.remote = "://" in uri
+        self.dim = dim
+        self._storage_options = storage_options
+        self._db: Any = None
+        self._table: Any = None
+        self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
+        self._fts_at: tuple[tuple[int, int], set[str]] | None = None
+        self._pin: tuple[Any, int] | None = None  # (table, version) inside `pinned`
+        self.maintainer: Any = None  # the `nxm.maintain` child last started (a Popen)
+        self.behind = False  # the last write found the maintainer falling behind
+        self.root: Any = None  # the workspace root a maintainer is started for
+
+    def _schema(self, dim: int) -> Any:
+        import pyarrow as pa
+
+        cols = [pa.field("key", pa.string()), pa.field("hash", pa.string())]
+        cols += [pa.field(c, pa.string()) for c in FILTER_COLUMNS]
+        cols += [
+            pa.field("refs", pa.list_(pa.string())),
+            pa.field("text", pa.string()),
+            pa.field("context", pa.string()),
+            pa.field("doc", pa.string()),  # the whole record: a team store's only copy
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+        return pa.schema(cols)
+
+    def table(self, create: bool = False) -> Any:
+        """The LanceDB table (opened once per process), or None when there is none yet."""
+        if self._table is not None:
+            return self._table
+        _glibc("mallopt", -8, 2)  # M_ARENA_MAX: two arenas
+        _glibc("mallopt", -3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MB, fixed
+        lancedb = import_lancedb()
+
+        try:
+            if self._db is None:
+                session = lancedb.Session(
+                    index_cache_size_bytes=INDEX_CACHE_BYTES,
+                    metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+                )
+                self._db = lancedb.connect(
+                    self.uri, storage_options=self._storage_options, session=session
+                )
+            try:
+                self._table = self._db.open_table(TABLE)
+            except (FileNotFoundError, ValueError):
+                if not create:
+                    return None
+                self._table = self._db.create_table(
+                    TABLE, schema=self._schema(self.dim), exist_ok=True
+                )
+        except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
+            if self.remote or not self.drop(str(exc)):
+                raise UpstreamError(
+                    f"cannot open the memory index at {self.uri}: {exc}",
+                    suggestion="check the path's permissions and free space",
+                    code="STORE_UNAVAILABLE",
+                ) from None
+            return self.table(create)
+        return self._table
+
+    def drop(self, why: str) -> bool:
+        """Remove a local index that cannot be read (it is made again from the record cache);
+        False when it cannot be removed."""
+        import shutil
+
+        line = (why.strip().splitlines() or ["?"])[0][:200]
+        print(f"nxs: the search index is damaged ({line}); making it again", file=sys.stderr)
+        self._db = self._table = self._vectors_at = self._fts_at = None
+        try:
+            shutil.rmtree(self.uri)
+        except OSError:
+            return False
+        return True
+
+    def exists(self) -> bool:
+        """Whether the table is there and of this version's layout (a local index of another
+        layout is dropped: it is made again from the record cache)."""
+        if not self.remote and not os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance")):
+            return False
+        table = self.table()
+        if table is None:
+            return False
+        if self.remote or set(table.schema.names) >= set(self._schema(self.dim).names):
+            return True
+        self._db.drop_table(TABLE)
+        self._table = self._vectors_at = self._fts_at = None
+        return False
+
+    def _rows(
+        self,
+        records: list[dict[str, Any]],
+        vectors: dict[str, Any],
+        context: dict[str, str],
+        docs: bool,
+    ) -> Any:
+        import pyarrow as pa
+
+        dim = self.table_dim()
+        zero = [0.0] * dim
+        rows = []
+        for r in records:
+            row = {c: r.get(c) for c in FILTER_COLUMNS}
+            vec = vectors.get(r["key"])
+            row["processing"] = "READY"
+            if vec is None or len(vec) != dim:
+                vec, row["processing"] = zero, "PENDING"
+            row.update(
+                key=r["key"],
+                hash=body_hash(r["body"]),
+                refs=list(r["refs"]),
+                text=indexed_text(r),
+                context=context[r["key"]],
+                doc=orjson.dumps(r, option=orjson.OPT_SORT_KEYS).decode() if docs else None,
+                vector=[float(x) for x in vec],
+            )
+            rows.append(row)
+        return pa.Table.from_pylist(rows, schema=self._schema(dim))
+
+    def table_dim(self) -> int:
+        table = self.table(create=True)
+        return int(table.schema.field("vector").type.list_size)
+
+    def write(
+        self,
+        upserts: list[dict[str, Any]],
+        vectors: dict[str, Any],
+        context: dict[str, str],
+        deletes: list[str],
+    ) -> None:
+        """Write rows (a record without a vector given is PENDING) and delete keys; call under
+        the store's write lock. A team store keeps each record whole in its row.
+
+        Raises:
+            UpstreamError: LanceDB refused the write.
+        """
+        if not upserts and not deletes:
+            return
+        table = self.table(create=True)
+        table.checkout_latest()
+        try:
+            if upserts:
+                rows = self._rows(upserts, vectors, context, docs=self.remote)
+                (
+                    table.merge_insert("key")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(rows)
+                )
+            if deletes:
+                table.delete("key IN (" + ", ".join(_sql(k) for k in deletes) + ")")
+        except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
+            raise UpstreamError(
+                f"the memory index refused the write: {exc}",
+                suggestion="check free disk space and permissions of .nxs/",
+                code="STORE_WRITE_FAILED",
+            ) from None
+        try:
+            self._maintain(table)
+        except (OSError, RuntimeError) as exc:  # the rows are written: compaction waits
+            print(f"nxs: the write is saved, but index upkeep failed: {exc}", file=sys.stderr)
+
+    def docs(self) -> dict[str, tuple[dict[str, Any], bool]]:
+        """Every record a team store holds, and whether it has a vector."""
+        table = self.table()
+        if table is None:
+            return {}
+        table.checkout_latest()
+        got = table.search().select(["doc", "processing"]).limit(None).to_arrow()
+        out = {}
+        for doc, processing in zip(
+            got.column("doc").to_pylist(), got.column("processing").to_pylist(), strict=True
+        ):
+            record = orjson.loads(doc)
+            out[record["key"]] = (record, processing == "READY")
+        return out
+
+    def version(self) -> int | None:
+        table = self.table()
+        if table is None:
+            return None
+        table.checkout_latest()
+        return int(table.version)
+
+    def vectors(self, keys: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of READY records among ``keys``."""
+        table = self.table()
+        if table is None or not keys:
+            return {}
+        cond = "key IN (" + ", ".join(_sql(k) for k in keys) + ") AND processing = 'READY'"
+        got = table.search().where(cond).select(["key", "vector"]).limit(None).to_arrow()
+        return dict(
+            zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True)
+        )
+
+    def _maintain(self, table: Any) -> None:
+        """Keep the full-text index whole and the fragments few (`Upkeep`).
+
+        A small table is optimized here, at once (~0.1 s at 2,000 rows). A large one is left to
+        a detached `nxm.maintain` child: at 100,000 memories `optimize()` rewrites the whole
+        table (~5 s) and raised the MCP server's peak RSS from ~564 to ~860 MB. A missing
+        full-text index is made here (the first write's, or an old store's).
+        """
+        if self.maintainer is not None and self.maintainer.poll() is not None:
+            self.maintainer = None  # reaped
+        state = Upkeep.of(table)
+        if state.missing:
+            if state.rows:
+                from lancedb.index import FTS
+
+                for column in state.missing:
+                    table.create_index(column, config=FTS(with_position=False), replace=True)
+            return
+        if not state.due():
+            return
+        if state.rows <= FOLD_EVERY_WRITE_UP_TO:
+            table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        elif self.maintainer is None:  # one already running will see this write's fragment too
+            from nxm import maintain
+
+            self.maintainer = maintain.spawn(self.root)
+        # Writes in a burst can keep the maintainer from the lock (it is not handed over in
+        # order: 500 adds in a row at 10,000 piled up 45 fragments and doubled search time), so
+        # past twice the due count the next write first waits for the maintainer to finish.
+        self.behind = state.fragments >= 2 * COMPACT_EVERY
+
+    def upkeep(self) -> bool:
+        """Optimize the checked-out table if there is anything to do (`Upkeep.pending`); call
+        under the lock."""
+        table = self.table()
+        if table is None or not Upkeep.of(table).pending:
+            return False
+        table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        return True
+
+    def compact(self) -> dict[str, Any]:
+        """Compact now (call under the lock); returns fragment counts before and after."""
+        table = self.table()
+        if table is None:
+            return {"fragments_before": 0, "fragments_after": 0}
+        table.checkout_latest()
+        before = table.stats()["fragment_stats"]["num_fragments"]
+        table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        after = table.stats()["fragment_stats"]["num_fragments"]
+        return {"fragments_before": before, "fragments_after": after}
+
+    # -- search ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Check the latest table version out once for the reads inside (a search's keyword,
+        vector and filter reads, on two threads); outside, each read checks out again. Each
+        checkout and each ask of the version is a round trip to LanceDB's event-loop thread
+        (~0.4 ms wall and CPU on a third thread; a search made six)."""
+        table = self.table()
+        if table is not None:
+            table.checkout_latest()
+        self._pin = (table, table.version) if table is not None else None
+        try:
+            yield
+        finally:
+            self._pin = None
+
+    def _latest(self) -> tuple[Any, int] | None:
+        """The table checked out at its latest version, and that version (None: no table)."""
+        table = self.table()
+        if table is None:
+            return None
+        pin = self._pin
+        if pin is not None and pin[0] is table:
+            return pin
+        table.checkout_latest()
+        return table, table.version
+
+    def keywords(
+        self, query: str, filters: dict[str, Any], limit: int, columns: tuple[str, ...]
+    ) -> dict[str, list[tuple[str, float]]]:
+        """BM25 matches in each column's full-text index (``text``, or ``context``: the session
+        context of `nxm.record.contexts`): (key, score), best first; the queries run at once."""
+        query = query.replace('"', " ")  # quotes make a phrase query, which needs positions
+        latest = self._latest() if columns and query.strip() else None
+        if latest is None:
+            return dict.fromkeys(columns, [])
+        table, version = latest
+        query = " ".join([query, *identifiers(query)])
+        indexed = self._fts_columns(table, version)
+        cond = where(filters)
+
+        # LanceDB's own async queries, all awaited in one call on the event loop its sync API
+        # runs on: the sync `table.search(...)` made ~8 round trips to that loop per query and
+        # ran one query per Python thread; this takes half the time and CPU (two columns at
+        # 10,000 memories: 13.6 -> 7.0 ms wall, 18.7 -> 10.7 ms CPU; results identical, as
+        # `tests/test_store.py` checks against `table.search`). `_table` is the `AsyncTable`
+        # the sync table wraps (lancedb is pinned to 0.40.x).
+        import asyncio
+
+        from lancedb.background_loop import LOOP
+
+        async def search(column: str) -> Any:
+            q = table._table.query().nearest_to_text(query, columns=column)
+            q = q.select(["key", "_score"]).limit(limit)
+            return await (q.where(cond) if cond else q).to_arrow()  # filtered before the search
+
+        async def every() -> list[Any]:
+            return await asyncio.gather(*(search(c) for c in asked))
+
+        asked = [c for c in columns if c in indexed]
+        got = dict(zip(asked, LOOP.run(every()), strict=True))
+        return {
+            c: list(zip(t.column("key").to_pylist(), t.column("_score").to_pylist(), strict=True))
+            if (t := got.get(c)) is not None
+            else []
+            for c in columns
+        }
+
+    def _fts_columns(self, table: Any, version: int) -> set[str]:
+        """The columns with a full-text index at the checked-out version (asked once per version)."""
+        at = (id(table), version)
+        if self._fts_at is None or self._fts_at[0] != at:
+            got = {i.columns[0] for i in table.list_indices() if i.index_type == "FTS"}
+            self._fts_at = (at, got)
+        return self._fts_at[1]
+
+    def semantic(
+        self, vector: np.ndarray, filters: dict[str, Any], limit: int
+    ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
+        """Nearest READY records by cosine similarity: (key, similarity), best first, and the
+        (mean, std) of the similarities of every record the filters allow (None when none do).
+
+        The same exact (flat) search LanceDB would run, done with numpy over `_ready_vectors`,
+        the table's READY vectors kept in memory while the table's version is unchanged.
+        """
+        import numpy as np
+
+        latest = self._latest()
+        if latest is None:
+            return [], None
+        ready = self._ready_vectors(*latest)
+        rows = ready.rows({**filters, "processing": "READY"})
+        if not len(rows) or limit <= 0:
+            return [], None
+        query = np.asarray(vector, dtype=np.float32)
+        # one pass over the matrix (a gather would copy it)
+        dots = (ready.matrix[: ready.size] @ query)[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            distance = np.float32(1.0) - dots / (ready.norms[rows] * np.linalg.norm(query))
+        distance = np.where(np.isnan(distance), np.float32(np.inf), distance)
+        if len(rows) > limit:
+            top = np.argpartition(distance, limit - 1)[:limit]
+        else:
+            top = np.arange(len(rows))
+        top = top[np.argsort(distance[top], kind="stable")]
+        similar = 1.0 - distance[np.isfinite(distance)].astype(np.float64)  # not zero vectors
+        spread = (float(similar.mean()), float(similar.std())) if len(similar) else None
+        keys = ready.columns["key"].take(rows[top]).to_pylist()
+        return [(k, 1.0 - float(distance[i])) for k, i in zip(keys, top, strict=True)], spread
+
+    def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
+        """Which of ``keys`` the filters allow (the semantics of `where`)."""
+        latest = self._latest() if keys else None
+        if latest is None:
+            return set()
+        cond = where(filters)
+        inside = "key IN (" + ", ".join(_sql(k) for k in sorted(keys)) + ")"
+        query = latest[0].search().where(f"{inside} AND ({cond})" if cond else inside)
+        return set(query.select(["key"]).limit(None).to_arrow().column("key").to_pylist())
+
+    def _ready_vectors(self, table: Any, version: int) -> _Vectors:
+        """The READY rows' keys, filter columns and vectors at the checked-out table version.
+
+        Read once per version: a write by any process makes a new version, so a long-lived
+        process (the MCP server) reads the vectors again only after the store changed.
+        """
+        if self._vectors_at is not None and self._vectors_at[0] == (id(table), version):
+            return self._vectors_at[1]
+        self._vectors_at = None  # let the old matrix go before the new one is read
+        import numpy as np
+        import pyarrow as pa
+
+        ready_only = "processing = 'READY'"
+        names = ["key", "refs", *FILTER_COLUMNS]
+        got = table.search().where(ready_only).select(names).limit(None).to_arrow()
+        columns = {c: pa.chunked_array([got.column(c).combine_chunks()]) for c in names}
+        del got
+        # free the chunks just copied (~23 MB at 100,000) before the matrix is made
+        _glibc("malloc_trim", 0)
+        # The vectors are streamed into one matrix, so the peak is the matrix and one batch
+        # (reading them as one Arrow table too would double the process's largest allocation).
+        # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
+        keys = columns["key"].chunk(0)
+        dim = table.schema.field("vector").type.list_size
+        capacity = len(keys)
+        matrix = np.empty((capacity, dim), dtype=np.float32)
+        norms = np.empty(capacity, dtype=np.float32)  # row by row: no temporary
+        start = 0
+        streamed: list[str] | None = None  # keys in scan order, made only if not in `keys`' order
+        query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
+        for batch in query.to_batches():
+            size = batch.num_rows
+            if start + size > len(keys):
+                raise RuntimeError("the memory table changed while its vectors were read")
+            rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
+            rows = rows.reshape(size, dim)
+            matrix[start : start + size] = rows
+            norms[start : start + size] = _norms(rows)
+            # compared here, not kept: an Arrow array read from LanceDB keeps its whole batch
+            batch_keys = batch.column("key")
+            if streamed is None and not batch_keys.equals(keys.slice(start, size)):
+                streamed = keys.slice(0, start).to_pylist()
+            if streamed is not None:
+                streamed += batch_keys.to_pylist()
+            start += size
+        if start != len(keys):
+            raise RuntimeError("the memory table changed while its vectors were read")
+        if streamed is not None:  # two scans of one version come in one order; checked all the same
+            at = {k: i for i, k in enumerate(streamed)}
+            order = [at[k] for k in keys.to_pylist()]
+            matrix[: len(keys)], norms[: len(keys)] = matrix[order], norms[order]
+        ready = _Vectors(matrix=matrix, norms=norms, columns=columns, size=len(keys))
+        self._vectors_at = ((id(table), version), ready)
+        return ready
+
+
+def _norms(rows: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.sqrt(np.einsum("ij,ij->i", rows, rows))
+
+
+@dataclass
+class _Vectors:
+    """READY rows of one table version: keys and filter columns (Arrow arrays), vectors
+    (float32) and their norms, for the first ``size`` rows of ``matrix``."""
+
+    matrix: np.ndarray
+    norms: np.ndarray
+    columns: dict[str, Any]
+    size: int
+
+    def rows(self, filters: dict[str, Any]) -> np.ndarray:
+        """The indices of the rows the filters allow."""
+        import numpy as np
+
+        return np.flatnonzero(matches(self.columns, filters))
