@@ -103,6 +103,7 @@ def test_two_organisations_need_a_label_and_never_use_another_key() -> None:
         "disambiguation_required": True,
         "available_workspaces": ["AV", "JL"],
         "message": "2 Linear workspaces are connected. Pass org with one of: AV, JL.",
+        "suggestion": "pass org (alias linear_workspace) with one of: AV, JL",
     }
     unknown = run("linear_mutate", fake, action="create_linear_comment", issue_id="NC-1",
                   body="x", org="XX")  # fmt: skip
@@ -120,9 +121,21 @@ def test_two_organisations_need_a_label_and_never_use_another_key() -> None:
 
 
 @needs_schema
-def test_one_organisation_ignores_the_label() -> None:
+def test_one_organisation_may_be_left_out_but_an_unknown_label_is_refused() -> None:
     connections.connect("AV", AV)
-    out = run("linear_query", FakeLinear(), action="get_linear_teams", org="nonsense")
+    fake = FakeLinear()
+    unknown = run("linear_query", fake, action="get_linear_teams", org="nonsense")
+    assert unknown == {
+        "success": True,
+        "disambiguation_required": True,
+        "available_workspaces": ["AV"],
+        "message": "No Linear workspace is labelled 'nonsense'. Pass org with one of: AV. "
+        "Or leave org out: only one is connected.",
+        "suggestion": "pass org with one of: AV; to add that organisation, "
+        "`nxs linear connect nonsense` (key on stdin)",
+    }
+    assert fake.requests == []
+    out = run("linear_query", fake, action="get_linear_teams")
     assert out["org"] == "AV" and out["data"]["total"] == 3
 
 
@@ -131,9 +144,9 @@ def test_seed_style_workspace_label_gets_a_pointer_to_org(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     connections.connect("AV", AV)
     connections.connect("JL", JL)
-    out = run("linear_query", FakeLinear(), action="get_linear_teams", workspace="AV", org="AV")
+    out = run("linear_query", FakeLinear(), action="get_linear_teams", workspace="av", org="AV")
     assert out["code"] == "USE_ORG"
-    assert out["suggestion"] == "pass org='AV' (alias linear_workspace) to choose it"
+    assert out["suggestion"] == "pass org='AV' (alias linear_workspace) instead of workspace"
 
 
 @needs_schema
