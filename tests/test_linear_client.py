@@ -81,7 +81,9 @@ def test_5xx_with_a_graphql_errors_body_is_unavailable_and_reads_are_retried() -
         "details": {"http_status": 503, "linear_code": "SERVICE_UNAVAILABLE"},
     }  # fmt: skip
     assert sleeps == [1.0, 2.0] and c.sent == ["Teams"] * 3  # bounded, exponential
-    answers = iter([reply(500, OUTAGE), reply(503, OUTAGE, {"Retry-After": "7"}), reply(200, TEAMS)])
+    answers = iter(
+        [reply(500, OUTAGE), reply(503, OUTAGE, {"Retry-After": "7"}), reply(200, TEAMS)]
+    )
     sleeps.clear()
     c = client(lambda r: next(answers), sleeps=sleeps)
     assert c.run("Teams", {"first": 1}) == TEAMS["data"]

@@ -166,3 +166,50 @@ def test_connect_check_asks_linear_and_stores_nothing_on_failure(monkeypatch) ->
     assert oauth.exit_code == 0, oauth.output
     assert [r["authorization"] for r in shared_fake().requests][-1] == "Bearer lin_oauth_av_test"
     assert os.environ.get("LINEAR_API_KEY") is None
+
+
+SECRET = "lin_api_SECRET0123456789abcdefSECRET0123456789"
+
+
+@needs_schema
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["AV", SECRET],
+        ["AV", "--check", SECRET],
+        [SECRET],
+        ["AV", f"--key={SECRET}"],
+        ["AV", "--from-env", SECRET],
+        ["AV", "--json", "--", SECRET],
+    ],
+)
+def test_a_key_typed_as_an_argument_is_refused_never_echoed(args: list[str], monkeypatch) -> None:
+    monkeypatch.setenv("LINEAR_API_URL", serve_fake_linear())
+    shared_fake().reset()
+    for as_json in ([], ["--json"]):
+        done = nxs("linear", "connect", *args, *as_json, input=AV)
+        assert done.exit_code == 2, done.output
+        assert SECRET not in done.output and SECRET[8:20] not in done.output
+        if as_json:
+            assert orjson.loads(done.stdout)["code"] == "KEY_AS_ARGUMENT"
+    assert not connections.path().exists()
+    assert shared_fake().requests == []  # --check sent nothing either
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("http://[bad", "BAD_LINEAR_URL"),
+        ("http://127.0.0.1:99999/graphql", "BAD_LINEAR_URL"),
+        ("not a url", "BAD_LINEAR_URL"),
+        ("http://10.0.0.5/graphql", "INSECURE_LINEAR_URL"),
+    ],
+)
+def test_connect_api_url_is_checked_before_anything_is_stored(url: str, code: str) -> None:
+    done = nxs("linear", "connect", "AV", "--api-url", url, "--json", input=AV)
+    assert done.exit_code == 2, done.output
+    assert orjson.loads(done.stdout)["code"] == code
+    assert not connections.path().exists()
+    ok = nxs("linear", "connect", "AV", "--api-url", "https://proxy.example/graphql", input=AV)
+    assert ok.exit_code == 0
+    assert connections.load()[0].api_url == "https://proxy.example/graphql"
