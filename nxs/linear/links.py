@@ -144,8 +144,8 @@ def named(
 
 
 def is_legacy(refs: list[str]) -> bool:
-    """Whether any ref names an issue without naming its organisation."""
-    return any((link := parse(r)) is not None and link.org is None for r in refs)
+    """Whether any ref is a ``linear:<ID>`` made before links named the organisation."""
+    return any((link := parse(r)) is not None and link.legacy_prefixed for r in refs)
 
 
 # -- through MemoryService's public methods --------------------------------------------------
@@ -192,7 +192,7 @@ def migrate(service: MemoryService, now: str, actor: str) -> list[str]:
     """
     changed = []
     for memory in memories(service):
-        if not any((link := parse(r)) is not None and link.legacy_prefixed for r in memory["refs"]):
+        if not is_legacy(memory["refs"]):
             continue
         refs = qualify(memory["refs"], events(service, memory["key"]))
         if refs != memory["refs"]:

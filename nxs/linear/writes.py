@@ -255,9 +255,10 @@ def _stamp(
     label = call.label
 
     def apply(record: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        held = {r.lower() for r in record["refs"]}
         for i in issues:
             ref = links.ref_for(org, i["identifier"])
-            if ref not in record["refs"]:
+            if ref.lower() not in held:
                 record["refs"].append(ref)
         linked = [{"id": i["id"], "identifier": i["identifier"], "url": i["url"]} for i in issues]
         return links.LINKED, {"org": label, "org_key": org, "linear_issues": linked}
@@ -279,7 +280,7 @@ def link_memory_to_linear_issue(call: Call) -> tuple[str, dict]:
     data: dict[str, Any] = {"issue": shape.ref(issue, "id", "identifier", "title", "url")}
     if migrated:
         data["migrated_links"] = migrated
-    if ref in record["refs"]:
+    if ref.lower() in {r.lower() for r in record["refs"]}:
         data.update(memory=_memory_out(record), linked=False, ref=ref)
         return f"Memory {record['key']} is already linked to {issue['identifier']}", data
     record = _stamp(call, service, record["key"], org, [issue])
