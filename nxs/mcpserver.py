@@ -200,7 +200,10 @@ class Seam:
         for key in SEAM_NAMES:
             value = arguments.get(key)
             if value is not None and not isinstance(value, str):
-                raise ValidationError(f"{key} must be a string, got {value!r:.60}")
+                raise ValidationError(
+                    f"{key} must be a string, got {value!r:.60}",
+                    suggestion=f"pass {key} as a JSON string, or leave it out",
+                )
             seam[key] = value
         kwargs = validate(op, arguments)
         self._evict_stale()

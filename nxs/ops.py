@@ -44,6 +44,7 @@ class Param:
     positional: bool = False  # a CLI argument rather than an --option
     aliases: tuple[str, ...] = ()  # other names accepted on the MCP seam (seed spellings)
     clamp: bool = False  # out-of-range numbers are clamped instead of refused
+    list_aliases: bool = False  # the aliases appear in the tool's input schema too
 
     @property
     def flag(self) -> str:
@@ -102,6 +103,10 @@ class Operation:
     def input_schema(self) -> dict[str, Any]:
         """The MCP tool's JSON input schema, seam-only parameters included."""
         props = {p.name: p.schema() for p in self.params}
+        for p in self.params:
+            if p.list_aliases:
+                for alias in p.aliases:
+                    props[alias] = {**p.schema(), "description": f"Alias of {p.name}."}
         for p in SEAM_PARAMS:
             props[p.name] = p.schema()
         required = [p.name for p in self.params if p.required]
@@ -227,10 +232,20 @@ def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     """Check arguments against the declaration; return handler keyword arguments.
 
     ``None`` means "not given". Unknown names are refused, so a typo is never a silent no-op.
+    Every refusal carries a suggestion (seed 000's error shape always has one).
 
     Raises:
         ValidationError: a missing, unknown, mistyped or out-of-range argument.
     """
+    try:
+        return _validate(op, arguments)
+    except ValidationError as err:
+        if not err.suggestion:
+            err.suggestion = f"see `{op.command} --help`"
+        raise
+
+
+def _validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     by_name = {p.name: p for p in op.params}
     for p in op.params:
         for alias in p.aliases:

@@ -79,8 +79,9 @@ LINEAR_BLOCK = """\
 Linear issues, projects and teams are reachable here. Read with \
 `nxs linear query ACTION` (MCP tool linear_query) and write with `nxs linear mutate ACTION` \
 (linear_mutate); nothing deletes. With several organisations connected, name one per call with \
-its label; a missing or unknown label is refused, never guessed. Keys are set up with \
-`nxs linear connect` and never live in the workspace.
+`org` (its label; `workspace` is the nxs workspace path, not the organisation); a missing or \
+unknown label is refused, never guessed. Keys are set up with `nxs linear connect` and never \
+live in the workspace.
 """
 
 

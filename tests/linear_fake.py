@@ -6,8 +6,9 @@ every answer has the real types' shape (a missing non-null field is an error, no
 Resolvers serve two organisations from `linear_fake_data` and model what nxs relies on:
 identifier resolution, team moves (renumbering; the old identifier stops resolving), label
 scope (a team label refused on another team's issue), comment threads, label replacement,
-rate limiting (``RATELIMITED`` with HTTP 400 and ``X-RateLimit-*`` headers) and auth errors
-(personal keys without ``Bearer``, OAuth tokens with it).
+rate limiting (``RATELIMITED`` with HTTP 400 and ``X-RateLimit-*`` headers), outages (HTTP
+5xx with a GraphQL errors body or an HTML page) and auth errors (personal keys without
+``Bearer``, OAuth tokens with it). Every request is logged in ``requests``.
 
 Use it three ways:
 
@@ -57,11 +58,20 @@ class FakeLinear:
             self.orgs = {k: Org(v) for k, v in seed.seed_orgs().items()}
             self.rate_limited = 0
             self.reset_in_ms = 1500
+            self.failing, self.fail_status, self.fail_errors = 0, 503, True
             self.requests.clear()
 
     def rate_limit_next(self, count: int, reset_in_ms: int = 1500) -> None:
         """Answer the next ``count`` authenticated requests with RATELIMITED."""
         self.rate_limited, self.reset_in_ms = count, reset_in_ms
+
+    def fail_next(self, count: int, status: int = 503, errors: bool = True) -> None:
+        """Answer the next ``count`` authenticated requests with an HTTP error (an outage).
+
+        With ``errors`` the body is a GraphQL errors body, as Linear's gateway sends in an
+        outage; without, an HTML page.
+        """
+        self.failing, self.fail_status, self.fail_errors = count, status, errors
 
     def transport(self) -> Any:
         """An httpx.MockTransport answering from this fake."""
@@ -105,6 +115,18 @@ class FakeLinear:
                         "Authentication required, not authenticated",
                         "AUTHENTICATION_ERROR",
                         "You need to authenticate to access this operation.",
+                    ),
+                )
+            if self.failing > 0:
+                self.failing -= 1
+                if not self.fail_errors:
+                    return self.fail_status, {"Content-Type": "text/html"}, b"<html>down</html>"
+                return self._errors(
+                    self.fail_status,
+                    error(
+                        "Service unavailable",
+                        "SERVICE_UNAVAILABLE",
+                        "Linear is temporarily unavailable. Please try again.",
                     ),
                 )
             if self.rate_limited > 0:

@@ -237,6 +237,9 @@ class Roots:
     def viewer(self, info: Any) -> dict[str, Any] | None:
         return self.o.user(self.d["viewer"])
 
+    def organization(self, info: Any) -> dict[str, Any]:
+        return self.o.organization()
+
     def teams(self, info: Any, **args: Any) -> dict[str, Any]:
         rows = sorted(self.d["teams"].values(), key=lambda t: t["key"])
         return connection([self.o.team(t["id"]) for t in rows], **args)

@@ -56,12 +56,49 @@ def test_graphql_errors_are_read_whatever_the_status_presentable_message_first()
             }
         ]
     }
-    for status in (200, 400, 500):
+    for status in (200, 400):
         with pytest.raises(UpstreamError) as caught:
             client(lambda r, s=status: reply(s, body)).run("Teams", {"first": 1})
         assert caught.value.message == "Linear: Title is too long."
         assert caught.value.code == "LINEAR_ERROR"
         assert caught.value.details == {"linear_code": "INVALID_INPUT"}
+        assert caught.value.suggestion.startswith("Linear refused the request as sent: check")
+
+
+OUTAGE = {"errors": [{"message": "Service unavailable", "extensions": {
+    "code": "SERVICE_UNAVAILABLE", "userPresentableMessage": "Linear is down for a moment."}}]}  # fmt: skip
+
+
+def test_5xx_with_a_graphql_errors_body_is_unavailable_and_reads_are_retried() -> None:
+    sleeps: list[float] = []
+    c = client(lambda r: reply(503, OUTAGE), sleeps=sleeps)
+    with pytest.raises(UpstreamError) as caught:
+        c.run("Teams", {"first": 1})
+    assert caught.value.to_dict() == {
+        "error": True, "kind": "upstream", "code": "LINEAR_UNAVAILABLE",
+        "message": "Linear answered HTTP 503: Linear is down for a moment.",
+        "suggestion": "try again in a minute; https://linearstatus.com has news",
+        "details": {"http_status": 503, "linear_code": "SERVICE_UNAVAILABLE"},
+    }  # fmt: skip
+    assert sleeps == [1.0, 2.0] and c.sent == ["Teams"] * 3  # bounded, exponential
+    answers = iter(
+        [reply(500, OUTAGE), reply(503, OUTAGE, {"Retry-After": "7"}), reply(200, TEAMS)]
+    )
+    sleeps.clear()
+    c = client(lambda r: next(answers), sleeps=sleeps)
+    assert c.run("Teams", {"first": 1}) == TEAMS["data"]
+    assert sleeps == [1.0, 7.0]  # Retry-After when it is near
+
+
+def test_5xx_on_a_mutation_is_never_retried() -> None:
+    sleeps: list[float] = []
+    c = client(lambda r: reply(503, OUTAGE), sleeps=sleeps)
+    with pytest.raises(UpstreamError) as caught:
+        c.run("IssueCreate", {"input": {"teamId": "t", "title": "x"}})
+    assert caught.value.code == "LINEAR_UNAVAILABLE" and c.sent == ["IssueCreate"]
+    assert sleeps == []
+    assert caught.value.message.endswith("; the change may or may not have been applied")
+    assert caught.value.suggestion.startswith("read the state back with linear_query")
 
 
 def test_entity_not_found_is_not_found_and_auth_errors_name_the_label() -> None:
@@ -174,10 +211,68 @@ def test_api_url_precedence_and_untrusted_workspace_urls(monkeypatch: pytest.Mon
     with pytest.raises(ValidationError) as caught:
         api_url(plain, {"api_url": "https://evil.example/graphql"})
     assert caught.value.code == "UNTRUSTED_LINEAR_URL"
-    monkeypatch.setenv("LINEAR_API_URL", "http://10.0.0.5:4000/graphql")
+    monkeypatch.setenv("LINEAR_API_URL", "https://10.0.0.5:4000/graphql")
     assert api_url(proxied, {"api_url": "https://evil.example/graphql"}) == (
-        "http://10.0.0.5:4000/graphql"
+        "https://10.0.0.5:4000/graphql"
     )
     monkeypatch.setenv("LINEAR_API_URL", "ftp://x")
     with pytest.raises(ValidationError):
         api_url(plain, {})
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("http://[bad", "BAD_LINEAR_URL"),
+        ("https://api.linear.app:99999/graphql", "BAD_LINEAR_URL"),
+        ("https://api.linear.app:x/graphql", "BAD_LINEAR_URL"),
+        ("api.linear.app/graphql", "BAD_LINEAR_URL"),
+        ("http://api.linear.app/graphql", "INSECURE_LINEAR_URL"),
+        ("http://10.0.0.5:4000/graphql", "INSECURE_LINEAR_URL"),
+    ],
+)
+def test_a_malformed_or_clear_text_url_is_a_validation_error_wherever_it_comes_from(
+    url: str, code: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = Connection(label="AV", key=KEY)
+    for conn, section, env in (
+        (plain, {}, url),
+        (Connection(label="AV", key=KEY, api_url=url), {}, None),
+        (plain, {"api_url": url}, None),
+    ):
+        if env:
+            monkeypatch.setenv("LINEAR_API_URL", env)
+        else:
+            monkeypatch.delenv("LINEAR_API_URL", raising=False)
+        with pytest.raises(ValidationError) as caught:
+            api_url(conn, section)
+        assert caught.value.code == code and caught.value.suggestion
+
+
+@pytest.mark.parametrize(
+    ("url", "trusted"),
+    [
+        ("https://api.linear.app/graphql", True),
+        ("https://API.linear.app:443/graphql", True),
+        ("http://127.0.0.1:8123/graphql", True),
+        ("https://127.0.0.1:8123/graphql", True),
+        ("http://localhost:9/graphql", True),
+        ("http://[::1]:9/graphql", True),
+        ("http://127.0.0.2:9/graphql", True),
+        ("https://api.linear.app:8443/graphql", False),
+        ("https://api.linear.app.evil.example/graphql", False),
+        ("https://api.linear.app@evil.example/graphql", False),
+        ("https://linear.app/graphql", False),
+    ],
+)
+def test_a_committed_url_may_name_only_https_linear_or_loopback(url: str, trusted: bool) -> None:
+    plain = Connection(label="AV", key=KEY)
+    if trusted:
+        assert api_url(plain, {"api_url": url}) == url
+    else:
+        with pytest.raises(ValidationError) as caught:
+            api_url(plain, {"api_url": url})
+        assert caught.value.code == "UNTRUSTED_LINEAR_URL"
+    # the user's own settings may name any https proxy
+    if url.startswith("https"):
+        assert api_url(Connection(label="AV", key=KEY, api_url=url), {}) == url

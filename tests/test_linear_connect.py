@@ -103,6 +103,7 @@ def test_two_organisations_need_a_label_and_never_use_another_key() -> None:
         "disambiguation_required": True,
         "available_workspaces": ["AV", "JL"],
         "message": "2 Linear workspaces are connected. Pass org with one of: AV, JL.",
+        "suggestion": "pass org (alias linear_workspace) with one of: AV, JL",
     }
     unknown = run("linear_mutate", fake, action="create_linear_comment", issue_id="NC-1",
                   body="x", org="XX")  # fmt: skip
@@ -120,9 +121,21 @@ def test_two_organisations_need_a_label_and_never_use_another_key() -> None:
 
 
 @needs_schema
-def test_one_organisation_ignores_the_label() -> None:
+def test_one_organisation_may_be_left_out_but_an_unknown_label_is_refused() -> None:
     connections.connect("AV", AV)
-    out = run("linear_query", FakeLinear(), action="get_linear_teams", org="nonsense")
+    fake = FakeLinear()
+    unknown = run("linear_query", fake, action="get_linear_teams", org="nonsense")
+    assert unknown == {
+        "success": True,
+        "disambiguation_required": True,
+        "available_workspaces": ["AV"],
+        "message": "No Linear workspace is labelled 'nonsense'. Pass org with one of: AV. "
+        "Or leave org out: only one is connected.",
+        "suggestion": "pass org with one of: AV; to add that organisation, "
+        "`nxs linear connect nonsense` (key on stdin)",
+    }
+    assert fake.requests == []
+    out = run("linear_query", fake, action="get_linear_teams")
     assert out["org"] == "AV" and out["data"]["total"] == 3
 
 
@@ -131,9 +144,9 @@ def test_seed_style_workspace_label_gets_a_pointer_to_org(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     connections.connect("AV", AV)
     connections.connect("JL", JL)
-    out = run("linear_query", FakeLinear(), action="get_linear_teams", workspace="AV", org="AV")
+    out = run("linear_query", FakeLinear(), action="get_linear_teams", workspace="av", org="AV")
     assert out["code"] == "USE_ORG"
-    assert out["suggestion"] == "pass org='AV' (alias linear_workspace) to choose it"
+    assert out["suggestion"] == "pass org='AV' (alias linear_workspace) instead of workspace"
 
 
 @needs_schema
@@ -153,3 +166,50 @@ def test_connect_check_asks_linear_and_stores_nothing_on_failure(monkeypatch) ->
     assert oauth.exit_code == 0, oauth.output
     assert [r["authorization"] for r in shared_fake().requests][-1] == "Bearer lin_oauth_av_test"
     assert os.environ.get("LINEAR_API_KEY") is None
+
+
+SECRET = "lin_api_SECRET0123456789abcdefSECRET0123456789"
+
+
+@needs_schema
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["AV", SECRET],
+        ["AV", "--check", SECRET],
+        [SECRET],
+        ["AV", f"--key={SECRET}"],
+        ["AV", "--from-env", SECRET],
+        ["AV", "--json", "--", SECRET],
+    ],
+)
+def test_a_key_typed_as_an_argument_is_refused_never_echoed(args: list[str], monkeypatch) -> None:
+    monkeypatch.setenv("LINEAR_API_URL", serve_fake_linear())
+    shared_fake().reset()
+    for as_json in ([], ["--json"]):
+        done = nxs("linear", "connect", *args, *as_json, input=AV)
+        assert done.exit_code == 2, done.output
+        assert SECRET not in done.output and SECRET[8:20] not in done.output
+        if as_json:
+            assert orjson.loads(done.stdout)["code"] == "KEY_AS_ARGUMENT"
+    assert not connections.path().exists()
+    assert shared_fake().requests == []  # --check sent nothing either
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("http://[bad", "BAD_LINEAR_URL"),
+        ("http://127.0.0.1:99999/graphql", "BAD_LINEAR_URL"),
+        ("not a url", "BAD_LINEAR_URL"),
+        ("http://10.0.0.5/graphql", "INSECURE_LINEAR_URL"),
+    ],
+)
+def test_connect_api_url_is_checked_before_anything_is_stored(url: str, code: str) -> None:
+    done = nxs("linear", "connect", "AV", "--api-url", url, "--json", input=AV)
+    assert done.exit_code == 2, done.output
+    assert orjson.loads(done.stdout)["code"] == code
+    assert not connections.path().exists()
+    ok = nxs("linear", "connect", "AV", "--api-url", "https://proxy.example/graphql", input=AV)
+    assert ok.exit_code == 0
+    assert connections.load()[0].api_url == "https://proxy.example/graphql"

@@ -188,12 +188,12 @@ def test_link_memory_stamps_refs_and_history(fake: FakeLinear, workspace: Path) 
     key = _memory(workspace, "CORS error from localhost when the frontend calls the API")
     out = m(fake, action="link_memory_to_linear_issue", memory_id=key[:8], issue_id="NC-103")
     assert out["message"] == f"Memory {key} linked to NC-103"
-    assert out["data"]["linked"] is True and out["data"]["ref"] == "linear:NC-103"
+    assert out["data"]["linked"] is True and out["data"]["ref"] == "linear:acme/NC-103"
     record = _show(workspace, key)
-    assert record["refs"] == ["linear:NC-103"]
+    assert record["refs"] == ["linear:acme/NC-103"]  # the organisation's urlKey
     assert record["events"][-1] == {
         "type": "LINKED", "at": NOW, "actor": "tester",
-        "data": {"org": "default", "linear_issues": [{
+        "data": {"org": "default", "org_key": "acme", "linear_issues": [{
             "id": uid("AV", "issue", "NC-103"), "identifier": "NC-103",
             "url": "https://linear.test/acme/issue/NC-103"}]},
     }  # fmt: skip
@@ -225,7 +225,7 @@ def test_cross_reference_links_issues_sharing_introduction_words(
     data = out["data"]
     assert data["keywords"] == ["localhost", "frontend", "error", "calls", "cors"]
     assert [i["identifier"] for i in data["linked"]] == ["NC-1"]
-    assert _show(workspace, key)["refs"] == ["linear:NC-1"]
+    assert _show(workspace, key)["refs"] == ["linear:acme/NC-1"]
     again = m(fake, action="cross_reference_linear_memory", memory_id=key)
     assert again["data"]["linked"] == [] and again["data"]["already_linked"] == ["NC-1"]
     assert again["message"] == f"Memory {key} linked to 0 Linear issue(s)"

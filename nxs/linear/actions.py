@@ -2,9 +2,10 @@
 
 Each action lists the parameters it uses and the ones it requires. A parameter given to an
 action that does not use it is refused with the action's list, never silently dropped (a
-dropped filter or field looks exactly like a applied one). Answers use seed 000's envelope,
+dropped filter or field looks exactly like an applied one). Answers use seed 000's envelope,
 ``{"success": true, "message": ..., "org": ..., "data": {...}}``; when the organisation is
-ambiguous the answer is the disambiguation one instead.
+ambiguous the answer is the disambiguation one instead. A ``workspace`` naming a connected
+organisation is refused first, on every action (`connections.check_workspace`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from nxs.context import Context
 from nxs.errors import ValidationError
-from nxs.linear import reads, writes
+from nxs.linear import connections, reads, writes
 from nxs.linear.connections import Disambiguation
 from nxs.linear.session import Call
 
@@ -169,7 +170,7 @@ MUTATE = _table(
         writes.link_memory_to_linear_issue,
         ("memory_id", "issue_id"),
         ("memory_id", "issue_id"),
-        "stamp a memory with linear:<IDENTIFIER> and a LINKED event",
+        "stamp a memory with linear:<org>/<IDENTIFIER> and a LINKED event",
     ),
     Action(
         "cross_reference_linear_memory",
@@ -214,6 +215,7 @@ def check(spec: Action, given: dict[str, Any]) -> None:
 def dispatch(ctx: Context, table: dict[str, Action], kw: dict[str, Any]) -> dict:
     """Run one action: check its parameters, choose the organisation, wrap the answer."""
     spec = table[kw["action"]]
+    connections.check_workspace(ctx.workspace_arg)  # seed 000's workspace: "AV" means org
     given = {k: v for k, v in kw.items() if v is not None and k not in SHARED}
     check(spec, given)
     call = Call(ctx=ctx, args=given, org=kw.get("org"))

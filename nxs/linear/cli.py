@@ -7,6 +7,7 @@ never from an argument (it would land in shell history and process lists), and n
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Annotated, Any
 
@@ -16,9 +17,31 @@ from nxs.clitool import JsonOpt, emit, fail
 from nxs.errors import NxsError, ValidationError
 from nxs.render import render
 
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 app = typer.Typer(
     no_args_is_help=True, help="Linear: connect organisations, read and write issues."
 )
+
+
+def _refuse_typed_key(extra: list[str], from_env: str | None) -> None:
+    """A key typed as an argument is refused without being echoed (typer would print it)."""
+    from nxs.linear.connections import looks_like_key
+
+    if extra:
+        raise ValidationError(
+            f"connect takes one argument, the label, and got {len(extra)} more (not shown: "
+            "one may be a key)",
+            suggestion="pass the key on stdin (`pass show linear/av | nxs linear connect AV`) "
+            "or name an environment variable with --from-env; revoke a key that reached "
+            "your shell history",
+            code="KEY_AS_ARGUMENT",
+        )
+    if from_env and (looks_like_key(from_env) or not ENV_NAME.match(from_env)):
+        raise ValidationError(
+            "--from-env takes the name of an environment variable (not shown: it may be a key)",
+            suggestion="e.g. --from-env JL_LINEAR_KEY after `export JL_LINEAR_KEY=...`",
+            code="KEY_AS_ARGUMENT" if looks_like_key(from_env) else "VALIDATION_ERROR",
+        )
 
 
 def _read_key(from_env: str | None) -> str:
@@ -52,8 +75,9 @@ def _check(label: str, key: str, oauth: bool, api_url: str | None) -> dict[str, 
     return {"organization": org.get("name"), "url_key": org.get("urlKey"), "user": viewer["name"]}
 
 
-@app.command()
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def connect(
+    typer_ctx: typer.Context,
     label: Annotated[str, typer.Argument(help="Your name for this organisation, e.g. AV.")],
     from_env: Annotated[
         str | None,
@@ -74,15 +98,23 @@ def connect(
     """Store a Linear key under LABEL (owner-only, in your config dir; never in `.nxs/`).
 
     The key is read from stdin (a hidden prompt on a terminal) or from --from-env VAR.
-    Connecting a label again replaces its key.
+
+    A key typed as an argument is refused without being shown.
+
+    Connecting a label again replaces its key. --api-url must be https (or http to loopback).
 
     Example:
 
         pass show linear/av | nxs linear connect AV --check
     """
     from nxs.linear import connections
+    from nxs.linear.client import check_url
 
     try:
+        _refuse_typed_key(typer_ctx.args, from_env)
+        connections.check_label(label)
+        if api_url is not None:
+            api_url = check_url(api_url.strip(), "--api-url")
         key = _read_key(from_env)
         checked = _check(label, key, oauth, api_url) if check else None
         result = connections.connect(label, key, oauth=oauth, api_url=api_url)

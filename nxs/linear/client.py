@@ -7,13 +7,15 @@
 - Rate limiting is recognised by ``extensions.code == "RATELIMITED"`` (HTTP 400), HTTP 429 and
   the ``X-RateLimit-*`` headers; the client retries a bounded number of times, waiting until
   the advertised reset when it is near, and otherwise refuses with ``RATE_LIMITED``.
-- Timeouts and connection failures are retried for queries only: a mutation that may have
-  reached Linear is never sent twice.
+- Timeouts, connection failures and HTTP 5xx (with a GraphQL ``errors`` body or without) are
+  retried for queries only, a bounded number of times with exponential backoff (the sleeper is
+  injected, so tests wait no time): a mutation that may have reached Linear is never sent twice.
 - The credential never appears in an error: messages from the server are scrubbed of it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import time
 from collections.abc import Callable
@@ -26,10 +28,10 @@ from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.linear.connections import Connection
 from nxs.linear.documents import DOCUMENTS, MUTATIONS
 
-DEFAULT_URL = "https://api.linear.app/graphql"
+LINEAR_HOST = "api.linear.app"
+DEFAULT_URL = f"https://{LINEAR_HOST}/graphql"
 ENV_URL = "LINEAR_API_URL"
 USER_AGENT = "nxs-linear/0.1"
-TRUSTED_HOSTS = ("127.0.0.1", "localhost", "::1")
 RESET_HEADERS = (
     ("x-ratelimit-requests-remaining", "x-ratelimit-requests-reset"),
     ("x-ratelimit-complexity-remaining", "x-ratelimit-complexity-reset"),
@@ -37,39 +39,82 @@ RESET_HEADERS = (
 )
 
 
-def _check_url(url: str, origin: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+def is_loopback(host: str) -> bool:
+    """Whether a URL's host is this machine (where tests and local proxies listen)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(url: str, origin: str) -> str:
+    """A well-formed endpoint that keeps the key off the wire in clear text.
+
+    ``https`` to any host, or ``http`` only to a loopback address (tests, a local proxy).
+
+    Raises:
+        ValidationError: ``BAD_LINEAR_URL`` for a malformed URL, ``INSECURE_LINEAR_URL`` for
+            plain http to another machine.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise ValidationError(
+            f"{origin} is not a valid URL: {url!r} ({exc})",
+            suggestion=f"e.g. {DEFAULT_URL}",
+            code="BAD_LINEAR_URL",
+        ) from None
+    if parts.scheme not in ("http", "https") or not host:
         raise ValidationError(
             f"{origin} is not an http(s) URL: {url!r}",
             suggestion=f"e.g. {DEFAULT_URL}",
             code="BAD_LINEAR_URL",
         )
+    if parts.scheme == "http" and not is_loopback(host):
+        raise ValidationError(
+            f"{origin} would send your Linear key in clear text to {host} (plain http)",
+            suggestion="use https, or http only to a loopback address (127.0.0.1, localhost)",
+            code="INSECURE_LINEAR_URL",
+        )
     return url
+
+
+def _trusted(url: str) -> bool:
+    """Linear itself over https on its own port, or a loopback address."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if is_loopback(host):
+        return True
+    return parts.scheme == "https" and host == LINEAR_HOST and parts.port in (None, 443)
 
 
 def api_url(conn: Connection, section: dict[str, Any]) -> str:
     """The GraphQL endpoint: ``LINEAR_API_URL``, the connection's, the workspace's, the default.
 
     A workspace's ``[linear] api_url`` is committed by anyone with access to the repository, so
-    it is honoured only for Linear itself or a loopback address: a cloned project must not be
-    able to send your key to a server of its choosing.
+    it is honoured only for ``https://api.linear.app`` or a loopback address: a cloned project
+    must not be able to send your key to a server of its choosing. The user's own settings (the
+    variable, ``connect --api-url``) may name a proxy, over https (or http to loopback).
 
     Raises:
-        ValidationError: a malformed URL, or a workspace URL pointing elsewhere.
+        ValidationError: a malformed or clear-text URL, or a workspace URL pointing elsewhere.
     """
     if os.environ.get(ENV_URL, "").strip():
-        return _check_url(os.environ[ENV_URL].strip(), ENV_URL)
+        return check_url(os.environ[ENV_URL].strip(), ENV_URL)
     if conn.api_url:
-        return _check_url(conn.api_url, f"the api_url of Linear workspace {conn.label}")
+        return check_url(conn.api_url, f"the api_url of Linear workspace {conn.label}")
     configured = section.get("api_url")
     if configured:
-        url = _check_url(str(configured), "[linear] api_url in .nxs/config.toml")
-        host = urlsplit(url).hostname or ""
-        if host not in TRUSTED_HOSTS and host != "api.linear.app":
+        url = check_url(str(configured), "[linear] api_url in .nxs/config.toml")
+        if not _trusted(url):
             raise ValidationError(
-                f"[linear] api_url in .nxs/config.toml points to {host}, which could receive "
-                "your Linear key",
+                f"[linear] api_url in .nxs/config.toml points to {url!r}, which could receive "
+                f"your Linear key (a committed file may name only https://{LINEAR_HOST} or a "
+                "loopback address)",
                 suggestion=f"set {ENV_URL} yourself, or `nxs linear connect LABEL --api-url URL`",
                 code="UNTRUSTED_LINEAR_URL",
             )
@@ -172,14 +217,10 @@ class LinearClient:
                     raise self._rate_error(wait)
                 self.sleep(wait)
                 continue
-            if resp.status_code >= 500 and not (body and body.get("errors")):
+            if resp.status_code >= 500:  # with or without a GraphQL errors body
                 if mutation or last:
-                    raise UpstreamError(
-                        f"Linear answered HTTP {resp.status_code}",
-                        suggestion="try again in a minute; https://linearstatus.com has news",
-                        code="LINEAR_UNAVAILABLE",
-                    )
-                self.sleep(self._backoff(attempt))
+                    raise self._unavailable(resp.status_code, body, mutation)
+                self.sleep(self._retry_wait(resp, attempt))
                 continue
             return self._data(resp, body)
         raise AssertionError("unreachable")  # the loop always returns or raises
@@ -206,6 +247,38 @@ class LinearClient:
 
     def _backoff(self, attempt: int) -> float:
         return float(min(2 ** (attempt - 1), self.max_wait))
+
+    def _retry_wait(self, resp: Any, attempt: int) -> float:
+        """Retry-After when it is near, else the exponential backoff."""
+        after = (resp.headers.get("retry-after") or "").strip()
+        if after.isdigit() and int(after) <= self.max_wait:
+            return float(after)
+        return self._backoff(attempt)
+
+    def _unavailable(
+        self, status: int, body: dict[str, Any] | None, mutation: bool
+    ) -> UpstreamError:
+        errors = (body or {}).get("errors") or []
+        first = errors[0] if errors and isinstance(errors[0], dict) else {}
+        ext = first.get("extensions") or {}
+        said = ext.get("userPresentableMessage") or first.get("message")
+        message = f"Linear answered HTTP {status}"
+        if said:
+            message += f": {self._scrub(str(said))}"
+        details: dict[str, Any] = {"http_status": status}
+        if ext.get("code"):
+            details["linear_code"] = str(ext["code"])
+        if mutation:
+            message += "; the change may or may not have been applied"
+            suggestion = (
+                "read the state back with linear_query before sending it again; "
+                "https://linearstatus.com has news"
+            )
+        else:
+            suggestion = "try again in a minute; https://linearstatus.com has news"
+        return UpstreamError(
+            message, suggestion=suggestion, code="LINEAR_UNAVAILABLE", details=details
+        )
 
     def _reset_wait(self, resp: Any, attempt: int) -> float:
         waits: list[float] = []
@@ -254,6 +327,8 @@ class LinearClient:
         if resp.status_code >= 400 or not isinstance(body.get("data"), dict):
             raise UpstreamError(
                 f"Linear answered HTTP {resp.status_code} with no data",
+                suggestion="check LINEAR_API_URL (or the connection's --api-url) points at "
+                "Linear's GraphQL endpoint",
                 code="LINEAR_BAD_RESPONSE",
             )
         return body["data"]
@@ -291,7 +366,13 @@ class LinearClient:
                 code="LINEAR_NOT_FOUND",
             )
         details = {"linear_code": code} if code else None
-        return UpstreamError(f"Linear: {said}", code="LINEAR_ERROR", details=details)
+        return UpstreamError(
+            f"Linear: {said}",
+            suggestion="Linear refused the request as sent: check the ids and values against "
+            "linear_query (get_linear_teams, list_linear_statuses, list_linear_labels, ...)",
+            code="LINEAR_ERROR",
+            details=details,
+        )
 
 
-__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url"]
+__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url", "is_loopback"]

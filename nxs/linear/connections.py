@@ -4,9 +4,11 @@ Keys live in ``config_dir()/linear.json`` (0600 in a 0700 directory), never in `
 people commit) and never in any output or error. When no organisation is connected there, the
 ``LINEAR_API_KEY`` environment variable counts as one organisation labelled ``default``.
 
-A call picks its organisation with `select`: with one connected the label is optional and
-ignored; with two or more a missing or unknown label gets the disambiguation answer (a success
-naming the labels), and never another organisation's key.
+A call picks its organisation with `select`: with one connected the label may be left out;
+a label that names no connected organisation, or a missing one with two or more connected,
+gets the disambiguation answer (a success naming the labels, nothing sent), and never another
+organisation's key (SPEC section 9). `check_workspace` is the one rule for seed 000's
+``workspace: "AV"``: a ``workspace`` that names a connected label is refused (`USE_ORG`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ ENV_KEY = "LINEAR_API_KEY"
 ENV_LABEL = "default"
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 OAUTH_PREFIX = "lin_oauth_"
+KEY_PREFIXES = ("lin_api_", OAUTH_PREFIX)
+
+
+def looks_like_key(text: str) -> bool:
+    """Whether a value someone typed is probably a Linear credential (never echo it)."""
+    text = text.strip().lower()
+    return text.startswith(KEY_PREFIXES) or text.startswith("bearer ")
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,14 @@ def check_label(label: str) -> str:
         ValidationError: empty, too long, or with characters other than letters, digits, ``_.-``.
     """
     label = label.strip()
+    if looks_like_key(label):
+        raise ValidationError(
+            "the label looks like a Linear key (not shown); keys are never taken as arguments",
+            suggestion="name the organisation (e.g. AV) and pass the key on stdin: "
+            "`pass show linear/av | nxs linear connect AV`; revoke the key if it reached "
+            "your shell history",
+            code="KEY_AS_ARGUMENT",
+        )
     if not LABEL_RE.match(label):
         raise ValidationError(
             f"invalid label {label!r}",
@@ -191,12 +208,17 @@ def disconnect(label: str) -> dict:
     return {"disconnected": match, "workspaces": labels()}
 
 
+def _match(conns: list[Connection], name: str) -> Connection | None:
+    return next((c for c in conns if c.label.lower() == name.strip().lower()), None)
+
+
 def select(org: str | None) -> Connection:
     """The organisation a call uses.
 
     Raises:
         NotFoundError: nothing is connected.
-        Disambiguation: two or more are connected and ``org`` names none of them.
+        Disambiguation: ``org`` names no connected organisation (whatever the number
+            connected), or is missing while two or more are connected.
     """
     conns = load()
     if not conns:
@@ -205,30 +227,55 @@ def select(org: str | None) -> Connection:
             suggestion="run `nxs linear connect LABEL` (key on stdin) or set LINEAR_API_KEY",
             code="LINEAR_NOT_CONNECTED",
         )
-    if len(conns) == 1:
-        return conns[0]
     available = [c.label for c in conns]
+    names = ", ".join(available)
+    if org is None and len(conns) == 1:
+        return conns[0]
     if org is not None:
-        match = next((c for c in conns if c.label.lower() == org.strip().lower()), None)
+        match = _match(conns, org)
         if match is not None:
             return match
-        message = (
-            f"No Linear workspace is labelled {org!r}. Pass org with one of: "
-            f"{', '.join(available)}."
+        message = f"No Linear workspace is labelled {org!r}. Pass org with one of: {names}."
+        if len(conns) == 1:
+            message += " Or leave org out: only one is connected."
+        shown = org.strip() if LABEL_RE.match(org.strip()) else "LABEL"
+        suggestion = (
+            f"pass org with one of: {names}; to add that organisation, "
+            f"`nxs linear connect {shown}` (key on stdin)"
         )
     else:
-        message = (
-            f"{len(conns)} Linear workspaces are connected. Pass org with one of: "
-            f"{', '.join(available)}."
-        )
+        message = f"{len(conns)} Linear workspaces are connected. Pass org with one of: {names}."
+        suggestion = f"pass org (alias linear_workspace) with one of: {names}"
     raise Disambiguation(
         {
             "success": True,
             "disambiguation_required": True,
             "available_workspaces": available,
             "message": message,
+            "suggestion": suggestion,
         }
     )
+
+
+def check_workspace(workspace: str | None) -> None:
+    """Refuse a ``workspace`` that names a connected organisation (seed 000's spelling).
+
+    In nxs ``workspace`` is the nxs workspace path on every tool (SPEC section 2), so a label
+    there is refused, never used as a path, whether or not a directory of that name exists.
+
+    Raises:
+        ValidationError: ``USE_ORG``, naming ``org``.
+    """
+    if not workspace or not LABEL_RE.match(workspace.strip()):
+        return
+    match = _match(load(), workspace)
+    if match is not None:
+        raise ValidationError(
+            f"workspace {workspace.strip()!r} names a connected Linear organisation, but in nxs "
+            "workspace is the nxs workspace path; the Linear organisation is chosen with org",
+            suggestion=f"pass org={match.label!r} (alias linear_workspace) instead of workspace",
+            code="USE_ORG",
+        )
 
 
 __all__ = [
@@ -236,10 +283,12 @@ __all__ = [
     "Disambiguation",
     "check_key",
     "check_label",
+    "check_workspace",
     "connect",
     "disconnect",
     "labels",
     "load",
+    "looks_like_key",
     "path",
     "select",
 ]

@@ -3,7 +3,8 @@
 The client sends documents only by name from `DOCUMENTS`, so this table is the whole surface:
 the tests validate each one (and each variable shape the builders make) against Linear's real
 schema, and fail if any names a delete, archive or trash mutation. Filters and inputs travel
-as variables, so the documents themselves never change with the arguments.
+as variables, so the documents themselves never change with the arguments. ``IssueRef`` and
+``Issues`` also ask for ``organization { urlKey }``: memory links name the organisation.
 """
 
 from __future__ import annotations
@@ -87,11 +88,13 @@ query Issue($id: String!) {
     + ISSUE_FIELDS,
     "IssueRef": """
 query IssueRef($id: String!) {
+  organization { urlKey }
   issue(id: $id) { id identifier title url team { id key name } }
 }
 """,
     "Issues": f"""
 query Issues($filter: IssueFilter, $first: Int!) {{
+  organization {{ urlKey }}
   issues(filter: $filter, first: $first, orderBy: updatedAt) {{
     nodes {{ ...IssueFields }}
     {PAGE}

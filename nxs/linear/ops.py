@@ -2,8 +2,9 @@
 
 An ``action`` chooses the sub-operation; every other parameter is top level and refused by an
 action that does not use it. The organisation is chosen with ``org`` (alias
-``linear_workspace``): the seed calls it ``workspace``, but that name is the seam-only nxs
-workspace path on every tool (SPEC section 2). This module imports cheaply; the actions load
+``linear_workspace``, listed in the schema too): the seed calls it ``workspace``, but that name
+is the seam-only nxs workspace path on every tool (SPEC section 2), and a ``workspace`` that
+names a connected organisation is refused with ``USE_ORG``. This module imports cheaply; the actions load
 on the first call.
 """
 
@@ -29,10 +30,12 @@ MUTATE_ACTIONS = (
 
 ORG = Param(
     "org",
-    help="Linear organisation label (see `nxs linear workspaces`); needed when two or more are "
-    "connected, ignored when one is. Case-insensitive.",
+    help="Linear organisation label (see `nxs linear workspaces`), case-insensitive; seed 000 "
+    "calls it workspace. Needed when two or more are connected, optional with one; a label "
+    "that is not connected is never replaced by another.",
     max_len=40,
     aliases=("linear_workspace",),
+    list_aliases=True,
 )
 ISSUE_ID = Param(
     "issue_id", help="Issue UUID or identifier like NC-103 (resolved for you).", max_len=100
@@ -84,7 +87,8 @@ OPERATIONS: list[Operation] = [
         summary=(
             "Read Linear: teams, projects, issues (title search with strict search_filters), "
             "labels, statuses, users, comments, and project context with linked memories. "
-            "Never writes."
+            "Never writes. Choose the organisation with org (seed 000's workspace; "
+            "workspace here is the nxs workspace path)."
         ),
         handler=linear_query,
         params=(
@@ -96,8 +100,7 @@ OPERATIONS: list[Operation] = [
             Param(
                 "query",
                 help="Words matched against issue titles only, case-insensitive; the first 100 "
-                "characters are used.",
-                max_len=1000,
+                "characters are used (a longer query is cut, never refused).",
             ),
             Param(
                 "limit",
@@ -133,7 +136,8 @@ OPERATIONS: list[Operation] = [
         summary=(
             "Write to Linear: create or update issues (team_id on an update MOVES the issue; "
             "labels replace), projects, labels, comments, and link memories to issues. "
-            "No deletes."
+            "No deletes. Choose the organisation with org (seed 000's workspace; "
+            "workspace here is the nxs workspace path)."
         ),
         handler=linear_mutate,
         params=(

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from nxm.record import reading_order, summary
 from nxs.errors import ValidationError
-from nxs.linear import shape
+from nxs.linear import links, shape
 from nxs.linear.session import Call
 
 PAGE = 250
@@ -114,7 +113,10 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip():
-            raise ValidationError(f"search_filters.{key} must be a non-empty string")
+            raise ValidationError(
+                f"search_filters.{key} must be a non-empty string",
+                suggestion='e.g. {"state": "open", "label": "Bug", "project": "<project UUID>"}',
+            )
         value = value.strip()
         if key == "state":
             types = STATE_TYPES.get(value.lower().replace(" ", "_").replace("-", "_"))
@@ -137,8 +139,11 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
 
 def search_linear_issues(call: Call) -> tuple[str, dict]:
     query, team_id = call.arg("query"), call.arg("team_id")
-    if query is not None:
-        query = query.strip()[:QUERY_CHARS].strip()
+    cut = False
+    if query is not None:  # seed 000: "first 100 characters of the term", whatever its length
+        query = query.strip()
+        cut = len(query) > QUERY_CHARS
+        query = query[:QUERY_CHARS].strip()
     if not query and not team_id:
         raise ValidationError(
             "search_linear_issues needs query or team_id",
@@ -162,6 +167,7 @@ def search_linear_issues(call: Call) -> tuple[str, dict]:
     }
     if query:
         data["query"] = query
+        data["query_truncated"] = cut
     if team_id:
         data["team_id"] = team_id
     _hint(data, any(i["description_truncated"] for i in issues))
@@ -281,17 +287,6 @@ def get_linear_comment_detail(call: Call) -> tuple[str, dict]:
     }
 
 
-def linked_identifiers(refs: list[str], identifiers: set[str]) -> list[str]:
-    """The identifiers (upper case) a memory's refs name, as ``NC-103`` or ``linear:NC-103``."""
-    out = []
-    for r in refs:
-        text = r.strip().upper()
-        text = text[len("LINEAR:") :] if text.startswith("LINEAR:") else text
-        if text in identifiers:
-            out.append(text)
-    return sorted(set(out))
-
-
 def get_project_context(call: Call) -> tuple[str, dict]:
     project_id, team_id = call.arg("project_id"), call.arg("team_id")
     if bool(project_id) == bool(team_id):
@@ -326,19 +321,13 @@ def get_project_context(call: Call) -> tuple[str, dict]:
 
 
 def related_memories(call: Call, identifiers: list[str]) -> tuple[list[dict], str | None]:
-    """Memories whose refs name one of the first 20 identifiers (not forgotten ones)."""
+    """Memories linking one of the first 20 issues in this organisation (not forgotten ones)."""
     service = call.memory_or_none()
     if service is None:
         return [], "no nxs memory workspace here, so no linked memories were looked up"
-    wanted = {i.upper() for i in identifiers[:CONTEXT_MEMORY_ISSUES]}
-    out = []
-    for record in reading_order(list(service.store.records().values())):
-        if record["status"] == "forgotten":
-            continue
-        hits = linked_identifiers(record["refs"], wanted)
-        if hits:
-            out.append({**summary(record), "linked_issues": hits})
-    return out, None
+    wanted = identifiers[:CONTEXT_MEMORY_ISSUES]
+    found = links.linked(service, call.org_key, wanted, call.single_org(), forgotten=False)
+    return [{**memory, "linked_issues": hits} for memory, hits in found], None
 
 
 def patterns(issues: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -353,4 +342,4 @@ def patterns(issues: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     }
 
 
-__all__ = ["FILTER_KEYS", "STATE_TYPES", "linked_identifiers", "search_filter"]
+__all__ = ["FILTER_KEYS", "STATE_TYPES", "search_filter"]

@@ -2,7 +2,8 @@
 
 The organisation is chosen on first use of the client, after every local check has passed, so
 a refused call never reaches Linear and a disambiguation answer is given only to a well-formed
-call. Tests inject an ``httpx`` transport and a sleeper through ``ctx.services``.
+call. Tests inject an ``httpx`` transport and a sleeper through ``ctx.services`` (or replace
+`backoff_sleep` for the CLI, which has no services).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ TRANSPORT = "linear.transport"  # ctx.services key: an httpx transport (tests)
 SLEEP = "linear.sleep"  # ctx.services key: the retry sleeper (tests)
 
 
+def backoff_sleep(seconds: float) -> None:
+    """The retry sleeper when none is injected (tests replace it to wait no time)."""
+    time.sleep(seconds)
+
+
 @dataclass
 class Call:
     """What an action function gets: the context, the given arguments, the lazy client."""
@@ -30,6 +36,7 @@ class Call:
     ctx: Context
     args: dict[str, Any]
     org: str | None = None
+    org_key: str | None = None  # the organisation's urlKey, once a document has asked for it
     _client: LinearClient | None = field(default=None, repr=False)
 
     def arg(self, name: str, default: Any = None) -> Any:
@@ -48,19 +55,8 @@ class Call:
             return self.ctx.workspace.section("linear")
         except NotFoundError:
             if self.ctx.workspace_arg:
-                self._workspace_hint()
                 raise
             return {}
-
-    def _workspace_hint(self) -> None:
-        """A seed-style ``workspace: "AV"`` means an organisation here: say so."""
-        name = (self.ctx.workspace_arg or "").strip()
-        if name.lower() in {x.lower() for x in connections.labels()}:
-            raise ValidationError(
-                f"workspace names the nxs workspace path here; {name!r} is a Linear organisation",
-                suggestion=f"pass org={name!r} (alias linear_workspace) to choose it",
-                code="USE_ORG",
-            )
 
     @property
     def client(self) -> LinearClient:
@@ -72,20 +68,32 @@ class Call:
             if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
                 raise ValidationError(
                     f"[linear] timeout must be a positive number of seconds, got {timeout!r}",
+                    suggestion="fix [linear] timeout in .nxs/config.toml (default 30)",
                     code="BAD_CONFIG",
                 )
             self._client = LinearClient(
                 conn,
                 api_url(conn, section),
                 timeout=float(timeout),
-                sleep=self.ctx.services.get(SLEEP, time.sleep),
+                sleep=self.ctx.services.get(SLEEP) or backoff_sleep,
                 transport=self.ctx.services.get(TRANSPORT),
             )
         return self._client
 
     def run(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one named document through the chosen organisation's client."""
-        return self.client.run(name, variables)
+        """Send one named document through the chosen organisation's client.
+
+        A document that asks for ``organization { urlKey }`` sets `org_key` (memory links).
+        """
+        data = self.client.run(name, variables)
+        org = data.get("organization")
+        if isinstance(org, dict) and org.get("urlKey"):
+            self.org_key = str(org["urlKey"]).lower()
+        return data
+
+    def single_org(self) -> bool:
+        """Whether only one organisation is connected (a link naming none can mean only it)."""
+        return len(connections.load()) == 1
 
     def close(self) -> None:
         if self._client is not None:
@@ -100,8 +108,6 @@ class Call:
         try:
             return self.ctx.memory
         except NotFoundError as err:
-            if self.ctx.workspace_arg:
-                self._workspace_hint()
             err.message += " (this Linear action reads or stamps memories)"
             raise
 

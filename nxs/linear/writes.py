@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nxs.errors import ConflictError, ValidationError
-from nxs.linear import shape
-from nxs.linear.reads import linked_identifiers
+from nxs.errors import ConflictError, UpstreamError, ValidationError
+from nxs.linear import links, shape
 from nxs.linear.session import Call
 
 # action parameter -> IssueCreateInput / IssueUpdateInput field
@@ -37,6 +36,23 @@ STOPWORDS = frozenset(
 )
 
 
+def ids(name: str, values: list[str]) -> list[str]:
+    """A list of ids, stripped and deduplicated; a blank one is refused, never dropped.
+
+    Dropping it would change the meaning: ``labels: [""]`` would clear every label.
+
+    Raises:
+        ValidationError: an empty or blank item.
+    """
+    if any(not v.strip() for v in values):
+        raise ValidationError(
+            f"{name} holds an empty id",
+            suggestion=f"pass {name} as UUIDs only"
+            + ("; to remove every label send an empty list []" if name == "labels" else ""),
+        )
+    return list(dict.fromkeys(v.strip() for v in values))
+
+
 def issue_input(args: dict[str, Any]) -> dict[str, Any]:
     """The Linear input for the issue fields given (labels replace, they never add)."""
     out = {}
@@ -47,9 +63,9 @@ def issue_input(args: dict[str, Any]) -> dict[str, Any]:
         if name == "title":
             value = value.strip()
             if not value:
-                raise ValidationError("title must not be empty")
+                raise ValidationError("title must not be empty", suggestion="say what the issue is")
         if name == "labels":
-            value = list(dict.fromkeys(v.strip() for v in value if v.strip()))
+            value = ids("labels", value)
         out[field] = value
     return out
 
@@ -102,25 +118,23 @@ def save_linear_issue(call: Call) -> tuple[str, dict]:
         )
         service = call.memory_or_none()
         if service is not None:
-            data["memories_holding_old_identifier"] = sorted(
-                r["key"]
-                for r in service.store.records().values()
-                if linked_identifiers(r["refs"], {old.upper()})
-            )
+            holding = links.linked(service, _org_key(call, before), [old], call.single_org())
+            data["memories_holding_old_identifier"] = sorted(m["key"] for m, _ in holding)
         return f"Linear issue {old} moved and updated; it is now {new}", data
     return f"Linear issue {issue['identifier']} updated", data
 
 
 def create_linear_project(call: Call) -> tuple[str, dict]:
     teams = list(call.arg("team_ids", []))
-    if call.arg("team_id"):
+    if call.arg("team_id") is not None:
         teams.append(call.args["team_id"])
-    teams = list(dict.fromkeys(t.strip() for t in teams if t.strip()))
+    teams = ids("team_ids", teams)
     name = call.args["name"].strip()
     if not name or not teams:
         raise ValidationError(
             "creating a project needs name and team_ids (or team_id)",
-            suggestion="projects belong to one or more teams: pass team_ids",
+            suggestion="projects belong to one or more teams: pass team_ids (from "
+            "get_linear_teams)",
         )
     fields: dict[str, Any] = {"name": name, "teamIds": teams}
     if call.arg("description") is not None:
@@ -139,14 +153,17 @@ def create_linear_project(call: Call) -> tuple[str, dict]:
 
 def _color(value: str | None) -> str | None:
     if value is not None and not COLOR_RE.match(value.strip()):
-        raise ValidationError(f"color must be a hex colour like #ff5500, got {value!r}")
+        raise ValidationError(
+            f"color must be a hex colour like #ff5500, got {value!r}",
+            suggestion="six hex digits after #, e.g. #eb5757",
+        )
     return value.strip() if value is not None else None
 
 
 def create_linear_label(call: Call) -> tuple[str, dict]:
     name = call.args["name"].strip()
     if not name:
-        raise ValidationError("name must not be empty")
+        raise ValidationError("name must not be empty", suggestion="name the label, e.g. Bug")
     fields: dict[str, Any] = {"name": name}
     if call.arg("team_id"):
         fields["teamId"] = call.args["team_id"]
@@ -163,7 +180,9 @@ def update_linear_label(call: Call) -> tuple[str, dict]:
     fields: dict[str, Any] = {}
     if call.arg("name") is not None:
         if not call.args["name"].strip():
-            raise ValidationError("name must not be empty")
+            raise ValidationError(
+                "name must not be empty", suggestion="leave name out to keep the current one"
+            )
         fields["name"] = call.args["name"].strip()
     if call.arg("color") is not None:
         fields["color"] = _color(call.args["color"])
@@ -186,7 +205,7 @@ def update_linear_label(call: Call) -> tuple[str, dict]:
 def create_linear_comment(call: Call) -> tuple[str, dict]:
     body = call.args["body"]
     if not body.strip():
-        raise ValidationError("body must not be empty")
+        raise ValidationError("body must not be empty", suggestion="say what to comment")
     issue = _resolve(call, call.args["issue_id"])
     node = call.run("CommentCreate", {"input": {"issueId": issue["id"], "body": body}})
     comment = node["commentCreate"]["comment"]
@@ -201,21 +220,50 @@ def create_linear_comment(call: Call) -> tuple[str, dict]:
 
 def _memory(call: Call) -> tuple[Any, dict[str, Any]]:
     service = call.memory()
-    return service, service.resolve(service.store.records(), call.args["memory_id"])
+    return service, service.show(key=call.args["memory_id"])["memory"]
 
 
-def _stamp(call: Call, service: Any, key: str, issues: list[dict[str, Any]]) -> dict[str, Any]:
-    """Add ``linear:<IDENTIFIER>`` refs and one LINKED event (issue ids kept in the event)."""
+def _org_key(call: Call, issue: dict[str, Any]) -> str:
+    """The urlKey of the call's organisation (asked with the issue), or its issue URL's.
+
+    Raises:
+        UpstreamError: Linear said neither (a link must name its organisation).
+    """
+    org = call.org_key or links.url_key(issue.get("url"))
+    if not org:
+        raise UpstreamError(
+            "Linear did not say which organisation the issue belongs to",
+            suggestion="check LINEAR_API_URL (or the connection's --api-url) points at "
+            "Linear's GraphQL endpoint",
+            code="LINEAR_BAD_RESPONSE",
+        )
+    return org
+
+
+def _migrate(call: Call, service: Any, record: dict[str, Any]) -> tuple[list[str], dict]:
+    """Migrate the workspace's legacy links (`links.migrate`); the memory, read again if so."""
+    migrated = links.migrate(service, call.ctx.now, call.ctx.actor)
+    if migrated:
+        record = service.show(key=record["key"])["memory"]
+    return migrated, record
+
+
+def _stamp(
+    call: Call, service: Any, key: str, org: str, issues: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Add ``linear:<org>/<IDENTIFIER>`` refs and one LINKED event (issue ids kept in it)."""
     label = call.label
 
     def apply(record: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        held = {r.lower() for r in record["refs"]}
         for i in issues:
-            ref = f"linear:{i['identifier']}"
-            if ref not in record["refs"]:
+            ref = links.ref_for(org, i["identifier"])
+            if ref.lower() not in held:
                 record["refs"].append(ref)
         linked = [{"id": i["id"], "identifier": i["identifier"], "url": i["url"]} for i in issues]
-        return "LINKED", {"org": label, "linear_issues": linked}
+        return links.LINKED, {"org": label, "org_key": org, "linear_issues": linked}
 
+    # the one private method used: a link is one LINKED event with the issues' ids and URLs
     return service._change(key, call.ctx.now, call.ctx.actor, apply)["memory"]
 
 
@@ -226,12 +274,16 @@ def _memory_out(record: dict[str, Any]) -> dict[str, Any]:
 def link_memory_to_linear_issue(call: Call) -> tuple[str, dict]:
     service, record = _memory(call)
     issue = _resolve(call, call.args["issue_id"])
-    ref = f"linear:{issue['identifier']}"
+    org = _org_key(call, issue)
+    migrated, record = _migrate(call, service, record)
+    ref = links.ref_for(org, issue["identifier"])
     data: dict[str, Any] = {"issue": shape.ref(issue, "id", "identifier", "title", "url")}
-    if ref in record["refs"]:
+    if migrated:
+        data["migrated_links"] = migrated
+    if ref.lower() in {r.lower() for r in record["refs"]}:
         data.update(memory=_memory_out(record), linked=False, ref=ref)
         return f"Memory {record['key']} is already linked to {issue['identifier']}", data
-    record = _stamp(call, service, record["key"], [issue])
+    record = _stamp(call, service, record["key"], org, [issue])
     data.update(memory=_memory_out(record), linked=True, ref=ref)
     return f"Memory {record['key']} linked to {issue['identifier']}", data
 
@@ -262,11 +314,15 @@ def cross_reference_linear_memory(call: Call) -> tuple[str, dict]:
             scored.append((-score, n["identifier"], n))
     matches = [n for _, _, n in sorted(scored, key=lambda s: s[:2])]
     matches = matches[: call.arg("limit", CROSS_REF_LIMIT)]
-    held = {r.upper() for r in record["refs"]}
-    new = [n for n in matches if f"LINEAR:{n['identifier'].upper()}" not in held]
+    org = _org_key(call, matches[0]) if matches else ""
+    migrated, record = _migrate(call, service, record)
+    if migrated:
+        data["migrated_links"] = migrated
+    held = {r.lower() for r in record["refs"]}
+    new = [n for n in matches if links.ref_for(org, n["identifier"]).lower() not in held]
     old = [n["identifier"] for n in matches if n not in new]
     if new:
-        record = _stamp(call, service, record["key"], new)
+        record = _stamp(call, service, record["key"], org, new)
     data.update(
         memory=_memory_out(record),
         candidates=len(found),

@@ -108,6 +108,8 @@ CASES = [
     query("project-context-project", action="get_project_context", project_id=LAUNCH),
     {**query("disambiguation", action="get_linear_teams"), "setup": two_orgs},
     {**query("org-selected", action="get_linear_teams", org="jl"), "setup": two_orgs},
+    query("org-unknown-one-org", action="get_linear_teams", org="JL"),  # never the only key
+    query("search-query-cut", action="search_linear_issues", query="Lock " + "x" * 1200),
     # -- writes -----------------------------------------------------------------------------
     mutate(
         "create-issue",
@@ -122,6 +124,10 @@ CASES = [
     mutate("save-move", action="save_linear_issue", issue_id="JUN-94", team_id=NC),
     mutate("save-empty-update", action="save_linear_issue", issue_id="NC-1"),
     mutate("save-labels-replace", action="save_linear_issue", issue_id="NC-1", labelIds=[CRITICAL]),
+    mutate("save-labels-blank", action="save_linear_issue", issue_id="NC-1", labels=[""]),
+    mutate(
+        "create-org-unknown-one-org", action="create_linear_issue", org="JL", title="x", team_id=NC
+    ),  # fmt: skip
     mutate("create-project", action="create_linear_project", name="Docs", team_ids=[NC, ENG]),
     mutate("create-label-team", action="create_linear_label", name="perf", team_id=ENG),
     mutate("update-label", action="update_linear_label", id=BUG, name="Bug report"),
@@ -129,6 +135,16 @@ CASES = [
     mutate(
         "link-memory", action="link_memory_to_linear_issue", memory_id=GOTCHA, issue_id="NC-103"
     ),
+    {
+        **mutate(
+            "link-memory-org",
+            action="link_memory_to_linear_issue",
+            memory_id=GOTCHA,
+            issue_id="JL-1",
+            org="JL",
+        ),
+        "setup": two_orgs,
+    },  # fmt: skip
     mutate(
         "link-memory-missing",
         action="link_memory_to_linear_issue",
