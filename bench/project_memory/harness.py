@@ -104,7 +104,9 @@ def bm25_all(mems: list[dict[str, Any]], qs: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
-def dense_all(embedder: Any, mems: list[dict[str, Any]], qs: list[dict[str, Any]]) -> dict[str, Ranked]:
+def dense_all(
+    embedder: Any, mems: list[dict[str, Any]], qs: list[dict[str, Any]]
+) -> dict[str, Ranked]:
     """Cosine similarity of the query's embedding to each memory's (introduction + body), by
     brute force with the service's own embedder; the first ten."""
     docs = embedder.embed([_text(m) for m in mems])
@@ -138,7 +140,9 @@ def figures(
     return out
 
 
-def top_scores(qs: list[dict[str, Any]], runs: Mapping[str, Ranked], answerable: bool) -> list[float]:
+def top_scores(
+    qs: list[dict[str, Any]], runs: Mapping[str, Ranked], answerable: bool
+) -> list[float]:
     return [
         runs[q["id"]][0][1] for q in qs
         if runs[q["id"]] and (q["kind"] != metrics.NEGATIVE) == answerable
@@ -198,6 +202,8 @@ def evaluate(
         "query_p50_ms": latency,
         "floors": floors,
         "results": results,
-        "ranked": {s: {q: [[k, round(v, 4)] for k, v in r] for q, r in got.items()}
-                   for s, got in runs.items()},  # fmt: skip
+        "ranked": {
+            s: {q: [[k, round(v, 4)] for k, v in r] for q, r in got.items()}
+            for s, got in runs.items()
+        },  # fmt: skip
     }
