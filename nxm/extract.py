@@ -531,6 +531,22 @@ def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
     ]
 
 
+LISTED_FIRST = frozenset(_FIRST)  # the first words of word-list names
+
+
+def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
+    """The longest word-list name starting at ``words[i]``: (its length in words, type,
+    canonical name), or None."""
+    longest = _FIRST.get(words[i])
+    if longest is None:
+        return None
+    for n in range(min(longest, len(words) - i), 0, -1):
+        hit = _KEYS.get(tuple(words[i : i + n]))
+        if hit is not None:
+            return n, hit[0], hit[1]
+    return None
+
+
 def known_names(text: str) -> list[tuple[int, int, str]]:
     """(start, end, canonical name) of every word-list name in ``text``, in any spelling."""
     return [(start, end, name) for start, end, _, name in _known(text)]
@@ -538,6 +554,6 @@ def known_names(text: str) -> list[tuple[int, int, str]]:
 
 __all__ = [
     "ENTITY_TYPES", "EXTRACTOR_VERSION", "RELATIONS", "canonical_names", "candidate_names",
-    "component", "extract", "fold", "known_names", "norm", "prose", "question_mentions",
+    "LISTED_FIRST", "component", "extract", "fold", "known_names", "listed", "norm", "prose", "question_mentions",
     "sentences", "tech_names",
 ]  # fmt: skip
