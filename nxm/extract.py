@@ -150,12 +150,12 @@ def _known(text: str) -> list[tuple[int, int, str, str]]:
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
 _KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
-_IDENT = re.compile(
-    r"(?<!\S)[^\s(]*(?:_|=|::|\\|[{}\[\]<>]|\(\))\S*"  # snake_case, ENV_VARS, KEY=VALUE, code
-    r"|(?<![\w.])[a-z][a-z0-9]*[A-Z]\w*"  # camelCase
-    r"|(?<![\w.])[\w.-]+/[\w./-]*"  # paths
-    r"|(?<![\w.])[a-z][\w-]*\.[a-z][\w.-]*"  # dotted names: group.id, app.json
-    r"|(?<![\w&])#[\w-]+|(?<![\w-])--?[a-z][\w-]*"  # channels, flags
+_IDENT = re.compile(  # whole words only (the scan starts where a word starts: it is hot)
+    r"(?<!\S)(?:[^\s_=\\{}\[\]<>/]*[_=\\{}\[\]<>/]"  # snake_case, ENV_VARS, KEY=VALUE, paths
+    r"|[^\s:(]*(?:::|\(\))"  # Class::method, call()
+    r"|\(?[a-z][a-z0-9]*[A-Z]"  # camelCase
+    r"|\(?[a-z][\w-]*\.[a-z])\S*"  # dotted names: group.id, app.json
+    r"|(?<![\w&])#[\w-]+|(?<!\S)--?[a-z][\w-]*"  # channels, flags
 )
 _TITLES = re.compile(
     r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief \w+ Officer)"
@@ -236,11 +236,20 @@ def _unquote(m: re.Match[str]) -> str:
     return " " * len(m.group(0))
 
 
+_CODE_HINT = re.compile(r"[_=/\\{}\[\]<>#]|::|\(\)|--|[a-z][A-Z]|[a-z]\.[a-z]")
+_TITLE_HINT = re.compile(r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief)\b")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group(0))
+
+
 def prose(sentence: str) -> str:
     """The sentence with code, identifiers and job titles blanked out (same length)."""
-    text = _CODE.sub(_unquote, sentence)
-    text = _IDENT.sub(lambda m: " " * len(m.group(0)), text)
-    return _TITLES.sub(lambda m: " " * len(m.group(0)), text)
+    text = _CODE.sub(_unquote, sentence) if "`" in sentence else sentence
+    if _CODE_HINT.search(text):  # most sentences have no code: skip the slower scan
+        text = _IDENT.sub(_blank, text)
+    return _TITLES.sub(_blank, text) if _TITLE_HINT.search(text) else text
 
 
 def _sentence_start(text: str, start: int) -> bool:
@@ -278,16 +287,15 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
     return _Mention(start, start + len(name), name, "caps", _caps_shape(words))
 
 
-def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
-    """Candidate mentions in one sentence, overlaps resolved (word lists first)."""
+def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list[_Mention]:
+    """Candidate mentions in one sentence (``plain``: its `prose`), overlaps resolved (word
+    lists first)."""
     text = sentence.replace("`", " ")
-    plain = prose(sentence)
+    plain = prose(sentence) if plain is None else plain
     found: list[_Mention] = []
     for start, end, kind, canonical in _known(text):
         if canonical == "Golang" and _sentence_start(text, start):
             continue  # "Go to ..." at a sentence start is a verb
-        if kind == "THING" and plain[start:end].strip() == "" and not text[start:end].isupper():
-            continue  # inside code or an identifier (backticked technologies still count)
         found.append(_Mention(start, end, canonical, "dict", {kind: 5}))
     found.extend(
         _Mention(m.start(), m.end(), m.group(0), "handle", {"PERSON": 3})
@@ -430,9 +438,9 @@ def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Menti
 def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     """Mentions (name, type votes, sentence index) and relations (source, relation, target, s)."""
     sents = sentences(text)
+    plains = [prose(s) for s in sents]
     caps_mid: set[str] = set()
-    for s in sents:
-        plain = prose(s)
+    for plain in plains:
         for m in _CAPS.finditer(plain):
             if not _sentence_start(plain, m.start()):
                 caps_mid.update(m.group(0).split())
@@ -440,8 +448,8 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     relations: list[dict[str, Any]] = []
     last_person: str | None = None
     last_thing: str | None = None
-    for i, sent in enumerate(sents):
-        found = _find(sent, caps_mid)
+    for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
+        found = _find(sent, caps_mid, plain)
         head = _SELF.match(sent)
         if head and user_id:
             found.insert(0, _Mention(0, head.end(), user_id, "self", {"PERSON": 3}))

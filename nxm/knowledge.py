@@ -112,7 +112,12 @@ def _statements(group: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
                 candidates: Any = range(len(firsts))
             else:
                 candidates = sorted({o for w in _prefix(mine, df) for o in index.get(w, ())})
-            home = next((o for o in candidates if jaccard(mine, firsts[o]) >= THRESHOLD), None)
+            size = len(mine)
+            home = next(
+                (o for o in candidates
+                 if (both := len(mine & firsts[o])) >= THRESHOLD * (size + len(firsts[o]) - both)),
+                None,
+            )  # fmt: skip  # jaccard ≥ THRESHOLD, without a call per pair
             if home is None:
                 home = len(out)
                 for w in _prefix(mine, df):

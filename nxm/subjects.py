@@ -25,22 +25,45 @@ from nxm.extract import LISTED_FIRST, component, fold, listed
 from nxm.lexicon import FIRST_NAMES, SENTENCE_VERBS, STOP, TEAM_HEADS, THING_HEADS
 
 _HEADS = TEAM_HEADS | THING_HEADS
-_LOWER_LISTED = sorted((w for w in LISTED_FIRST if w[:1].islower()), key=len, reverse=True)
+
+
+def _trie(words: list[str]) -> str:
+    """One regular expression matching any of ``words``, branching on each next character
+    (Python's ``re`` tries every branch of a flat alternation at every word start)."""
+    tree: dict[str, Any] = {}
+    for w in words:
+        node = tree
+        for c in w:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def walk(node: dict[str, Any]) -> str:
+        ends = "" in node
+        branches = [re.escape(c) + walk(sub) for c, sub in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if ends else body
+
+    return walk(tree)
+
+
+_LOWER_LISTED = _trie([w for w in LISTED_FIRST if w[:1].islower()])
 # the tokens a subject can start at, in one pass: code (skipped), an @handle, a kebab-case
 # word, a capitalised run, a lower-case word-list name, "<word> team" / "<word> service"
 _SCAN = re.compile(
-    r"(?<![\w./-])(?=[\w@])(?:"  # only where a word starts: the scan is the hot loop
-    r"(?P<code>(?<!\S)[^\s/=_\\`]*[/=_\\`]\S*)"
-    r"|(?P<handle>(?<![\w@])@[\w.-]*\w)"
+    r"(?<![\w./=-])(?=[\w@])(?:"  # only where a word starts (the scan is the hot loop), and
+    # never inside code: each kind is bounded so that a path or an identifier matches none
+    r"(?P<handle>(?<![\w@])@[\w.-]*\w)"
     r"|(?P<kebab>(?<![\w./-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]))"
     r"|(?P<caps>(?<![\w./-])[A-ZÀ-ÖØ-Þ][^\W_]*(?:['’.+#-][^\W_]+)*(?![\w/=])"
     r"(?: (?:(?:da|de|do|dos|das|van|von|der|den|del|la|le|di) )?"
     r"[A-ZÀ-ÖØ-Þ][^\W_]*(?:['’.+#-][^\W_]+)*(?![\w/=]))*)"
-    rf"|(?P<listed>(?<![\w./-])(?:{'|'.join(map(re.escape, _LOWER_LISTED))})(?![\w/-]))"
-    rf"|(?P<head>(?<![\w./-])[a-z][a-z0-9]+ (?:{'|'.join(sorted(_HEADS, key=len, reverse=True))})s?\b)"
+    rf"|(?P<listed>(?<![\w./-]){_LOWER_LISTED}(?![\w/-]))"
+    rf"|(?P<head>(?<![\w./-])[a-z][a-z0-9]+ {_trie(sorted(_HEADS))}s?\b)"
     r")"
 )
-_WORDS = re.compile(r"(?<![\w/.-])[a-z]{4,}(?![\w/-])")
+_WORDS = re.compile(r"(?<![\w/.=-])[a-z]{4,}(?![\w/=.-])")
 _COMMON = frozenset(
     """about above after again against also always another anything around because been before
     being below between both cannot could does doing done down during each either else every
@@ -105,20 +128,13 @@ def _candidates(text: str) -> tuple[list[tuple[str, str, bool]], list[str]]:
     one; and, when there is none, its topic words."""
     names: list[tuple[str, str, bool]] = []
     for m in _SCAN.finditer(text):
-        kind = m.lastgroup
-        if kind == "code" or kind is None:
-            continue
-        got = _name(kind, m.group(), m.start())
+        got = _name(m.lastgroup, m.group(), m.start())  # type: ignore[arg-type]
         if got is None:
             continue
         names.append(got)
         if got[2]:
             return names, []  # the first name decides; topic words are for memories with none
-    found = _WORDS.findall(_SCAN_CODE.sub(" ", text).casefold())
-    return names, [w for w in dict.fromkeys(found) if w not in _STOP]
-
-
-_SCAN_CODE = re.compile(r"[^\s/=_\\`]*[/=_\\`]\S*")
+    return names, [w for w in dict.fromkeys(_WORDS.findall(text.casefold())) if w not in _STOP]
 
 
 _SELF = re.compile(
@@ -127,62 +143,60 @@ _SELF = re.compile(
 )  # a user's memory about themselves: "The user prefers …", "Prefers short answers"
 
 
+def _pick(names: list[tuple[str, str, bool]], words: list[str], df: Counter[str], ceiling: int):
+    """(key, shown) of a memory's subject, or None."""
+    for name in names:  # the first name (a weak one only when another memory uses it too)
+        if name[2] or df[name[0]] > 1:
+            return name[0], name[1]
+    best, most = None, 1
+    for w in words:
+        n = df[w]
+        if most < n <= ceiling:
+            best, most = w, n
+    return (best, best) if best else None
+
+
 def subjects(records: list[dict[str, Any]]) -> dict[str, str | None]:
     """Each record's subject (shown form), or None, keyed by record key."""
     read: dict[str, tuple[list[tuple[str, str, bool]], list[str]]] = {}  # each text once
-    uses: Counter[tuple[str, str | None]] = Counter()
-    per: list[tuple[str, tuple[str, str | None]]] = []
+    rows: list[tuple[str, str, str | None]] = []
+    df: Counter[str] = Counter()
     for r in records:
         text = r["introduction"] or r["body"][:200]
-        if text not in read:
-            read[text] = _candidates(text)
+        got = read.get(text)
+        if got is None:
+            got = read[text] = _candidates(text)
+            for name in got[0]:
+                df[name[0]] += 1
+            for word in got[1]:
+                df[word] += 1
         user = r.get("user_id")
-        about = (text, user if user and _SELF.match(text) else None)  # "The user prefers …"
-        uses[about] += 1
-        per.append((r["key"], about))
-    df: Counter[str] = Counter()
-    for (text, user), n in uses.items():
-        names, words = read[text]
-        if user:
-            df[_key(user)] += n
-        for name in names:
-            df[name[0]] += n
-        for word in words:
-            df[word] += n
+        if user and _SELF.match(text):  # "The user prefers …": the user is the subject
+            df[_key(user)] += 1
+        else:
+            user = None
+        rows.append((r["key"], text, user))
     ceiling = max(3, len(records) // 20)
-    picked: dict[tuple[str, str | None], tuple[str, str] | None] = {}
-    for about in uses:
-        text, user = about
-        names, words = read[text]
-        if user:
-            picked[about] = (_key(user), user)
-            continue
-        pick = next((x for x in names if x[2] or df[x[0]] > 1), None)  # the first name
-        if pick is not None:
-            picked[about] = pick[:2]
-            continue
-        topical = [w for w in words if 1 < df[w] <= ceiling]
-        best = max(topical, key=lambda w: df[w]) if topical else None
-        picked[about] = (best, best) if best else None
+    picked: dict[str, tuple[str, str] | None] = {
+        text: _pick(names, words, df, ceiling) for text, (names, words) in read.items()
+    }
     # "Dana" is the subject "Dana Kim" when one subject of several words starts with it
     full: dict[str, set[str]] = {}
     shown: dict[str, Counter[str]] = {}
-    for about, got in picked.items():
+    mine: list[tuple[str, tuple[str, str] | None]] = []
+    for key, text, user in rows:
+        got = (_key(user), user) if user else picked[text]
+        mine.append((key, got))
         if got:
             if " " in got[0]:
-                full.setdefault(got[0].split()[0], set()).add(got[0])
-            shown.setdefault(got[0], Counter())[got[1]] += uses[about]
-    final: dict[tuple[str, str | None], str | None] = {}
-    for about, got in picked.items():
-        if got is None:
-            final[about] = None
-            continue
-        k = got[0]
-        if " " not in k and len(full.get(k, ())) == 1:
-            k = next(iter(full[k]))
-        counts = shown[k]
-        final[about] = min(counts, key=lambda s: (-counts[s], s))  # its most used spelling
-    return {key: final[about] for key, about in per}
+                full.setdefault(got[0].split(" ", 1)[0], set()).add(got[0])
+            shown.setdefault(got[0], Counter())[got[1]] += 1
+    spelling: dict[str, str] = {}
+    for k in shown:
+        target = next(iter(full[k])) if " " not in k and len(full.get(k, ())) == 1 else k
+        counts = shown[target]
+        spelling[k] = min(counts, key=lambda s: (-counts[s], s))  # its most used spelling
+    return {key: spelling[got[0]] if got else None for key, got in mine}
 
 
 __all__ = ["subjects"]
