@@ -2,16 +2,19 @@
 
 `extract(text, user_id)` finds, sentence by sentence:
 
-- **mentions**: ``@handles`` (PERSON); names from the word lists below (`TECH` things,
-  `ORGS`, `PLACES`), with their aliases folded to one canonical name; noun phrases after a
-  determiner that end in a component word ("the billing service", "the platform team");
-  capitalised word runs ("João Silva", "Acme Corp"); and "the user" / "I" as the memory's
-  ``user_id``. Sentence-initial capitalised words are kept only with more evidence (a relation
-  follows, a possessive, or the same word mid-sentence elsewhere), so "Deploy to staging" is
-  not an entity.
-- **relations** between adjacent mentions whose connecting words match a pattern ("works at",
-  "is a backend engineer at", "leads", "is led by", "uses", "depends on", "prefers", "owns",
-  "is on the", "is based in", "reports to"), continued over lists ("uses A, B and C").
+- **mentions**: ``@handles`` (PERSON); names from the word lists (`TECH` things, `ORGS`,
+  `PLACES`), every spelling folded to one canonical name; component names written in
+  kebab-case (``ledger-svc``, ``route-planner``); noun phrases after a determiner that end in a
+  component word ("the billing service", "the platform team"); capitalised word runs ("João
+  Silva", "Acme Corp"); "the user" / "I" as the memory's ``user_id``; "he", "she", "it",
+  "they" at the start of a sentence or clause as the subject before them.
+- **not mentions**: code — backtick spans, identifiers (``ERR_LEDGER_LOCKED``, ``TZ=UTC``,
+  ``group.id``, paths, camelCase, ``#channels``, ``--flags``), all-capital words and runs; job
+  titles ("VP of Engineering"); a sentence's capitalised first word without more evidence
+  ("Traced", "Deploy").
+- **relations** between adjacent mentions whose connecting words state one (`nxm.connectors`),
+  continued over lists ("uses A, B and C"), "and" clauses ("is built with A and depends on
+  B"), relative clauses ("X, which runs on Y") and "and on" ("depends on A … and on B").
 
 Every mention carries type votes (a word list is strong evidence, a role in a relation is
 good evidence, the shape of a name is weak); the graph sums them over every memory that
@@ -24,20 +27,39 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from nxm.connectors import (
+    CONNECTORS,
+    PERSON_SUBJECT,
+    ROLE_VOTES,
+    allowed,
+    connect,
+    gap_words,
+    kind_of,
+)
 from nxm.lexicon import (
+    COMPONENT_SUFFIXES,
     FIRST_NAMES,
     ORG_SUFFIXES,
-    ORGS,
-    PLACES,
+    SENTENCE_VERBS,
     SOLO_HEADS,
     STOP,
     TEAM_HEADS,
-    TECH,
     THING_HEADS,
     THING_WORDS,
 )
+from nxm.names import (
+    LISTED_FIRST,
+    canonical_names,
+    fold,
+    known_names,
+    listed,
+    listed_spans,
+    norm,
+    sentences,
+    tech_names,
+)
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 RELATIONS = (
     "WORKS_AT", "LEADS", "USES", "DEPENDS_ON", "PREFERS", "OWNS", "MEMBER_OF", "LOCATED_IN",
@@ -45,76 +67,20 @@ RELATIONS = (
 )  # fmt: skip
 
 
-_ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Dr.", "Mr.", "Ms.", "Mrs.", "St.", "approx.", "cf.")
-_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\s\w]*[\w@])|\n+")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-
-
-def sentences(text: str) -> list[str]:
-    """Split text into sentences (lines and sentence ends; abbreviations kept whole)."""
-    out: list[str] = []
-    for piece in _SENT_SPLIT.split(text):
-        piece = _BULLET.sub("", piece or "").strip()
-        if not piece:
-            continue
-        if out and out[-1].endswith(_ABBREV):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
-    return out
-
-
-_DICT = {**{w: ("THING", c) for w, c in TECH.items()}}
-_DICT.update({w: ("ORGANIZATION", c) for w, c in ORGS.items()})
-_DICT.update({w: ("PLACE", c) for w, c in PLACES.items()})
-_TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
-_KEYS = {tuple(w.split()): hit for w, hit in _DICT.items()}
-_FIRST: dict[str, int] = {}  # first word of a name -> the most words a name starting so has
-for _key in _KEYS:
-    _FIRST[_key[0]] = max(_FIRST.get(_key[0], 0), len(_key))
-
-
-def _tokens(text: str) -> list[tuple[str, int, int]]:
-    """Words with their spans; trailing dots, dashes and possessives are not part of a word."""
-    out = []
-    for m in _TOKEN.finditer(text):
-        word, end = m.group(0), m.end()
-        if word.endswith(("'s", "’s")):
-            word, end = word[:-2], end - 2
-        stripped = word.rstrip(".-'’")
-        out.append((stripped, m.start(), end - (len(word) - len(stripped))))
-    return out
-
-
-def _known(text: str) -> list[tuple[int, int, str, str]]:
-    """Word-list names in ``text``, longest first at each word: (start, end, type, canonical)."""
-    toks = _tokens(text)
-    out = []
-    i = 0
-    while i < len(toks):
-        longest = _FIRST.get(toks[i][0])
-        if longest is None:
-            i += 1
-            continue
-        for n in range(min(longest, len(toks) - i), 0, -1):
-            seq = toks[i : i + n]
-            hit = _KEYS.get(tuple(t[0] for t in seq))
-            if hit is None:
-                continue
-            if any(text[x[2] : y[1]] != " " for x, y in zip(seq, seq[1:], strict=False)):
-                continue
-            start, end = seq[0][1], seq[-1][2]
-            if text[start - 1 : start] in ("/", "@", ".", "-") or text[end : end + 1] == "/":
-                continue  # part of a path, an address or a longer word
-            out.append((start, end, *hit))
-            i += n - 1
-            break
-        i += 1
-    return out
-
-
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
-_CODE = re.compile(r"`[^`]*`")
+_CODE = re.compile(r"`([^`]*)`")
+_KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
+_IDENT = re.compile(  # whole words only (the scan starts where a word starts: it is hot)
+    r"(?<!\S)(?:[^\s_=\\{}\[\]<>/]*[_=\\{}\[\]<>/]"  # snake_case, ENV_VARS, KEY=VALUE, paths
+    r"|[^\s:(]*(?:::|\(\))"  # Class::method, call()
+    r"|\(?[a-z][a-z0-9]*[A-Z]"  # camelCase
+    r"|\(?[a-z][\w-]*\.[a-z])\S*"  # dotted names: group.id, app.json
+    r"|(?<![\w&])#[\w-]+|(?<!\S)--?[a-z][\w-]*"  # channels, flags
+)
+_TITLES = re.compile(
+    r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief \w+ Officer)"
+    r"(?: of [A-Z][a-z]+(?: [A-Z][a-z]+)?)?\b"
+)
 _UP = r"[A-ZÀ-ÖØ-Þ]"
 _WORD = rf"{_UP}[^\W_]*(?:[-'’.][^\W_]+)*"
 _CAPS = re.compile(
@@ -128,155 +94,38 @@ _NP = re.compile(
 _NP_DROP = frozenset(
     "new old current main entire whole same other existing legacy shared internal standard".split()
 )
-_NOT_NAME = re.compile(r"^(?:[A-Z]{2,5}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
+_NOT_NAME = re.compile(r"^(?:[A-Z0-9]{2,}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
-_COREF = re.compile(r"^(?:he|she)\b", re.IGNORECASE)
+_PRONOUN = re.compile(r"(?:^|(?<=;)\s+|(?<=:)\s+)(he|she|it|they)\b", re.IGNORECASE)
 _PERSON_BEFORE = re.compile(
-    r"(?:\bask|\basking|\bping|\btalk to|\bcheck with|\bcc|\bemail|\bmessage|\bthanks to|"
-    r"\bassigned to|\baccording to|\bcontact|\breach out to|\bhand (?:it )?over to)\s+$",
+    r"(?:\bask|\basking|\bping|\btalk to|\bcheck with|\bchecked with|\bcc|\bemail|\bmessage|"
+    r"\bthanks to|\bassigned to|\baccording to|\bcontact|\breach out to|\bescalate to|"
+    r"\bhand (?:it )?over to|\bwith)\s+$",
     re.IGNORECASE,
 )
-_ADVERBS = (
-    r"(?:(?:also|now|currently|still|mostly|mainly|primarily|usually|only|always|really|"
-    r"strongly|heavily|actually|both|all|already|officially|formally|just|recently|mostly) )*"
-)
-
-
-def _c(*patterns: str) -> re.Pattern[str]:
-    return re.compile(rf"{_ADVERBS}(?:{'|'.join(patterns)})(?: the| our| a| an)?")
-
-
-# (relation, reversed, connecting-words pattern), tried in order; the first full match wins.
-CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
-    ("REPORTS_TO", False, _c(r"reports? (?:directly )?to", r"reported to")),
-    (
-        "LOCATED_IN",
-        False,
-        _c(
-            r"(?:is |are |was |were )?(?:based|located|headquartered) in",
-            r"lives? in",
-            r"works? from",
-            r", based in",
-        ),
-    ),  # fmt: skip
-    (
-        "LEADS",
-        True,
-        _c(
-            r"(?:is|are|was|were) (?:led|headed|run|managed) by",
-            r", led by",
-            r"'s (?:lead|head|manager|tech lead) is",
-        ),
-    ),  # fmt: skip
-    (
-        "OWNS",
-        True,
-        _c(
-            r"(?:is|are|was|were) (?:owned|maintained) by",
-            r", owned by",
-            r"'s owner is",
-            r"(?:is|are) the responsibility of",
-        ),
-    ),  # fmt: skip
-    ("USES", True, _c(r"(?:is|are) used by")),
-    (
-        "LEADS",
-        False,
-        _c(
-            r"(?:leads|lead|led|heads|headed|manages|managed|is leading|has led)",
-            r"(?:is|was) (?:the )?(?:[\w-]+ )?(?:lead|head|manager|director) (?:of|for|on)",
-        ),
-    ),  # fmt: skip
-    (
-        "OWNS",
-        False,
-        _c(
-            r"(?:owns|own|owned|maintains|maintain|maintained)",
-            r"(?:is|are) (?:the )?(?:owners?|maintainers?) of",
-            r"(?:is|are) responsible for",
-            r"looks after",
-            r"takes care of",
-            r"is the (?:point of )?contact for",
-        ),
-    ),  # fmt: skip
-    (
-        "PREFERS",
-        False,
-        _c(
-            r"(?:prefers|prefer|preferred|likes|loves|favou?rs)(?: using| to use)?",
-            r"would rather use",
-            r"(?:'s )?(?:preferred|favou?rite) [\w ]{1,20} (?:is|are)",
-        ),
-    ),  # fmt: skip
-    (
-        "DEPENDS_ON",
-        False,
-        _c(
-            r"(?:depends|depend|depended|relies|rely|relied) on",
-            r"is dependent on",
-            r"requires|require|required|needs",
-        ),
-    ),  # fmt: skip
-    (
-        "USES",
-        False,
-        _c(
-            r"uses|use|used|using|is using|are using",
-            r"(?:is |are )?built (?:with|on)",
-            r"runs? on",
-            r"(?:is )?written in",
-            r"(?:is |are )?deployed (?:on|to)",
-            r"deploys to",
-            r"(?:is )?hosted (?:on|at)",
-            r"stores (?:its )?[\w ]{1,20} in",
-            r"switched to",
-            r"migrated to",
-            r"adopted",
-            r"talks to",
-            r"(?:is |are )?backed by",
-        ),
-    ),  # fmt: skip
-    (
-        "MEMBER_OF",
-        False,
-        _c(r"(?:is|are|was|were) (?:on|in|part of|a member of|member of)", r"joined"),
-    ),  # fmt: skip
-    (
-        "WORKS_AT",
-        False,
-        _c(
-            r"(?:works?|worked|is working|has worked) (?:at|for)",
-            r"(?:joined|is employed (?:at|by))",
-            r"(?:(?:is|was) |, )(?:an?|the|our) [\w /-]{1,40}? (?:at|for|of)",
-        ),
-    ),  # fmt: skip
-)
+_PLACE_SUBJECT = re.compile(r"(?:is|are) (?:based|located|headquartered) in\b")
+_RELATIVE = re.compile(r"^\s*(?:,\s*)?(?:which|who|that)\s+(.*)$", re.DOTALL)
 _NAME_LIST = re.compile(rf"\s*(?:,|and|&)\s+{_UP}")
 _AND = re.compile(r"(?:,\s*)?\band\s+")
 _LIST_SEP = re.compile(r"(?:,|, and|and|or|, or|/|&)")
-# Type votes a relation gives its ends.
-ROLE_VOTES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
-    "WORKS_AT": ({"PERSON": 2}, {"ORGANIZATION": 2}),
-    "LEADS": ({"PERSON": 2}, {}),
-    "OWNS": ({"PERSON": 1}, {}),
-    "PREFERS": ({"PERSON": 2}, {}),
-    "MEMBER_OF": ({"PERSON": 2}, {"ORGANIZATION": 2}),
-    "LOCATED_IN": ({}, {"PLACE": 3}),
-    "REPORTS_TO": ({"PERSON": 2}, {"PERSON": 2}),
-    "USES": ({}, {"THING": 1}),
-    "DEPENDS_ON": ({}, {"THING": 1}),
-}
+_PREPOSITION = frozenset("on to in with at for".split())
+_FORWARD = tuple((r, p) for r, rev, p in CONNECTORS if not rev and ROLE_VOTES[r][0])
 
 
-def norm(name: str) -> str:
-    """The form an entity name is compared and identified in: casefolded, spaces folded."""
-    name = " ".join(name.split()).casefold()
-    return name[4:] if name.startswith("the ") else name
-
-
-def tech_names(text: str) -> list[str]:
-    """Canonical names of the known technologies mentioned in ``text``."""
-    return sorted({name for _, _, kind, name in _known(text) if kind == "THING"})
+def _caps_shape(words: list[str]) -> dict[str, int]:
+    if words[-1] in ORG_SUFFIXES or words[-1].rstrip(".") in ORG_SUFFIXES:
+        return {"ORGANIZATION": 3}
+    if words[-1].casefold() in TEAM_HEADS:
+        return {"ORGANIZATION": 3}
+    if any(w in THING_WORDS for w in words) or any(not w.isalpha() for w in words):
+        return {"THING": 2}
+    if any(w.isupper() for w in words):
+        return {"THING": 1}  # an acronym in it: not a person's name
+    if words[0] in FIRST_NAMES:
+        return {"PERSON": 2}
+    if 2 <= len(words) <= 3:
+        return {"PERSON": 1}
+    return {"THING": 1}
 
 
 class _Mention:
@@ -290,34 +139,89 @@ class _Mention:
             self.votes[t] = self.votes.get(t, 0) + n
 
 
-def _caps_shape(words: list[str]) -> dict[str, int]:
-    if words[-1] in ORG_SUFFIXES or words[-1].rstrip(".") in ORG_SUFFIXES:
-        return {"ORGANIZATION": 3}
-    if words[-1].casefold() in TEAM_HEADS:
-        return {"ORGANIZATION": 3}
-    if any(w in THING_WORDS for w in words) or any(not w.isalpha() for w in words):
-        return {"THING": 2}
-    if words[0] in FIRST_NAMES:
-        return {"PERSON": 2}
-    if 2 <= len([w for w in words if w[:1].isupper()]) <= 3:
-        return {"PERSON": 1}
-    return {"THING": 1}
+def component(word: str) -> bool:
+    """Whether a kebab-case word names a component by its last part ("ledger-svc")."""
+    return word.rsplit("-", 1)[-1] in COMPONENT_SUFFIXES
 
 
-def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
-    """Candidate mentions in one sentence, overlaps resolved (word lists first)."""
+def _unquote(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    if _KEBAB.fullmatch(inner) and component(inner):
+        return f" {inner} "  # `ledger-svc` names the service; other code names no one
+    return " " * len(m.group(0))
+
+
+_CODE_HINT = re.compile(r"[_=/\\{}\[\]<>#]|::|\(\)|--|[a-z][A-Z]|[a-z]\.[a-z]")
+_TITLE_HINT = re.compile(r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief)\b")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group(0))
+
+
+def prose(sentence: str) -> str:
+    """The sentence with code, identifiers and job titles blanked out (same length)."""
+    text = _CODE.sub(_unquote, sentence) if "`" in sentence else sentence
+    if _CODE_HINT.search(text):  # most sentences have no code: skip the slower scan
+        text = _IDENT.sub(_blank, text)
+    return _TITLES.sub(_blank, text) if _TITLE_HINT.search(text) else text
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    return not text[:start].strip(" \"'(*[-–—")
+
+
+def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) -> _Mention | None:
+    """A capitalised run as a mention, or None when it is no name."""
+    if all(w.isupper() for w in words):
+        return None  # "ACCESS EXCLUSIVE", "LEDGER": emphasis, SQL, constants
+    if _sentence_start(text, start):
+        first = words[0]
+        verb = first in SENTENCE_VERBS or (
+            first.endswith(("ed", "ing")) and first not in FIRST_NAMES and first not in later
+        )
+        if len(words) > 1 and (verb or any(w.isupper() for w in words[1:])):
+            start = text.index(words[1], start + len(first))
+            words = words[1:]  # "Traced ERR…", "Token TTL": the first word is the sentence's
+        elif len(words) == 1:
+            tail = text[end:]
+            gap = gap_words(_lead(tail))
+            evidence = (
+                first in later
+                or first in FIRST_NAMES
+                or tail.startswith(("'s", "’s"))
+                or _NAME_LIST.match(tail) is not None
+                or (gap != "" and any(p.match(gap) for p in PERSON_SUBJECT))
+                or (not first.endswith("s") and _PLACE_SUBJECT.match(gap) is not None)
+            )
+            if not evidence:
+                return None
+    name = " ".join(words)
+    if len(words) == 1 and (len(name) == 1 or _NOT_NAME.match(name)):
+        return None
+    return _Mention(start, start + len(name), name, "caps", _caps_shape(words))
+
+
+def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list[_Mention]:
+    """Candidate mentions in one sentence (``plain``: its `prose`), overlaps resolved (word
+    lists first)."""
     text = sentence.replace("`", " ")
-    prose = _CODE.sub(lambda m: " " * len(m.group(0)), sentence)  # code spans name no one
+    plain = prose(sentence) if plain is None else plain
     found: list[_Mention] = []
-    for start, end, kind, canonical in _known(text):
-        if canonical == "Golang" and start == 0:
+    for start, end, kind, canonical in listed_spans(text):
+        if canonical == "Golang" and _sentence_start(text, start):
             continue  # "Go to ..." at a sentence start is a verb
         found.append(_Mention(start, end, canonical, "dict", {kind: 5}))
     found.extend(
         _Mention(m.start(), m.end(), m.group(0), "handle", {"PERSON": 3})
-        for m in _HANDLE.finditer(prose)
+        for m in _HANDLE.finditer(plain)
     )
-    for m in _NP.finditer(prose):
+    for m in _KEBAB.finditer(plain):
+        strong = component(m.group(0))
+        found.append(
+            _Mention(m.start(), m.end(), m.group(0), "kebab", {"THING": 2 if strong else 1})
+        )
+    for m in _NP.finditer(plain):
         words = m.group(1).split()
         while len(words) > 1 and words[0].casefold() in _NP_DROP:
             words.pop(0)
@@ -328,163 +232,160 @@ def _find(sentence: str, later_caps: set[str]) -> list[_Mention]:
             continue
         head = head if head in TEAM_HEADS | THING_HEADS else head[:-1]
         kind = "ORGANIZATION" if head in TEAM_HEADS else "THING"
-        found.append(_Mention(m.start(1), m.end(1), " ".join(words), "np", {kind: 3}))
-    for m in _CAPS.finditer(prose):
+        name = " ".join(words)
+        start = m.end(1) - len(name)
+        found.append(_Mention(start, m.end(1), name, "np", {kind: 3}))
+    for m in _CAPS.finditer(plain):
         words = m.group(0).split()
         start = m.start()
         while words and (words[0] in STOP or words[0].rstrip("'’s") in STOP):
-            start = prose.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
+            start = plain.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
             words.pop(0)
         while words and words[-1] in STOP:
             words.pop()
         if not words:
             continue
-        name = " ".join(words)
-        if name.endswith(("'s", "’s")):
-            name = name[:-2]
-        end = start + len(name)
-        if not name or (len(words) == 1 and (len(name) == 1 or _NOT_NAME.match(name))):
-            continue
-        if start == 0 and len(words) == 1:
-            tail = text[end:]
-            gap = _gap(tail)
-            evidence = (
-                name in later_caps
-                or name in FIRST_NAMES
-                or tail.startswith(("'s", "’s"))
-                or _NAME_LIST.match(tail) is not None
-                or (gap != "" and any(p.match(gap) for r, _, p in CONNECTORS if ROLE_VOTES[r][0]))
-            )
-            if not evidence:
-                continue
-        found.append(_Mention(start, end, name, "caps", _caps_shape(words)))
-    rank = {"dict": 0, "handle": 1, "np": 2, "caps": 3}
+        if words[-1].endswith(("'s", "’s")):
+            words[-1] = words[-1][:-2]
+        end = start + len(" ".join(words))
+        got = _caps(plain, words, start, end, later_caps)
+        if got is not None:
+            found.append(got)
+    rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "caps": 4}
     found.sort(key=lambda m: (rank[m.kind], m.start, -(m.end - m.start)))
     kept: list[_Mention] = []
     for m in found:
         if all(m.end <= k.start or m.start >= k.end for k in kept):
             kept.append(m)
     kept.sort(key=lambda m: m.start)
-    return kept
+    return [
+        m
+        for i, m in enumerate(kept)
+        if not (
+            m.kind == "kebab"
+            and not component(m.name)
+            and i + 1 < len(kept)
+            and not plain[m.end : kept[i + 1].start].strip()
+        )
+    ]  # "a read-only MySQL replica": a kebab word before a name is a modifier
 
 
-def _gap(text: str) -> str:
-    """The first few words of ``text`` (up to the next capital), normalised for a connector."""
+def _lead(text: str) -> str:
+    """The first few words of ``text`` (up to the next capital), for a connector."""
     words = []
     for w in text.split()[:8]:
         if w[:1].isupper() or w.startswith("@"):
             break
         words.append(w)
-    return " ".join(words).lower()
+    return " ".join(words)
 
 
-def _connect(between: str) -> tuple[str, bool] | None:
-    gap = " ".join(between.replace("`", " ").split()).lower()
-    for relation, reverse, pattern in CONNECTORS:
-        if pattern.fullmatch(gap):
-            return relation, reverse
-    return None
+def _pronouns(
+    sent: str, found: list[_Mention], last_person: str | None, last_thing: str | None
+) -> None:
+    """Mentions for "he", "she", "it", "they" opening the sentence or a clause (after ; or :)."""
+    for m in _PRONOUN.finditer(sent):
+        start, end = m.span(1)
+        if any(k.start < end and start < k.end for k in found):
+            continue
+        before = [k for k in found if k.end <= start]
+        person = m.group(1).lower() in ("he", "she")
+        here = next((k for k in before if (kind_of(k) == "PERSON") == person), None)
+        name = here.name if here is not None else (last_person if person else last_thing)
+        if name:
+            found.append(_Mention(start, end, name, "coref", {}))
+    found.sort(key=lambda k: k.start)
 
 
-def _allowed(relation: str, source: _Mention, target: _Mention) -> tuple[str, bool] | None:
-    """Refine or refuse a relation by what its ends are (a place is never used, only lived in)."""
-    tkind = max(target.votes, key=lambda t: target.votes[t]) if target.votes else "THING"
-    skind = max(source.votes, key=lambda t: source.votes[t]) if source.votes else "THING"
-    if tkind == "PLACE" and relation in ("USES", "MEMBER_OF", "WORKS_AT"):
-        return "LOCATED_IN", True
-    if relation == "LOCATED_IN" and tkind != "PLACE" and target.kind != "caps":
-        return None
-    if relation == "MEMBER_OF" and target.name.casefold().split()[-1] not in TEAM_HEADS:
-        if tkind != "ORGANIZATION" and target.kind != "caps":
-            return None
-        relation = "WORKS_AT"
-    if (
-        relation in ("WORKS_AT", "REPORTS_TO")
-        and target.kind in ("dict", "np")
-        and tkind == "THING"
-    ):
-        return None
-    if (
-        relation in ("WORKS_AT", "LEADS", "PREFERS", "REPORTS_TO")
-        and source.kind == "dict"
-        and skind == "THING"
-    ):
-        return None
-    if relation == "LEADS" and target.kind == "dict" and tkind == "THING":
-        return None  # people lead teams and projects, not technologies
-    return relation, True
+def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Mention]]:
+    """(source, relation, target) for each neighbouring pair of mentions whose gap states one."""
+    pairs: list[tuple[_Mention, str, _Mention]] = []
+    subject = found[0] if found else None
+    for a, b in zip(found, found[1:], strict=False):
+        between = sent[a.end : b.start]
+        got = connect(between)
+        source = a
+        if got is None and (rel := _RELATIVE.match(between)):
+            got = connect(rel.group(1))  # "recon-etl, which runs on Airflow"
+            subject = a  # "…, which are written in Python and use dbt": the clause's subject
+        if got is None:
+            # "X works at Y and uses Z", "X is built with Y and owned by Z": the clause after
+            # the last "and" continues the sentence's subject
+            parts = _AND.split(between)
+            if len(parts) < 2:
+                continue
+            rest = gap_words(parts[-1])
+            if rest in _PREPOSITION and pairs and pairs[-1][2] is a:
+                pairs.append((pairs[-1][0], pairs[-1][1], b))  # "on A for x and on B"
+                continue
+            if (got := connect(parts[-1])) is None:
+                continue
+            source = subject  # type: ignore[assignment]
+        relation, reverse = got
+        source, target = (b, source) if reverse else (source, b)
+        if source is target:
+            continue
+        ok = allowed(relation, source, target)
+        if ok is not None:
+            pairs.append((source, ok, target))
+    # lists: "A uses B, C and D" / "A and B work at C"
+    for source, relation, target in list(pairs):
+        sources = [s for s, _, _ in pairs]
+        idx = found.index(target)
+        while idx + 1 < len(found) and _LIST_SEP.fullmatch(
+            " ".join(sent[found[idx].end : found[idx + 1].start].split())
+        ):
+            idx += 1
+            if any(found[idx] is s for s in sources):
+                break
+            pairs.append((source, relation, found[idx]))
+        idx = found.index(source)
+        while idx > 0 and _LIST_SEP.fullmatch(
+            " ".join(sent[found[idx - 1].end : found[idx].start].split())
+        ):
+            idx -= 1
+            if any(t is found[idx] for _, _, t in pairs):
+                break
+            pairs.append((found[idx], relation, target))
+    return pairs
 
 
 def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     """Mentions (name, type votes, sentence index) and relations (source, relation, target, s)."""
     sents = sentences(text)
+    plains = [prose(s) for s in sents]
     caps_mid: set[str] = set()
-    for s in sents:
-        for m in _CAPS.finditer(s.replace("`", " ")):
-            if m.start() > 0:
+    for plain in plains:
+        for m in _CAPS.finditer(plain):
+            if not _sentence_start(plain, m.start()):
                 caps_mid.update(m.group(0).split())
     mentions: list[dict[str, Any]] = []
     relations: list[dict[str, Any]] = []
     last_person: str | None = None
-    for i, sent in enumerate(sents):
-        found = _find(sent, caps_mid)
+    last_thing: str | None = None
+    for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
+        found = _find(sent, caps_mid, plain)
         head = _SELF.match(sent)
         if head and user_id:
             found.insert(0, _Mention(0, head.end(), user_id, "self", {"PERSON": 3}))
-        elif _COREF.match(sent) and last_person:
-            found.insert(0, _Mention(0, _COREF.match(sent).end(), last_person, "coref", {}))  # type: ignore[union-attr]
         before = sent.replace("`", " ")
         for m in found:
             if m.kind != "caps":
                 continue
             if _PERSON_BEFORE.search(before[: m.start]):
                 m.vote({"PERSON": 2})
-            after = _gap(before[m.end :])
-            role = next((r for r, rev, p in CONNECTORS if not rev and p.match(after)), None)
-            if role and after:
+            after = gap_words(_lead(before[m.end :]))
+            if after and any(p.match(after) for p in PERSON_SUBJECT):
+                role = next(r for r, p in _FORWARD if p.match(after))
                 m.vote(ROLE_VOTES[role][0])
-        pairs: list[tuple[_Mention, str, _Mention]] = []
-        for a, b in zip(found, found[1:], strict=False):
-            between = sent[a.end : b.start]
-            got = _connect(between)
-            source = a
-            if got is None:
-                # "X works at Y and uses Z", "X is our designer and works from Z": the clause
-                # after the last "and" continues the sentence's subject
-                parts = _AND.split(between)
-                if len(parts) < 2 or (got := _connect(parts[-1])) is None or got[1]:
-                    continue
-                source = found[0]
-            relation, reverse = got
-            source, target = (b, a) if reverse else (source, b)
-            ok = _allowed(relation, source, target)
-            if ok is None:
-                continue
-            relation = ok[0]
-            pairs.append((source, relation, target))
-        # lists: "A uses B, C and D" / "A and B work at C"
-        for source, relation, target in list(pairs):
-            sources = [s for s, _, _ in pairs]
-            idx = found.index(target)
-            while idx + 1 < len(found) and _LIST_SEP.fullmatch(
-                " ".join(sent[found[idx].end : found[idx + 1].start].split())
-            ):
-                idx += 1
-                if any(found[idx] is s for s in sources):
-                    break
-                pairs.append((source, relation, found[idx]))
-            idx = found.index(source)
-            while idx > 0 and _LIST_SEP.fullmatch(
-                " ".join(sent[found[idx - 1].end : found[idx].start].split())
-            ):
-                idx -= 1
-                if any(t is found[idx] for _, _, t in pairs):
-                    break
-                pairs.append((found[idx], relation, target))
+        _pronouns(sent, found, last_person, last_thing)
+        pairs = _pairs(sent, found)
+        related: set[int] = set()
         seen = set()
         for source, relation, target in pairs:
             if norm(source.name) == norm(target.name):
                 continue
+            related.update((id(source), id(target)))
             src_votes, tgt_votes = ROLE_VOTES[relation]
             if source.kind in ("caps", "self", "handle"):
                 source.vote(src_votes)
@@ -500,45 +401,56 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
         for m in found:
             if m.kind == "coref":
                 continue
+            if m.kind == "kebab" and not component(m.name) and id(m) not in related:
+                continue  # "long-lived", "warm-up": a kebab word names nothing on its own
             mentions.append({"name": m.name, "votes": dict(sorted(m.votes.items())), "s": i})
-            if subject is None and max(m.votes, key=lambda t: m.votes[t], default="") == "PERSON":
+            if subject is None and kind_of(m) == "PERSON" and m.votes:
                 subject = m.name
         last_person = subject or last_person
+        if found and found[0].kind != "coref":  # "It" in the next sentence: this one's subject
+            first = found[0]
+            last_thing = first.name if first.kind != "self" and kind_of(first) != "PERSON" else None
     _alias_first_names(mentions, relations)
     return {"mentions": mentions, "relations": relations}
 
 
 def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str, Any]]) -> None:
-    """Within one memory, "Dana" names the same person as "Dana Kim" when that is unambiguous."""
+    """Within one memory, "Dana" (or "Chloe") names the same person as "Dana Kim" ("Chloé
+    Martin") when that is unambiguous."""
     full: dict[str, set[str]] = {}
     for m in mentions:
         words = m["name"].split()
         if len(words) > 1 and m["votes"].get("PERSON"):
-            full.setdefault(words[0], set()).add(m["name"])
-    alias = {first: next(iter(names)) for first, names in full.items() if len(names) == 1}
+            full.setdefault(fold(words[0]), set()).add(m["name"])
+    alias = {}
     for m in mentions:
-        if m["name"] in alias:
-            m["name"] = alias[m["name"]]
+        names = full.get(fold(m["name"]))
+        if " " not in m["name"] and names and len(names) == 1:
+            alias[m["name"]] = next(iter(names))
+    for m in mentions:
+        m["name"] = alias.get(m["name"], m["name"])
     for r in relations:
         r["source"] = alias.get(r["source"], r["source"])
         r["target"] = alias.get(r["target"], r["target"])
 
 
-def canonical_names(text: str) -> list[str]:
-    """Canonical names of every word-list entry (technology, organisation, place) in ``text``."""
-    return sorted({name for _, _, _, name in _known(text)})
-
-
 def candidate_names(text: str) -> list[str]:
     """The names a question mentions: every mention the extractor finds, wherever it stands."""
-    names = []
-    for m in _find(text, set()):
-        if m.name not in names:
-            names.append(m.name)
-    return names
+    return list(dict.fromkeys(name for name, _, _, _ in question_mentions(text)))
+
+
+def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
+    """(name, how it was found, start, end) for each name in a question: "dict" (a word
+    list), "handle", "kebab", "np" (a component phrase) or "caps" (a capitalised run)."""
+    return [
+        (m.name, m.kind, m.start, m.end)
+        for m in _find(text, set())
+        if m.kind != "kebab" or component(m.name)
+    ]
 
 
 __all__ = [
-    "CONNECTORS", "ENTITY_TYPES", "EXTRACTOR_VERSION", "RELATIONS",
-    "canonical_names", "candidate_names", "extract", "norm", "sentences", "tech_names",
+    "ENTITY_TYPES", "EXTRACTOR_VERSION", "RELATIONS", "canonical_names", "candidate_names",
+    "LISTED_FIRST", "component", "extract", "fold", "known_names", "listed", "norm", "prose", "question_mentions",
+    "sentences", "tech_names",
 ]  # fmt: skip

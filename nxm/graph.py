@@ -30,15 +30,14 @@ from typing import Any
 
 import orjson
 
-from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, norm, sentences
-from nxm.lexicon import ORG_SUFFIXES
+from nxm.aliases import aliases
+from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
 from nxm.lifecycle import live
 from nxm.record import reading_order
 from nxs.errors import NotFoundError, ValidationError
 from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
-_SUFFIXES = frozenset(w.casefold() for w in ORG_SUFFIXES)
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
 
 
@@ -173,27 +172,44 @@ class Graph:
     names: dict[str, str] = field(default_factory=dict)  # normalised name -> entity id
     sentences: dict[str, list[str]] = field(default_factory=dict)  # memory key -> sentences
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # supporting memories
+    _folded: dict[str, str] | None = field(default=None, repr=False)
+    _adjacent: dict[str, list[tuple[dict[str, Any], str, str]]] | None = field(
+        default=None, repr=False
+    )
+    index: dict[str, Any] = field(default_factory=dict, repr=False)  # caches for readers
 
     def find(self, ref: str) -> dict[str, Any] | None:
-        """The entity with this id, or this exact (case-insensitive) name."""
+        """The entity with this id, or this name (case and accents aside)."""
         ref = ref.strip()
         if ref in self.entities:
             return self.entities[ref]
-        eid = self.names.get(norm(ref))
+        eid = self.names.get(norm(ref)) or self.folded().get(fold(ref))
         return self.entities.get(eid) if eid else None
+
+    def folded(self) -> dict[str, str]:
+        """Accent-free name -> entity id, for names no two entities share."""
+        if self._folded is None:
+            seen: dict[str, set[str]] = {}
+            for n, eid in self.names.items():
+                seen.setdefault(fold(n), set()).add(eid)
+            self._folded = {f: next(iter(e)) for f, e in seen.items() if len(e) == 1}
+        return self._folded
 
     def edges(self, eid: str, direction: str = "both") -> list[tuple[dict[str, Any], str, str]]:
         """(relation, other entity id, "outgoing"|"incoming") for one entity, in a stable order."""
-        out = []
-        for rel in self.relations.values():
-            if direction in ("outgoing", "both") and rel["source"] == eid:
-                out.append((rel, rel["target"], "outgoing"))
-            if direction in ("incoming", "both") and rel["target"] == eid:
-                out.append((rel, rel["source"], "incoming"))
-        out.sort(
-            key=lambda x: (x[0]["relation"], self.entities[x[1]]["name"].casefold(), x[1], x[2])
-        )
-        return out
+        if self._adjacent is None:
+            adjacent: dict[str, list[tuple[dict[str, Any], str, str]]] = {}
+            for rel in self.relations.values():
+                adjacent.setdefault(rel["source"], []).append((rel, rel["target"], "outgoing"))
+                adjacent.setdefault(rel["target"], []).append((rel, rel["source"], "incoming"))
+            for edges in adjacent.values():
+                edges.sort(
+                    key=lambda x: (
+                        x[0]["relation"], self.entities[x[1]]["name"].casefold(), x[1], x[2],
+                    )
+                )  # fmt: skip
+            self._adjacent = adjacent
+        return [e for e in self._adjacent.get(eid, ()) if direction in ("both", e[2])]
 
     def sentence(self, key: str, index: int) -> str:
         """Sentence ``index`` of a supporting memory ('' when out of range)."""
@@ -218,6 +234,7 @@ def build(
     """The graph supported by the open, unexpired memories plus the agent-authored facts."""
     support = reading_order(live(records, now))
     graph = Graph(records={r["key"]: r for r in support})
+    order = {r["key"]: i for i, r in enumerate(support)}
     votes: dict[str, Counter[str]] = {}
     surfaces: dict[str, Counter[str]] = {}
     sources: dict[str, list[str]] = {}
@@ -259,15 +276,19 @@ def build(
                 votes[n] = Counter({end["type"]: 1})
                 sources[n] = []
     types = {n: authored[n]["type"] if n in authored else _type_of(votes[n]) for n in surfaces}
-    alias = _first_name_aliases(types, authored)
+    alias = aliases(types, votes, authored)
     for short, full in alias.items():
         for key in sources.pop(short):
             if key not in sources[full]:
                 sources[full].append(key)
         users.setdefault(full, set()).update(users.pop(short, set()))
-        if short in first and (full not in first):
+        if short in first and (full not in first or first[short] < first[full]):
             first[full] = first[short]
+        if types[short] == types[full]:
+            votes[full].update(votes[short])
         del surfaces[short]
+    for full in set(alias.values()):
+        sources[full].sort(key=order.__getitem__)  # reading order, as unaliased names have
     for n, counts in surfaces.items():
         name = min(counts, key=lambda s: (-counts[s], s))
         eid = entity_id(n)
@@ -324,32 +345,6 @@ def _relation(
             "sourceMemoryIds": [], "evidence": [], "authored": False,
         }  # fmt: skip
     return rel
-
-
-def _first_name_aliases(types: dict[str, str], keep: Any) -> dict[str, str]:
-    """Short names folded into the one longer name they stand for.
-
-    A lone first name into the one multi-word person starting with it ("dana" → "dana kim");
-    an organisation's bare name into the one "<name> <suffix>" ("acme" → "acme corp").
-    Names an agent wrote are never folded.
-    """
-    people: dict[str, list[str]] = {}
-    orgs: dict[str, list[str]] = {}
-    for n, t in types.items():
-        words = n.split()
-        if t == "PERSON" and len(words) > 1:
-            people.setdefault(words[0], []).append(n)
-        if t == "ORGANIZATION" and len(words) > 1 and words[-1] in _SUFFIXES:
-            orgs.setdefault(" ".join(words[:-1]), []).append(n)
-    out = {}
-    for n, t in types.items():
-        if n in keep:
-            continue
-        if t == "PERSON" and " " not in n and len(people.get(n, ())) == 1:
-            out[n] = people[n][0]
-        elif t in ("ORGANIZATION", "THING") and len(orgs.get(n, ())) == 1:
-            out[n] = orgs[n][0]
-    return out
 
 
 def _clip(text: str, limit: int) -> str:

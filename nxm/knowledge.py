@@ -1,18 +1,23 @@
-"""Consolidated knowledge: the open, unexpired memories as one profile, by category.
+"""Consolidated knowledge: the open, unexpired memories as one profile, by category and subject.
 
 Computed from the records on every read (no stored copy can go stale: an update, a close, a
 forget or an expiry shows at once). For each category (uncategorised memories under
 ``general``):
 
-1. memories in priority order (HIGH first), newest ``updated`` first, then key;
-2. near-duplicates merged: a memory joins the first entry holding a memory whose word set has a
-   Jaccard similarity ≥ `THRESHOLD` with its own (words: lower-cased letters and digits, two
-   characters or more, minus a short stop list); the entry's first memory is its
-   representative;
+1. each memory's **subject** — what its introduction is about (`nxm.subjects`: a service, a
+   person, a technology, a team, else its topic word) — and one entry per subject; a memory
+   with none is an entry of its own (with its near-duplicates);
+2. in an entry, one **statement** per memory (its introduction) in priority order (HIGH
+   first), newest ``updated`` first, then key; a near-duplicate — a memory whose statement's
+   word set has a Jaccard similarity ≥ `THRESHOLD` with a statement's first memory's (words:
+   lower-cased letters and digits, two characters or more, minus a short stop list) — joins
+   that statement instead of repeating it;
 3. each entry gets a stable id, ``kn-`` + 12 hex of sha256(category, sorted source keys): the
    same memories give the same id, and it changes when a memory joins or leaves the entry.
 
-Content is the representative's body, cut at a sentence end near `CONTENT_MAX` characters.
+The merged Markdown shows at most `SHOWN` statements an entry, each with up to `KEYS_SHOWN` of
+its memory keys, and says how many more there are; ``--entry`` and ``--no-merged`` give every
+statement and key.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from typing import Any
 
 from nxm.lifecycle import live
 from nxm.record import PRIORITIES
+from nxm.subjects import subjects
 from nxs.errors import NotFoundError
 
 THRESHOLD = 0.6
-CONTENT_MAX = 1200
+SHOWN = 5
 GENERAL = "general"
 _WORD = re.compile(r"[^\W_]{2,}")
 _STOP = frozenset(
@@ -36,6 +42,7 @@ _STOP = frozenset(
     "would should could been being does did doing there here about over under after before".split()
 )
 _PRIORITY = {p: i for i, p in enumerate(PRIORITIES)}
+_NAIVE = 32
 
 
 def words(text: str) -> frozenset[str]:
@@ -45,8 +52,9 @@ def words(text: str) -> frozenset[str]:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    both = len(a & b)
+    union = len(a) + len(b) - both
+    return both / union if union else 0.0
 
 
 def entry_id(category: str, keys: list[str]) -> str:
@@ -63,47 +71,62 @@ def ordered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _clip(text: str) -> str:
-    text = text.strip()
-    if len(text) <= CONTENT_MAX:
-        return text
-    cut = text[:CONTENT_MAX]
-    end = max(cut.rfind(". "), cut.rfind(".\n"))
-    return (cut[: end + 1] if end > CONTENT_MAX // 2 else cut.rstrip()) + " …"
+def _statement(record: dict[str, Any]) -> str:
+    text = " ".join((record["introduction"] or record["body"]).split())
+    return text if len(text) <= 200 else text[:199].rstrip() + "…"
 
 
-def _clusters(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Near-duplicate groups, in the order of their representatives.
+def _prefix(mine: frozenset[str], df: dict[str, int]) -> list[str]:
+    """The rarest words of a set, as many as a set it is similar to must share one of."""
+    return sorted(mine, key=lambda w: (df[w], w))[
+        : len(mine) - math.ceil(THRESHOLD * len(mine)) + 1
+    ]
+
+
+def _statements(group: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Near-duplicate groups of an entry's memories (in order), compared with each group's
+    first memory only, so a chain of small differences never gathers unrelated memories.
 
     Prefix filtering (the AllPairs set-similarity join): with each word set sorted rarest
     first, two sets with Jaccard ≥ t share a word among the first |a| - ceil(t·|a|) + 1 of
-    each, so only those prefixes are indexed and probed; candidates are then checked exactly.
+    each, so only first memories' prefixes are indexed and probed; candidates are then
+    checked exactly.
     """
-    todo = ordered(records)
-    sets = [words(f"{r['introduction']}\n{r['body']}") for r in todo]
+    texts = [_statement(r) for r in group]
+    seen: dict[str, int] = {}  # a statement's text -> its group (the same text is no question)
+    sets: dict[str, frozenset[str]] = {}
     df: dict[str, int] = {}
-    for ws in sets:
-        for w in ws:
-            df[w] = df.get(w, 0) + 1
-    groups: list[list[dict[str, Any]]] = []
-    home_of: list[int] = []
+    for text in texts:
+        if text not in sets:
+            sets[text] = mine = words(text)
+            for w in mine:
+                df[w] = df.get(w, 0) + 1
+    out: list[list[dict[str, Any]]] = []
+    firsts: list[frozenset[str]] = []
     index: dict[str, list[int]] = {}
-    for i, (r, mine) in enumerate(zip(todo, sets, strict=True)):
-        prefix = sorted(mine, key=lambda w: (df[w], w))[
-            : len(mine) - math.ceil(THRESHOLD * len(mine)) + 1
-        ]
-        candidates = {o for w in prefix for o in index.get(w, ())}
-        near = [home_of[o] for o in candidates if jaccard(mine, sets[o]) >= THRESHOLD]
-        if near:
-            home = min(near)
-        else:
-            home = len(groups)
-            groups.append([])
-        groups[home].append(r)
-        home_of.append(home)
-        for w in prefix:
-            index.setdefault(w, []).append(i)
-    return groups
+    for r, text in zip(group, texts, strict=True):
+        home = seen.get(text)
+        if home is None:
+            mine = sets[text]
+            if len(firsts) <= _NAIVE:  # few statements yet: comparing them all is cheaper
+                candidates: Any = range(len(firsts))
+            else:
+                candidates = sorted({o for w in _prefix(mine, df) for o in index.get(w, ())})
+            size = len(mine)
+            home = next(
+                (o for o in candidates
+                 if (both := len(mine & firsts[o])) >= THRESHOLD * (size + len(firsts[o]) - both)),
+                None,
+            )  # fmt: skip  # jaccard ≥ THRESHOLD, without a call per pair
+            if home is None:
+                home = len(out)
+                for w in _prefix(mine, df):
+                    index.setdefault(w, []).append(home)
+                out.append([])
+                firsts.append(mine)
+            seen[text] = home
+        out[home].append(r)
+    return out
 
 
 def entries(
@@ -112,33 +135,45 @@ def entries(
     category: str | None = None,
     user_id: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every knowledge entry, categories in name order (``general`` last)."""
-    by_category: dict[str, list[dict[str, Any]]] = {}
-    for r in live(records, now):
-        if user_id is not None and r.get("user_id") != user_id:
-            continue
-        cat = r.get("category") or GENERAL
-        if category is not None and cat != category:
-            continue
-        by_category.setdefault(cat, []).append(r)
+    """Every knowledge entry: categories in name order (``general`` last); in each, entries
+    in the reading order of their first memory (priority, recency, key)."""
+    current = live(records, now)
+    about = subjects(current)  # over every open memory: a filter does not change an entry
+    pool = ordered([
+        r for r in current
+        if (user_id is None or r.get("user_id") == user_id)
+        and (category is None or (r.get("category") or GENERAL) == category)
+    ])  # fmt: skip
+    groups: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for r in pool:
+        groups.setdefault((r.get("category") or GENERAL, about[r["key"]]), []).append(r)
     out = []
-    for cat in sorted(by_category, key=lambda c: (c == GENERAL, c)):
-        for group in _clusters(by_category[cat]):
-            rep = group[0]
-            keys = [r["key"] for r in group]
-            out.append(
-                {
-                    "id": entry_id(cat, keys),
-                    "category": cat,
-                    "content": _clip(rep["body"]),
-                    "introduction": rep["introduction"],
-                    "priority": rep["priority"],
-                    "sourceMemoryIds": keys,
-                    "userIds": sorted({r["user_id"] for r in group if r.get("user_id")}),
-                    "createdAt": min(r["created"] or "" for r in group) or None,
-                    "updatedAt": max(r["updated"] or "" for r in group) or None,
-                }
-            )
+    for (cat, subject), group in groups.items():
+        same = _statements(group)
+        # a subject's memories make one entry; memories with none, one entry per statement
+        for members in [same] if subject is not None else [[s] for s in same]:
+            statements = [
+                {"text": _statement(m[0]), "sourceMemoryIds": [r["key"] for r in m]}
+                for m in members
+            ]
+            rs = [r for m in members for r in m]
+            keys = [r["key"] for r in rs]
+            out.append({
+                "id": entry_id(cat, keys),
+                "category": cat,
+                "subject": subject,
+                "content": "\n".join(s["text"] for s in statements),
+                "statements": statements,
+                "introduction": statements[0]["text"],
+                "priority": rs[0]["priority"],
+                "sourceMemoryIds": keys,
+                "userIds": sorted({r["user_id"] for r in rs if r.get("user_id")}),
+                "createdAt": min(r["created"] or "" for r in rs) or None,
+                "updatedAt": max(r["updated"] or "" for r in rs) or None,
+            })  # fmt: skip
+    # within a category: the entries in their first memory's reading order
+    rank = {r["key"]: i for i, r in enumerate(pool)}
+    out.sort(key=lambda e: (e["category"] == GENERAL, e["category"], rank[e["sourceMemoryIds"][0]]))
     return out
 
 
@@ -147,17 +182,38 @@ def title(category: str) -> str:
     return " ".join(w.capitalize() for w in re.split(r"[-_\s]+", category) if w)
 
 
+KEYS_SHOWN = 3
+
+
+def _cited(statement: dict[str, Any]) -> str:
+    keys = statement["sourceMemoryIds"]
+    shown = ", ".join(f"`{k}`" for k in keys[:KEYS_SHOWN])
+    more = f" and {len(keys) - KEYS_SHOWN} more" if len(keys) > KEYS_SHOWN else ""
+    return f"{statement['text']} _(memories: {shown}{more})_"
+
+
 def markdown(items: list[dict[str, Any]]) -> str:
-    """One Markdown document: a section per category, a bullet per entry with its sources."""
+    """One Markdown document: a section per category, a bullet per entry (its subject in bold,
+    its statements under it, each with the memories it comes from)."""
     out: list[str] = []
     section = None
     for e in items:
         if e["category"] != section:
             section = e["category"]
             out.append(("\n" if out else "") + f"## {title(section)}\n\n")
-        text = "\n  ".join(line.rstrip() for line in e["content"].splitlines() if line.strip())
-        keys = ", ".join(f"`{k}`" for k in e["sourceMemoryIds"])
-        out.append(f"- {text} _(memories: {keys})_\n")
+        shown, rest = e["statements"][:SHOWN], e["statements"][SHOWN:]
+        head = f"**{e['subject']}**" if e["subject"] else ""
+        if len(shown) == 1 and not rest:
+            out.append(f"- {head + ': ' if head else ''}{_cited(shown[0])}\n")
+            continue
+        lines = [f"  - {_cited(s)}" for s in shown]
+        if rest:
+            more = sum(len(s["sourceMemoryIds"]) for s in rest)
+            lines.append(
+                f"  - … {len(rest)} more statements from {more} memories: "
+                f"`nxm knowledge --entry {e['id']}`"
+            )
+        out.append(f"- {head}\n" + "\n".join(lines) + "\n")
     return "".join(out)
 
 
@@ -195,12 +251,13 @@ def knowledge(
         "total": len(items),
     }
     if merged:
-        slim = [{"category": e["category"], "id": e["id"]} for e in items]
+        slim = [{"category": e["category"], "id": e["id"], "subject": e["subject"]} for e in items]
         return {"content": markdown(items), "entries": slim, **base}
     return {"entries": items, **base}
 
 
 __all__ = [
+    "SHOWN",
     "THRESHOLD",
     "entries",
     "entry_id",
@@ -208,5 +265,6 @@ __all__ = [
     "knowledge",
     "markdown",
     "ordered",
+    "title",
     "words",
 ]

@@ -48,7 +48,18 @@ Claude Code; Airflow; dbt; Spark=Apache Spark; Bazel; Gradle; Maven; Zod; tRPC; 
 Expo; Xcode; Android; iOS; Hypothesis; Kotlin Multiplatform; Temporal; Vault; Consul; Traefik;
 Caddy; Metabase; Looker; Tableau; Grafana Loki=Loki; Honeycomb; Bun; Hono; htmx; Alpine.js; jQuery;
 Redux; Zustand; TanStack Query=React Query; Apollo; Hasura; Keycloak; MinIO; Cassandra; ClickHouse;
-Neo4j; Pinecone; Weaviate; Qdrant; Chroma; OpenAI API; Claude API; Anthropic API; Ollama; LangChain
+Neo4j; Pinecone; Weaviate; Qdrant; Chroma; OpenAI API; Claude API; Anthropic API; Ollama; LangChain;
+unittest; tox; nox; Black; isort; flake8; pylint; uv; pipenv; conda;
+Vector; Fluentd; Logstash; Kibana; Jaeger; Zipkin; Istio; Linkerd; Envoy; Argo CD=ArgoCD,Argo; Flux;
+Kustomize; Packer; Vagrant; Chef; Puppet; SQS; SNS; AWS Lambda; CloudFront; Route 53; RDS;
+Cloud Run; Firestore; Spanner; Memorystore; Azure DevOps; TeamCity; Travis CI;
+SonarQube; Snyk; Dependabot; Renovate; k6; Locust; Gatling; JMeter; Postman; Swagger; Protobuf;
+Avro; Thrift; NATS; Pulsar; ZeroMQ; Flink; Hadoop; Hive; Presto; Trino; Redshift; Amazon Athena;
+Databricks Runtime; MLflow; Kubeflow; Dask; Polars; Jupyter; Streamlit; Gradio; Hugging Face=HuggingFace;
+Stripe Connect; Braintree; PayPal; Plaid; Mailgun; Postmark; Intercom; Zendesk; HubSpot; Salesforce CRM;
+Bitrise; Fastlane; TestFlight; Expo EAS; Xamarin; Ionic; Capacitor; SwiftUI; Jetpack Compose; Kotlin Coroutines;
+Actix; Axum; Tokio; Phoenix Framework; Ecto; Sequelize; TypeORM; Drizzle; Knex;
+Mongoose; Hibernate; Flyway; Liquibase; Celery Beat; RQ; Dramatiq; BullMQ; Resque; Quartz
 """)
 # Companies and institutions (ORGANIZATION).
 ORGS = _lexicon("""
@@ -70,12 +81,48 @@ San Francisco=SF; Seattle; Austin; Boston; Chicago; Denver; Los Angeles=LA; Miam
 Mexico City; São Paulo=Sao Paulo; Rio de Janeiro; Buenos Aires; Santiago; Bogotá=Bogota; Lima;
 Portugal; Spain; France; Germany; Italy; Netherlands; Belgium; Switzerland; Austria; Poland; Ireland;
 United Kingdom=UK; United States=USA,US; Canada; Mexico; Brazil; Argentina; Chile; Colombia; India;
-Japan; China; Korea; Australia; New Zealand; Israel; Nigeria; Kenya; Europe; Asia; Africa
+Japan; China; Korea; Australia; New Zealand; Israel; Nigeria; Kenya; Europe; Asia; Africa;
+Frankfurt=Frankfurt am Main; Cologne=Köln; Stuttgart; Düsseldorf=Dusseldorf; Leipzig; Dresden; Nuremberg=Nürnberg;
+Bremen; Hanover=Hannover; Utrecht; The Hague; Eindhoven; Antwerp; Ghent; Luxembourg; Basel; Bern; Lausanne;
+Graz; Salzburg; Brno; Bratislava; Ljubljana; Zagreb; Belgrade; Sarajevo; Skopje; Tirana; Thessaloniki;
+Izmir; Ankara; Kyiv=Kiev; Lviv; Kharkiv; Odesa=Odessa; Minsk; Moscow; Saint Petersburg=St Petersburg;
+Tbilisi; Yerevan; Baku; Almaty; Tashkent; Seville=Sevilla; Malaga=Málaga; Bilbao; Zaragoza; Palma; Granada;
+Coimbra; Braga; Faro; Naples; Turin; Bologna; Venice; Genoa; Palermo; Marseille; Toulouse; Nantes;
+Bordeaux; Lille; Strasbourg; Montpellier; Rennes; Grenoble; Glasgow; Birmingham; Leeds; Liverpool;
+Bristol; Cambridge; Oxford; Cardiff; Belfast; Newcastle; Nottingham; Sheffield; Brighton; Cork; Galway;
+Limerick; Reykjavik; Bergen; Trondheim; Gothenburg; Malmö=Malmo; Uppsala; Aarhus; Odense; Tampere; Turku;
+Gdansk=Gdańsk; Wroclaw=Wrocław; Poznan=Poznań; Lodz=Łódź; Cluj-Napoca=Cluj; Iasi; Timisoara; Casablanca;
+Marrakesh; Tunis; Algiers; Abuja; Addis Ababa; Kigali; Kampala; Dar es Salaam; Durban; Riyadh; Jeddah;
+Doha; Abu Dhabi; Amman; Beirut; Tehran; Karachi; Lahore; Islamabad; Dhaka; Kolkata; Chennai; Ahmedabad;
+Colombo; Kathmandu; Bangkok; Hanoi; Ho Chi Minh City; Kuala Lumpur; Jakarta; Manila; Guangzhou; Hangzhou;
+Chengdu; Nanjing; Wuhan; Kyoto; Fukuoka; Nagoya; Sapporo; Busan; Perth; Brisbane; Adelaide; Canberra;
+Wellington; Christchurch; Ottawa; Calgary; Edmonton; Quebec City; Halifax; Winnipeg; Philadelphia;
+Washington DC=Washington D.C.; Dallas; Houston; San Diego; San Jose; Pittsburgh; Detroit; Minneapolis;
+Nashville; Raleigh; Salt Lake City; Las Vegas; Baltimore; Cleveland; Cincinnati; Kansas City; St. Louis;
+New Orleans; Oakland; Sacramento; Brooklyn; Montevideo; Quito; Caracas; Guadalajara; Monterrey;
+Medellín=Medellin; Curitiba; Porto Alegre; Belo Horizonte; Recife; Florianópolis=Florianopolis; Rosario;
+La Paz; Asunción=Asuncion; San Juan; Havana; Panama City; Guatemala City; Sweden; Norway; Denmark; Finland;
+Estonia; Latvia; Lithuania; Czechia=Czech Republic; Slovakia; Hungary; Romania; Bulgaria; Greece; Turkey;
+Ukraine; Croatia; Serbia; Slovenia; Iceland; Egypt; Morocco; South Africa; Ethiopia; Rwanda; Uganda;
+Tanzania; Senegal; United Arab Emirates=UAE; Saudi Arabia; Qatar; Pakistan; Bangladesh; Sri Lanka; Nepal;
+Vietnam; Thailand; Malaysia; Indonesia; Philippines; Taiwan; South Korea; Peru; Uruguay; Paraguay;
+Ecuador; Venezuela; Bolivia; Costa Rica; Cuba; Puerto Rico; Russia; Scotland; Wales; England;
+Northern Ireland; Bavaria; Catalonia; California; Texas; Ontario; Quebec; British Columbia; Scandinavia;
+Latin America; North America; South America; Middle East; Southeast Asia; EMEA; APAC; LATAM; Oceania
 """)
 ORG_SUFFIXES = frozenset(
     "Corp Corporation Inc Ltd LLC GmbH AG SA BV Labs Technologies Software Systems Group "
     "Foundation University Institute Bank Agency Studio Studios Partners Co Company Holdings "
     "Ventures Consulting Solutions".split()
+)
+# Last parts that make a kebab-case word a component's name ("ledger-svc", "payouts-worker");
+# another kebab-case word is a name only where a relation names it.
+COMPONENT_SUFFIXES = frozenset(
+    "svc service services srv api apis worker workers gateway gw bot web app ui frontend backend "
+    "etl elt bff sync db cli sdk proxy engine server indexer pipeline job jobs cron admin portal "
+    "queue cache store hub agent daemon runner scheduler router monitor exporter importer lib "
+    "client core console dashboard registry broker consumer producer loader collector processor "
+    "controller operator relay notifier mailer renderer builder tracker ingest ingester".split()
 )
 # Head nouns that make "the billing service" a thing (or, for TEAM_HEADS, an organisation).
 TEAM_HEADS = frozenset("team squad guild department org group".split())
@@ -115,6 +162,22 @@ STOP = frozenset(
     Along Behind Beyond Except Like Unlike Than Once Twice Again Still Just Even Ever Very Really
     Usually Currently Recently Finally Actually Basically Sometimes Often Later Earlier Soon""".split()
 )
+# Verbs that open a note ("Traced …", "Ping …"): a sentence's first word that is one of these
+# is not the first word of a name.
+SENTENCE_VERBS = frozenset(
+    """Traced Found Fixed Seen Saw Noticed Confirmed Checked Verified Tried Moved Added Removed
+    Rolled Bumped Upgraded Downgraded Switched Reverted Restarted Deployed Merged Opened Closed
+    Filed Paired Met Spoke Talked Discussed Agreed Decided Learned Hit Ran Got Made Took Gave Told
+    Sent Paged Ping Tell Call Send Email Message Page Escalate Wait Drain Restart Rotate Rerun
+    Rebuild Reindex Backfill Tag Cut Ship Rollback Roll Flip Toggle Enable Disable Turn Grant
+    Revoke Open File Raise Book Schedule Skip Mute Silence Handle Watch Poll Query Scan Sync Load
+    Seed Migrate Upgrade Downgrade Install Uninstall Configure Mark Label Assign Reassign Hand
+    Loop Invite Remind Announce Document Record Log Track Monitor Alert Notify Warn Confirm Verify
+    Ensure Prefer Bumping Running Using Adding Deploying Testing Debugging Investigated Debugged
+    Reproduced Repro'd Benchmarked Measured Profiled Tuned Patched Pinned Unpinned Dropped
+    Deleted Renamed Split Joined Asked Pinged Emailed Messaged Contacted Escalated Careful
+    Beware Gotcha Flaky Heads-up Reminder Context Background Outcome Summary Decision""".split()
+)
 # Common given names (PERSON evidence for a capitalised run that starts with one).
 FIRST_NAMES = frozenset(
     """Aaron Abdul Abigail Adam Adrian Ahmed Aisha Alan Albert Alejandro Alex Alexander Alexandra
@@ -133,5 +196,20 @@ FIRST_NAMES = frozenset(
     Rebecca Ricardo Richard Robert Rosa Ryan Sam Samantha Samuel Sara Sarah Sean Sebastian Sergei
     Sofia Sophia Sophie Stefan Stephanie Steve Steven Susan Takeshi Tanya Thomas Tim Timothy Tom
     Tomas Tyler Valentina Vera Victor Victoria Vikram Walter Wei William Xavier Yuki Yusuf Zara Zoe
-    Zoran""".split()
+    Zoran Aarav Abebe Ada Adaeze Adebayo Adriana Agnieszka Ahmet Aiko Aino Akira Aleksandra Ali
+    Amara Amina Anders Andrei Andrzej Anil Anjali Ann Antoine Aoife Arnav Asha Astrid Ayumi Baptiste
+    Bartosz Bilal Björn Bjorn Bogdan Camille Cem Chidi Chinedu Chloé Ciara Colm Cristina Dag Dagny
+    Darius Deepak Dimitri Dong Duc Eduardo Efe Eilidh Eitan Emeka Emre Enzo Erin Esra Esther Ewa
+    Fabian Farah Farid Fenna Finn Florian Freya Giulia Giuseppe Goran Gustavo Hamza Hana Haruto
+    Helga Hina Hiroshi Hoang Hyun Ibrahim Ida Ilse Ingrid Irina Isaac Isak Jakub Jan Jasmine Javad
+    Jens Ji Jia Jiho Joaquín Joaquin Johan Jonah Jorge Jun Kai Kaito Kamal Karin Karl Kasia Katarzyna
+    Kemal Kemi Kenta Khalid Kiran Klaus Kofi Krzysztof Lara Lars Layla Leila Lena Liam Lin Lina Linh
+    Lorenzo Lukas Lukasz Magnus Mahmoud Malik Manuel Marek Margot Mariam Marie Marius Matteo Mattias
+    Mehdi Meera Mika Mikael Milan Min Ming Miriam Mohamed Naledi Naoko Naveen Nikhil Nikolai Nils
+    Ngozi Nnamdi Noor Obinna Oksana Ola Oleksandr Olumide Oren Osman Pavel Petra Pia Piotr Pooja
+    Quentin Rania Rashid Reza Riya Rohan Ruben Rui Ryo Saanvi Sakura Salma Sana Sanjay Santiago
+    Sasha Sato Selin Seo Shira Shreya Sigrid Silvia Simon Sina Siobhan Sipho Siti Soo Sora Sunil
+    Sven Tamar Tariq Tendai Thabo Thandiwe Theo Thi Tobias Tomás Tuan Ugo Uma Valentin Vasile Viktor
+    Vivek Wanjiru Wojciech Xin Yaw Yara Yasmin Yerlan Yosef Yu Yuna Yuto Zain Zanele Zhang Zhen
+    Ziad Zofia""".split()
 )

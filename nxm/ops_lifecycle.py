@@ -145,8 +145,9 @@ OPERATIONS: list[Operation] = [
         "memory_knowledge",
         ("knowledge",),
         "knowledge",
-        summary="The consolidated knowledge profile: open memories by category, near-duplicates "
-        "merged, as one Markdown document (default) or entries; or one entry by id.",
+        summary="The consolidated knowledge profile: open memories by category and subject (a "
+        "service, person, technology...), one statement each, near-duplicates merged; as one "
+        "Markdown document (default) or entries; or one entry by id.",
         handler=_knowledge,
         params=(
             Param(
@@ -206,8 +207,10 @@ OPERATIONS: list[Operation] = [
         "graph_query",
         ("graph", "query"),
         "knowledge",
-        summary="Answer a question from the entity graph and the memories behind it "
-        "(extractive, with a confidence; 'I don't know' when the graph has nothing).",
+        summary="Answer a question from the entity graph, following relations over 1-3 hops "
+        "('where is the lead of the team that owns ledger-svc based?'): extractive, citing "
+        "the memories used, with a confidence; 'I don't know' when an entity or a relation "
+        "is missing.",
         handler=_graph_query,
         params=(
             Param(

@@ -121,8 +121,9 @@ def test_extraction_quality_on_the_labelled_sets() -> None:
     dev, held = labelled("graph_set.json"), labelled("graph_heldout.json")
     assert len(dev) + len(held) >= 50
     d, h = extraction_counts(dev), extraction_counts(held)
-    assert (d["entities"]["tp"], d["entities"]["fp"], d["entities"]["fn"]) == (166, 2, 2)
-    assert (d["relations"]["tp"], d["relations"]["fp"], d["relations"]["fn"]) == (76, 2, 5)
+    # one more false positive than before: isort (g24) is now a listed tool the labels omit
+    assert (d["entities"]["tp"], d["entities"]["fp"], d["entities"]["fn"]) == (166, 3, 2)
+    assert (d["relations"]["tp"], d["relations"]["fp"], d["relations"]["fn"]) == (78, 1, 3)
     assert (h["entities"]["tp"], h["entities"]["fp"], h["entities"]["fn"]) == (61, 1, 7)
     assert (h["relations"]["tp"], h["relations"]["fp"], h["relations"]["fn"]) == (24, 2, 9)
 
@@ -280,16 +281,22 @@ def test_search_by_name_description_type_and_user() -> None:
     records["k1"]["user_id"] = "u2"
     g = graph.build(records, {}, NO_AGENT, NOW)
     got = search(g, query="billing")
+    # names first: a description that mentions billing does not make Dana Kim a match
     assert [(e["name"], e["score"]) for e in got["entities"]] == [
-        ("billing service", 0.8), ("billing team", 0.8), ("Dana Kim", 0.4), ("Priya", 0.4),
+        ("billing service", 0.8), ("billing team", 0.8),
     ]  # fmt: skip
     assert [e["name"] for e in search(g, query="billing", type="ORGANIZATION")["entities"]] == [
         "billing team"
     ]
     assert [e["name"] for e in search(g, query="billing", user_id="u2")["entities"]] == [
-        "billing team", "Priya",
+        "billing team"
+    ]
+    assert search(g, query="billing", limit=1)["total"] == 2
+    # no name matches: descriptions count
+    assert [(e["name"], e["score"]) for e in search(g, query="owns")["entities"]] == [
+        ("billing service", 0.4), ("Dana Kim", 0.4),
     ]  # fmt: skip
-    assert search(g, query="billing", limit=1)["total"] == 4
+    assert search(g, query="dana kím")["entities"][0]["score"] == 1.0  # accents aside
     with pytest.raises(ValidationError):
         search(g, query=" ")
 
@@ -311,7 +318,9 @@ def test_a_question_answered_and_one_refused() -> None:
         [],
     )
     partial = ask(g, question="Who owns the Kubernetes cluster in Frankfurt?")
-    assert partial["confidence"] == 0.15  # half the names known, no OWNS relation: mentions only
+    assert (partial["answer"], partial["confidence"], partial["answers"]) == (
+        "I don't know: the graph has no Frankfurt.", 0.0, [],
+    )  # fmt: skip
 
 
 def test_confidence_rises_with_independent_support() -> None:
@@ -330,7 +339,7 @@ def test_a_relation_joining_two_named_entities_comes_first() -> None:
         "Dana Kim works at Initech.", ["Dana Kim", "Initech"],
     )  # fmt: skip
     who = ask(g, question="Who works at Initech?")
-    assert [a["name"] for a in who["answers"]] == ["Priya", "Dana Kim"]
+    assert [a["name"] for a in who["answers"]] == ["Dana Kim", "Priya"]  # in name order
 
 
 def test_intents() -> None:

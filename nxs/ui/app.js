@@ -444,7 +444,7 @@ async function knowledgePage(root, r) {
   });
   root.append(
     h("div", { class: "page-head" }, h("h1", {}, "Knowledge"), pick),
-    h("p", { class: "muted" }, `The open memories by category, near-duplicates merged: ${shown.total} entries from ${shown.memories} memories.`),
+    h("p", { class: "muted" }, `The open memories by category and subject, near-duplicates merged: ${shown.total} entries from ${shown.memories} memories.`),
     h("article", { class: "panel", id: "knowledge-doc" }, shown.content.trim() ? markdown(shown.content) : h("p", { class: "empty" }, "No open memories yet.")));
 }
 

@@ -1,0 +1,138 @@
+"""Names as the word lists know them, and the forms names are compared in.
+
+`nxm.lexicon` maps every spelling of a technology, company or place to one canonical name;
+this module finds those names in text (`known_names`, longest first, never inside a path, an
+address or an identifier), splits text into sentences, and gives the forms a name is compared
+in: `norm` (case and spaces folded, a leading "the" dropped: an entity's id hashes it) and
+`fold` (`norm` without accents). `nxm.extract` re-exports all of it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from nxm.lexicon import ORGS, PLACES, STOP, TECH
+
+_ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Dr.", "Mr.", "Ms.", "Mrs.", "St.", "approx.", "cf.")
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\s\w]*[\w@])|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences (lines and sentence ends; abbreviations kept whole)."""
+    out: list[str] = []
+    for piece in _SENT_SPLIT.split(text):
+        piece = _BULLET.sub("", piece or "").strip()
+        if not piece:
+            continue
+        if out and out[-1].endswith(_ABBREV):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def norm(name: str) -> str:
+    """The form an entity name is compared and identified in: casefolded, spaces folded."""
+    name = " ".join(name.split()).casefold()
+    return name[4:] if name.startswith("the ") else name
+
+
+def fold(name: str) -> str:
+    """`norm` without accents: the form two spellings of one name share ("Chloé", "Chloe")."""
+    decomposed = unicodedata.normalize("NFKD", norm(name))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+_DICT = {**{w: ("THING", c) for w, c in TECH.items()}}
+_DICT.update({w: ("ORGANIZATION", c) for w, c in ORGS.items()})
+_DICT.update({w: ("PLACE", c) for w, c in PLACES.items()})
+_TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
+_KEYS = {tuple(w.split()): hit for w, hit in _DICT.items()}
+_FIRST: dict[str, int] = {}  # first word of a name -> the most words a name starting so has
+for _key in _KEYS:
+    _FIRST[_key[0]] = max(_FIRST.get(_key[0], 0), len(_key))
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """Words with their spans; trailing dots, dashes and possessives are not part of a word."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        word, end = m.group(0), m.end()
+        if word.endswith(("'s", "’s")):
+            word, end = word[:-2], end - 2
+        stripped = word.rstrip(".-'’")
+        out.append((stripped, m.start(), end - (len(word) - len(stripped))))
+    return out
+
+
+_NAME_AFTER = re.compile(r" [A-Z][a-z]")
+
+
+def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
+    """Word-list names in ``text``, longest first at each word: (start, end, type, canonical)."""
+    toks = _tokens(text)
+    out = []
+    i = 0
+    while i < len(toks):
+        longest = _FIRST.get(toks[i][0])
+        if longest is None:
+            i += 1
+            continue
+        for n in range(min(longest, len(toks) - i), 0, -1):
+            seq = toks[i : i + n]
+            hit = _KEYS.get(tuple(t[0] for t in seq))
+            if hit is None:
+                continue
+            if any(text[x[2] : y[1]] != " " for x, y in zip(seq, seq[1:], strict=False)):
+                continue
+            start, end = seq[0][1], seq[-1][2]
+            if text[start - 1 : start] in ("/", "@", ".", "-", "_") or text[end : end + 1] in (
+                "/", "_", "-",
+            ):  # fmt: skip
+                continue  # part of a path, an address, an identifier or a longer word
+            if hit[0] == "PLACE" and _NAME_AFTER.match(text, end) and toks[i + n][0] not in STOP:
+                continue  # "Austin Miller" is a person, not the city
+            out.append((start, end, *hit))
+            i += n - 1
+            break
+        i += 1
+    return out
+
+
+def tech_names(text: str) -> list[str]:
+    """Canonical names of the known technologies mentioned in ``text``."""
+    return sorted({name for _, _, kind, name in listed_spans(text) if kind == "THING"})
+
+
+def canonical_names(text: str) -> list[str]:
+    """Canonical names of every word-list entry (technology, organisation, place) in ``text``."""
+    return sorted({name for _, _, _, name in listed_spans(text)})
+
+
+LISTED_FIRST = frozenset(_FIRST)  # the first words of word-list names
+
+
+def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
+    """The longest word-list name starting at ``words[i]``: (its length in words, type,
+    canonical name), or None."""
+    longest = _FIRST.get(words[i])
+    if longest is None:
+        return None
+    for n in range(min(longest, len(words) - i), 0, -1):
+        hit = _KEYS.get(tuple(words[i : i + n]))
+        if hit is not None:
+            return n, hit[0], hit[1]
+    return None
+
+
+def known_names(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, canonical name) of every word-list name in ``text``, in any spelling."""
+    return [(start, end, name) for start, end, _, name in listed_spans(text)]
+
+
+__all__ = [
+    "LISTED_FIRST", "canonical_names", "fold", "known_names", "listed", "listed_spans", "norm",
+    "sentences", "tech_names",
+]  # fmt: skip

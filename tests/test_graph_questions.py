@@ -1,0 +1,178 @@
+"""Extraction that leaves code alone, aliases, and questions read as relation chains (issue 21)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nxm import graph
+from nxm.extract import extract
+from nxm.graph_answer import UNREAD
+from nxm.graph_parse import IN, OUT, plan
+from nxm.graph_query import ask
+from nxm.record import new_record
+
+NOW = "2026-06-01T10:00:00.000Z"
+NO_AGENT: dict[str, Any] = {"entities": {}, "relations": []}
+
+
+def _records(*memories: tuple[str, str], **kw: Any) -> dict[str, dict[str, Any]]:
+    """Records k0, k1, … from (body, updated) pairs."""
+    out = {}
+    for i, (body, updated) in enumerate(memories):
+        r = new_record(key=f"k{i}", introduction=f"note {i}", body=body, created=updated,
+                       updated=updated, **kw)  # fmt: skip
+        out[r["key"]] = r
+    return out
+
+
+def _names(text: str, user: str | None = None) -> dict[str, str]:
+    got = extract(text, user)
+    return {m["name"]: max(m["votes"], key=m["votes"].get) for m in got["mentions"]}
+
+
+def _triples(text: str) -> list[tuple[str, str, str]]:
+    return [(r["source"], r["relation"], r["target"]) for r in extract(text)["relations"]]
+
+
+# -- extraction ----------------------------------------------------------------------------------
+
+
+def test_identifiers_code_and_fragments_name_no_one() -> None:
+    text = (
+        "Traced ERR_LEDGER_LOCKED to the nightly job. The connection string is LEDGER_DB_URL. "
+        "Token TTL lives in AUTH_TOKEN_TTL. Run `make migrate SAFE=1`; it takes an ACCESS "
+        "EXCLUSIVE lock. Bump group.id in app.json, see src/ledger/locks.py and postTransaction()."
+    )
+    assert _names(text) == {}
+
+
+def test_places_kebab_components_and_titles() -> None:
+    assert _names("Dana Kim is based in Frankfurt.") == {"Dana Kim": "PERSON", "Frankfurt": "PLACE"}
+    assert _triples("Ngozi Okafor is VP of Engineering at Ledgerly.") == [
+        ("Ngozi Okafor", "WORKS_AT", "Ledgerly")
+    ]
+    # a component's kebab-case name is a thing; another kebab word only where a relation names it
+    assert _triples("payouts-worker depends on ledger-svc; it has a long-lived cache.") == [
+        ("payouts-worker", "DEPENDS_ON", "ledger-svc")
+    ]
+    assert "long-lived" not in _names("payouts-worker keeps a long-lived cache.")
+    assert _triples("route-planner is written in Rust.") == [("route-planner", "USES", "Rust")]
+
+
+def test_clauses_pronouns_and_negation() -> None:
+    assert _triples("The data team owns recon-etl, which runs on Airflow.") == [
+        ("data team", "OWNS", "recon-etl"), ("recon-etl", "USES", "Airflow"),
+    ]  # fmt: skip
+    assert _triples("label-bridge prints labels. It depends on pick-svc and is maintained by "
+                    "Yuki Mori.") == [
+        ("label-bridge", "DEPENDS_ON", "pick-svc"), ("Yuki Mori", "OWNS", "label-bridge"),
+    ]  # fmt: skip
+    assert _triples("returns-svc depends on pick-svc for stock and on Stripe for refunds.") == [
+        ("returns-svc", "DEPENDS_ON", "pick-svc"), ("returns-svc", "DEPENDS_ON", "Stripe"),
+    ]  # fmt: skip
+    assert _triples("The fulfilment team no longer owns route-planner.") == []
+    assert _triples("Wei Chen moved to Amsterdam; Marco Rossi moved to the growth team.") == [
+        ("Wei Chen", "LOCATED_IN", "Amsterdam"), ("Marco Rossi", "MEMBER_OF", "growth team"),
+    ]  # fmt: skip
+
+
+def test_aliases_fold_into_one_entity() -> None:
+    records = _records(
+        ("Chloé Martin leads the checkout team. Ping @dkim about payouts.", NOW),
+        ("Chloe is based in Paris. Dana Kim owns ledger-svc.", NOW),
+        ("Tomás Herrera leads the data team; Tomas owns recon-etl.", NOW),
+        ("Payments owns the ledger service; the payments team is in Berlin.", NOW),
+    )
+    g = graph.build(records, {}, NO_AGENT, NOW)
+    chloe = g.find("Chloe Martin")
+    assert (chloe["name"], chloe["sourceMemoryIds"]) == ("Chloé Martin", ["k0", "k1"])
+    assert g.find("@dkim")["name"] == "Dana Kim"
+    tomas = g.find("Tomas Herrera")  # accents aside
+    assert [(r["relation"], g.entities[r["target"]]["name"]) for r, _, _ in g.edges(
+        tomas["id"], "outgoing")] == [("LEADS", "data team"), ("OWNS", "recon-etl")]  # fmt: skip
+    assert g.find("Payments")["name"] == "payments team"
+    assert g.find("ledger service")["name"] == "ledger-svc"
+    assert len({e["id"] for e in g.entities.values()}) == len(g.entities)
+
+
+# -- reading a question --------------------------------------------------------------------------
+
+
+def _steps(question: str) -> list[tuple[tuple[str, str], ...]] | None:
+    got = plan(question)
+    return None if got is None else [s.readings for s in got.steps]
+
+
+def test_questions_read_as_relation_chains() -> None:
+    assert _steps("in which city is the lead of the team that owns § based?") == [
+        (("OWNS", IN),), (("LEADS", IN),), (("LOCATED_IN", OUT),),
+    ]  # fmt: skip
+    assert _steps("Who leads the team that owns the service § depends on?") == [
+        (("DEPENDS_ON", OUT),), (("OWNS", IN),), (("LEADS", IN),),
+    ]  # fmt: skip
+    assert _steps("Where does the manager of §'s lead live?") == [
+        (("LEADS", IN),), (("REPORTS_TO", OUT), ("LEADS", IN)), (("LOCATED_IN", OUT),),
+    ]  # fmt: skip
+    assert _steps("What does the service owned by § use?") == [(("OWNS", OUT),), (("USES", OUT),)]
+    assert _steps("§ is owned by which team?") == [(("OWNS", IN),)]
+    assert _steps("Who is the CFO of §?") is None  # a role it does not know: no guess
+    assert plan("Tell me about §.").describe
+
+
+# -- answering -----------------------------------------------------------------------------------
+
+WORLD = (
+    ("ledger-svc is owned by the payments team.", "2026-01-01T00:00:00.000Z"),
+    ("Dana Kim leads the payments team.", "2026-01-01T00:00:00.000Z"),
+    ("Dana Kim is based in Berlin.", "2026-01-01T00:00:00.000Z"),
+    ("Dana Kim moved to Frankfurt; she is based in Frankfurt now.", "2026-04-01T00:00:00.000Z"),
+    ("Omar Haddad is on the payments team.", "2026-01-01T00:00:00.000Z"),
+)
+
+
+def test_a_three_hop_answer_cites_every_memory_on_the_way() -> None:
+    g = graph.build(_records(*WORLD), {}, NO_AGENT, NOW)
+    got = ask(g, question="in which city is the lead of the team that owns ledger-svc based?")
+    assert [a["name"] for a in got["answers"]] == ["Frankfurt"]  # the newer memory's value
+    assert [(p["relation"], p["direction"]) for p in got["path"]] == [
+        ("OWNS", IN), ("LEADS", IN), ("LOCATED_IN", OUT),
+    ]  # fmt: skip
+    assert [[e["name"] for e in p["reached"]] for p in got["path"]] == [
+        ["payments team"], ["Dana Kim"], ["Frankfurt"],
+    ]  # fmt: skip
+    assert got["sourceMemoryIds"] == ["k0", "k1", "k3"]
+    assert got["answer"] == (
+        "Frankfurt. ledger-svc is owned by the payments team. Dana Kim leads the payments team. "
+        "Dana Kim moved to Frankfurt; she is based in Frankfurt now."
+    )
+    assert got["confidence"] == 0.75
+    # someone a newer memory places elsewhere is not based in Berlin any more
+    assert ask(g, question="Who is based in Berlin?")["answers"] == []
+
+
+def test_refusals_say_why_and_claim_nothing() -> None:
+    g = graph.build(_records(*WORLD), {}, NO_AGENT, NOW)
+    for question, answer in (
+        ("Who owns ledger-svc in Singapore?", "I don't know: the graph has no Singapore."),
+        ("Who owns the Kubernetes cluster?", "I don't know: the graph has no Kubernetes."),
+        ("Who is the CFO of the payments team?", UNREAD),
+        ("Where is Omar Haddad based?",
+         "I don't know: no open memory states a LOCATED_IN from Omar Haddad."),
+    ):  # fmt: skip
+        got = ask(g, question=question)
+        assert (got["answer"], got["confidence"], got["answers"]) == (answer, 0.0, [])
+
+
+def test_only_open_memories_answer() -> None:
+    records = _records(
+        ("Marco Rossi leads the checkout team.", "2025-11-01T00:00:00.000Z"),
+        ("Chloé Martin leads the checkout team.", "2026-02-01T00:00:00.000Z"),
+    )
+    records["k0"]["status"] = "closed"
+    g = graph.build(records, {}, NO_AGENT, NOW)
+    assert [a["name"] for a in ask(g, question="Who leads the checkout team?")["answers"]] == [
+        "Chloé Martin"
+    ]
+    records["k1"]["status"] = "forgotten"  # the closed one does not come back
+    got = ask(graph.build(records, {}, NO_AGENT, NOW), question="Who leads the checkout team?")
+    assert (got["answers"], got["confidence"]) == ([], 0.0)
