@@ -2,14 +2,13 @@
 
 Two sources, kept apart:
 
-- **extracted** — `nxm.extract` runs on every memory when it is written (`refresh`, called by
-  `nxm.derive.on_write` under the write lock) and the result is kept per memory in
-  ``.nxs/cache/graph.json`` with a fingerprint of the text it came from. It is derived and
-  machine-local: deleting it loses nothing (reads extract whatever is missing or stale, the
-  next write rewrites it).
-- **agent-authored** — `add` and `relate` write ``.nxs/graph-agent.json``: entities an agent
-  added or corrected (name, type, description) and relations it stated. Extraction never
-  touches that file, so they survive re-extraction, forgetting and purging.
+- **extracted** — `nxm.extract` runs on a memory the first time the graph is read after its
+  text changed (`extractions`), and the result is kept in the record cache with a fingerprint
+  of the text it came from. It is derived and machine-local: deleting it loses nothing.
+- **agent-authored** — `add` and `relate` append statements to ``.nxs/graph.jsonl``, which is
+  committed and merged by git's union driver: entities an agent added or corrected (name, type,
+  description) and relations it stated. Extraction never touches that file, so they survive
+  re-extraction, forgetting and purging.
 
 `build` assembles the graph for one moment: only open, unexpired memories support extracted
 entities and relations, so forgetting or purging a memory drops what only it supported. Types

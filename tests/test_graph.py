@@ -445,7 +445,7 @@ def timings(n: int = 1000) -> dict[str, float]:
     built = graph.build(records, extracted, NO_AGENT, NOW)
     return {
         "extract every memory": best(lambda: [graph._extraction(r) for r in records.values()], 1),
-        "load graph.json": best(lambda: orjson.loads(raw)),
+        "load the extractions": best(lambda: orjson.loads(raw)),
         "assemble the graph": best(lambda: graph.build(records, extracted, NO_AGENT, NOW)),
         "graph search": best(lambda: search(built, query="billing")),
         "graph query": best(lambda: ask(built, question="Who owns the billing service?")),

@@ -185,6 +185,16 @@ def _can_mount(tmp_path: Path) -> bool:
     return done.returncode == 0
 
 
+def _umount(path: str) -> None:
+    """Unmount, once this process's stores (SQLite files held open until collected) let go."""
+    import gc
+
+    gc.collect()
+    if subprocess.run(["umount", path], capture_output=True, check=False).returncode:
+        subprocess.run(["umount", "-l", path], check=True)  # never leave a mount behind
+        raise AssertionError(f"{path} was still in use: a store left a file open")
+
+
 def _real(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], bytes]:
     done = subprocess.run(
         ["nxm", *args, "--json", "--workspace", str(root)],
@@ -212,7 +222,7 @@ def test_read_only_nxs_mounted(root: Path, tmp_path: Path) -> None:
         code, answer, _ = nxm("search", "pytest")  # in process: lancedb's import is paid already
         assert code == 0 and answer["results"]
     finally:
-        subprocess.run(["umount", nxs], check=True)
+        _umount(nxs)
     assert state(root) == before
     healthy(root, 8)
 
@@ -292,4 +302,4 @@ def test_full_disk_mounted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert set(acknowledged) <= set(state(root))
     finally:
         monkeypatch.chdir(tmp_path)
-        subprocess.run(["umount", str(disk)], check=True)
+        _umount(str(disk))

@@ -33,7 +33,8 @@ from nxm.store import lock
 from nxm.store.cache import Cache, text_hash
 from nxm.store.files import Change, Files
 from nxm.store.index import Index, background, import_lancedb, where
-from nxm.store.text import FileProblem, event_line, record_of, render
+from nxm.store.text import KEY, FileProblem, event_line, record_of, render
+from nxm.store.watch import Watch
 from nxs import progress
 from nxs.errors import UpstreamError
 from nxs.workspace import Workspace
@@ -141,6 +142,8 @@ class Store:
         self._synced: tuple[int, int] | None = None  # (cache data_version, own commits) seen
         self.commits = 0
         self.problems: list[tuple[str, str]] = []
+        self._syncs = 0
+        self._watch: Watch | None = None
 
     @property
     def dim(self) -> int:
@@ -151,8 +154,11 @@ class Store:
         self.index.dim = value
 
     def close(self) -> None:
-        """Close the record cache and the index (a later call opens them again)."""
+        """Close the record cache, the index and the watch (a later call opens them again)."""
         self.cache.close()
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         self.index = Index(self.index.uri, self.index._storage_options, self.index.dim)
         self.index.root = self.ws.root
 
@@ -221,32 +227,56 @@ class Store:
                 with contextlib.suppress(Exception), self.locked():  # a killed writer's
                     self.files.replay()
             cache, files = self.cache, self.files
-            self.cache.check_model()
-            mark = files.mark(files.history)
-            stored = cache.idents()
-            mds = files.scan(files.memories, ".md")
-            if mark != cache.meta("history_mark") or not cache.persistent:
-                logs = files.scan(files.history, ".jsonl")
+            cache.check_model()
+            told = self._told()
+            if told is not None:  # the kernel says which files changed: look at those alone
+                todo = sorted(told)
+                stored = cache.idents(todo)
+                rows = [self._read(k) for k in todo]
             else:
-                logs = {k: log for k, (_, log) in stored.items()}
-            todo = [
-                k for k in mds.keys() | stored.keys()
-                if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
-                or any(i.endswith("~") for i in stored[k])
-            ]  # fmt: skip
-            rows = []
-            for n, k in enumerate(sorted(todo), 1):
-                rows.append(self._read(k) if k in mds else (None, "", "", k))
-                if n % 200 == 0 or n == len(todo):
-                    progress.report("reading memory files", n, len(todo))
-            changed = cache.put(rows, expect={k: stored.get(k) for k in todo})
-            if mark != cache.meta("history_mark"):
-                with cache.transaction() as conn:
-                    cache.set_meta(conn, "history_mark", mark)
-            self.problems = cache.problems()
+                mark = files.mark(files.history)
+                stored = cache.idents()
+                mds = files.scan(files.memories, ".md")
+                if mark != cache.meta("history_mark") or not cache.persistent:
+                    logs = files.scan(files.history, ".jsonl")
+                else:
+                    logs = {k: log for k, (_, log) in stored.items()}
+                todo = sorted(
+                    k for k in mds.keys() | stored.keys()
+                    if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
+                    or any(i.endswith("~") for i in stored[k])
+                )  # fmt: skip
+                rows = []
+                for n, k in enumerate(todo, 1):
+                    rows.append(self._read(k) if k in mds else (None, "", "", k))
+                    if n % 200 == 0 or n == len(todo):
+                        progress.report("reading memory files", n, len(todo))
+                if mark != cache.meta("history_mark"):
+                    with cache.transaction() as conn:
+                        cache.set_meta(conn, "history_mark", mark)
+            changed = cache.put(rows, expect={k: stored.get(k) for k in todo}) if todo else []
+            if todo or told is None:
+                self.problems = cache.problems()
             if changed or not self._projection_current():
                 self.project()
             return changed
+
+    def _told(self) -> set[str] | None:
+        """The keys whose files changed since the last sync, as inotify tells them; None when
+        that is not known (then every file is looked at). A store synced more than once (a
+        long-lived process) starts watching, before the full look that follows."""
+        self._syncs += 1
+        if self._watch is not None:
+            got = self._watch.changed()
+            if got is not None:
+                names = got[self.files.memories] | got[self.files.history]
+                return {n.split(".", 1)[0] for n in names if KEY.match(n.split(".", 1)[0])}
+            self._watch.close()
+            self._watch = None
+        if self._syncs >= 2:
+            watch = Watch([self.files.memories, self.files.history])
+            self._watch = watch if watch.fd is not None else None
+        return None
 
     def _read(self, key: str) -> tuple[Any, str, str, str]:
         md, md_ident, log, log_ident = self.files.read(key)
@@ -325,7 +355,11 @@ class Store:
         else:
             changes = [self._change(current, r) for r in upserts]
             changes += [Change(k, None) for k in deletes]
+            history = self.files.mark(self.files.history)
             self.files.write(changes)  # the write is saved: what follows is derived
+            if history == self.cache.meta("history_mark"):  # its own new logs are known
+                with self.cache.transaction() as conn:
+                    self.cache.set_meta(conn, "history_mark", self.files.mark(self.files.history))
             self._cached(by_text, [r["key"] for r in upserts], list(deletes))
         for r in upserts:
             current.changes[r["key"]] = r
@@ -490,8 +524,10 @@ class Store:
             return {"memories": self.cache.count(), "problems": len(self.problems)}
 
     def compact(self) -> dict[str, Any]:
-        """Compact the index now."""
+        """Bring the index up to date with the files, then compact it now."""
         with self.locked():
+            self.sync()
+            self.refresh()
             return self.index.compact()
 
     # -- NEXUS_MEMORY.md --------------------------------------------------------------------

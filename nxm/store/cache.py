@@ -195,9 +195,16 @@ class Cache:
 
     # -- records ----------------------------------------------------------------------------
 
-    def idents(self) -> dict[str, tuple[str, str]]:
-        """The identities each row was read from, by key."""
-        return {k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records")}
+    def idents(self, keys: list[str] | None = None) -> dict[str, tuple[str, str]]:
+        """The identities each row (of ``keys``, or every row) was read from, by key."""
+        if keys is None:
+            got = self.query("SELECT key, md, log FROM records")
+        else:
+            got = self.query(
+                "SELECT key, md, log FROM records WHERE key IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(keys).decode(),),
+            )
+        return {k: (md, log) for k, md, log in got}
 
     def put(
         self,

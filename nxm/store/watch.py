@@ -15,6 +15,7 @@ import ctypes
 import os
 import struct
 import sys
+import weakref
 from pathlib import Path
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
@@ -48,6 +49,7 @@ class Watch:
                     return
                 self.folders[wd] = folder
             self.fd = fd
+            weakref.finalize(self, _close, fd)
         except (OSError, AttributeError):
             return
 
@@ -77,6 +79,10 @@ class Watch:
 
     def close(self) -> None:
         if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
+            _close(self.fd)
             self.fd = None
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
