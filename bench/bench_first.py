@@ -2,6 +2,7 @@
 
     python -m bench.bench_first                    # 1,000 memories, 5 servers per variant
     python -m bench.bench_first --n 1000 --runs 5  # the same, spelled out
+    python -m bench.bench_first --against ../main  # and `first` with another checkout's server
     python bench/run.py --only first               # as figures
 
 Each run starts a fresh `nxs mcp serve` over stdio with a real SDK client, sends
@@ -44,8 +45,13 @@ async def _one(root: Path, variant: str, log_path: Path) -> float:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "NXS_ACTOR": "bench", "NXS_DEBUG": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "NXS_ACTOR": "bench"}
     env.pop("NXS_WORKSPACE", None)
+    variant, _, code = variant.partition("@")  # first@DIR: the server's code from DIR
+    if code:
+        env["PYTHONPATH"] = code
+    if variant == "warm":
+        env["NXS_DEBUG"] = "1"  # the debug log says when the warm-up is done
     if variant == "no-warm":
         env["NXS_MCP_WARM"] = "0"
     params = StdioServerParameters(
@@ -70,15 +76,18 @@ async def _one(root: Path, variant: str, log_path: Path) -> float:
     return took
 
 
-def measure(root: Path, runs: int, log: Any) -> dict[str, list[float]]:
+def measure(
+    root: Path, runs: int, log: Any, variants: tuple[str, ...] = VARIANTS
+) -> dict[str, list[float]]:
     """Seconds of each variant's first search, ``runs`` servers each (after one untimed round)."""
     import anyio
 
-    out: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    out: dict[str, list[float]] = {v: [] for v in variants}
     scratch = Path(tempfile.mkdtemp(prefix="nxs-first-"))
     for i in range(runs + 1):
-        for variant in VARIANTS:
-            took = anyio.run(_one, root, variant, scratch / f"{variant}-{i}.log")
+        for variant in variants:
+            log_name = variant.replace("/", "_")  # first@DIR names a directory
+            took = anyio.run(_one, root, variant, scratch / f"{log_name}-{i}.log")
             if i:  # the first round warms the OS file cache
                 out[variant].append(took)
                 log(f"  run {i} {variant}: {1000 * took:.0f} ms (load {os.getloadavg()[0]:.1f})")
@@ -106,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=1000, help="store size")
     parser.add_argument("--runs", type=int, default=5, help="servers per variant")
     parser.add_argument("--reuse", type=Path, help="an existing workspace to search instead")
+    parser.add_argument(
+        "--variant", action="append", choices=VARIANTS, help="only these (repeatable)"
+    )
+    parser.add_argument(
+        "--against", type=Path, help="also run `first` with the server's code from this checkout"
+    )
     args = parser.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -117,7 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         env = Env(Path(tempfile.mkdtemp(prefix="nxs-first-")), quick=False, repeat=1, log=log)
         root, _ = env.workspace(args.n, label="first")
     log(f"workspace {root} · load {os.getloadavg()}")
-    got = measure(root, args.runs, log)
+    variants = tuple(args.variant or VARIANTS)
+    if args.against:
+        variants = (f"first@{args.against.resolve()}", *variants)
+    got = measure(root, args.runs, log, variants)
     for variant, runs in got.items():
         ms = sorted(round(1000 * t) for t in runs)
         print(f"{variant:8} median {1000 * statistics.median(runs):.0f} ms  runs {ms}")
