@@ -57,7 +57,8 @@ def serve(
 
     import anyio
 
-    from nxs.mcpserver import Seam, check_http, serve_http, serve_stdio
+    from nxs.mcphttp import check_http, serve_http
+    from nxs.mcpserver import Seam, serve_stdio
 
     logging.basicConfig(
         level=logging.DEBUG if os.environ.get("NXS_DEBUG") else logging.WARNING,

@@ -487,7 +487,7 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
     ],
 )
 def test_bearer_scheme_is_case_insensitive(header: bytes, ok: bool) -> None:
-    from nxs.mcpserver import bearer_ok
+    from nxs.mcphttp import bearer_ok
 
     assert bearer_ok(header, "s3cret") is ok
 
