@@ -142,7 +142,7 @@ class Seam:
         except NxsError as err:  # served anyway: each call can name its workspace
             self.launch_error = err
             self.modules = list(MODULE_OPS)
-            self.problems.append(_launch_problem(err))
+            self.problems.append(_launch_problem(err, named=bool(workspace)))
         else:
             self.workspace, self.modules = str(ws.root), ws.modules
             configured = ws.section("mcp").get("tools")
@@ -314,8 +314,14 @@ class Seam:
         log.debug("warm-up done in %.2f s", time.perf_counter() - started)
 
 
-def _launch_problem(err: NxsError) -> str:
+def _launch_problem(err: NxsError, *, named: bool) -> str:
     """What a server that could not open its launch workspace tells the host."""
+    if named and err.code != "BAD_CONFIG":
+        return (
+            f"The workspace this server was started with cannot be opened ({err.message}): run "
+            "`nxm init` there, or fix `--workspace`. Meanwhile every tool takes a `workspace` "
+            "argument naming another project's root."
+        )
     if err.code == "BAD_CONFIG":
         return (
             f"The launch workspace cannot be opened ({err.message}). The default tool groups "
