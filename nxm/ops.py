@@ -235,6 +235,7 @@ OPERATIONS: list[Operation] = [
         group="core",
         summary="Find memories about something mid-session (hybrid keyword + semantic by default).",
         handler=_search,
+        logs=True,  # counts the search for `nxm stats`
         params=(
             Param(
                 "query",

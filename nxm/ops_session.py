@@ -66,6 +66,7 @@ OPERATIONS: list[Operation] = [
         summary="Call first at every session start: recalls memories relevant to the request "
         "(summaries + ids), a persona hint, and the user's facts once per conversation.",
         handler=_recall,
+        logs=True,  # its search is counted for `nxm stats`
         params=(
             Param(
                 "query",

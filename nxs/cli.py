@@ -66,6 +66,13 @@ def prime(
     workspace: Annotated[
         str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
     ] = None,
+    quiet_outside: Annotated[
+        bool,
+        typer.Option(
+            "--quiet-outside",
+            help="Print nothing where no workspace is found (for a hook every project runs).",
+        ),
+    ] = False,
     now: Annotated[str | None, typer.Option("--now", hidden=True)] = None,
 ) -> None:
     """Print the session bootstrap: the rules and the memory index. Never fails a session.
@@ -78,7 +85,7 @@ def prime(
 
     if format_ not in FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(FORMATS)}", param_hint="--format")
-    emit(output(workspace, budget=budget, format_=format_, now=now))
+    emit(output(workspace, budget=budget, format_=format_, now=now, quiet_outside=quiet_outside))
 
 
 @app.command()

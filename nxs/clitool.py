@@ -19,17 +19,23 @@ import typer
 
 from nxs.context import CLI_ACTOR_ENV, Context, resolve_actor, resolve_now
 from nxs.errors import NxsError, ValidationError
-from nxs.ops import Operation, Param, validate
+from nxs.ops import Operation, Param, parse_number, unknown_parameter, validate
 from nxs.render import render
 
+# Typer passes words through as they are (numbers too): `validate` is the one place a value
+# is checked, so a refusal is the tool's refusal byte for byte (`parse_number` reads numbers).
 _TYPES: dict[str, Any] = {
     "str": str,
-    "int": int,
-    "float": float,
+    "int": str,
+    "float": str,
     "bool": bool,
     "list": list[str],
     "object": str,
 }
+_METAVARS = {"int": "<int>", "float": "<float>"}  # what --help showed when Typer parsed them
+# The full command path of every derived verb (aliases too) -> its operation; `main` uses it
+# to word a refusal of Typer's own parser as the operation's refusal.
+VERBS: dict[str, Operation] = {}
 
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the JSON answer (the MCP tool's bytes).")
@@ -126,7 +132,12 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
         decls = [p.flag] if p.type != "bool" else [f"{p.flag}/--no-{p.flag[2:]}"]
         if p.type == "list" and p.name.endswith("s") and p.flag[:-1] not in taken:
             decls.append(p.flag[:-1])  # --refs x --ref y: both spellings repeat
-        info = typer.Option(*decls, help=help_text, show_default=p.default is not None)
+        info = typer.Option(
+            *decls,
+            help=help_text,
+            show_default=p.default is not None,
+            metavar=_METAVARS.get(p.type),
+        )
         annotation = Annotated[pytype | None, info]
         default = None
     return inspect.Parameter(
@@ -137,9 +148,12 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
 def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
     """A function whose signature Typer reads as the verb's arguments and options."""
     names = [p.name for p in op.params]
+    numbers = {p.name for p in op.params if p.type in ("int", "float")}
 
     def command(**kw: Any) -> None:
         arguments = {n: kw[n] for n in names if kw.get(n) is not None}
+        for n in numbers & arguments.keys():
+            arguments[n] = parse_number(arguments[n])
         run_op(
             op,
             arguments,
@@ -221,6 +235,9 @@ def register(
     groups = {} if groups is None else groups
     parents = {op.verb[:i] for op in ops for i in range(1, len(op.verb))}
     for op in ops:
+        VERBS[op.command] = op
+        for alias in op.aliases:
+            VERBS[" ".join((op.cli, *op.verb[:-1], alias))] = op
         cmd = make_command(op, human)
         if op.verb in parents or op.verb in groups:  # `nxm facts` beside `nxm facts update`
             group_verb(sub_app(app, op.verb, groups), op, cmd)
@@ -229,6 +246,47 @@ def register(
         target.command(op.verb[-1])(cmd)
         for alias in op.aliases:
             target.command(alias, hidden=True)(cmd)
+
+
+def _defer_required(command: Any, path: str) -> None:
+    """Let a derived verb's missing positional reach `validate` (help still marks it required).
+
+    Typer would refuse a missing ``KEY`` before any other value is read, in its own words;
+    `validate` reads the given values first, then names the first missing one, as the tool does.
+    """
+    if path in VERBS:
+        for param in command.params:
+            if param.param_type_name == "argument":
+                param.value_is_missing = lambda value: False
+    for name, sub in (getattr(command, "commands", None) or {}).items():
+        _defer_required(sub, f"{path} {name}")
+
+
+def _command_path(command: Any, prog: str, argv: list[str]) -> str:
+    """The command the leading words of ``argv`` name (for errors raised without a context)."""
+    path = [prog]
+    for word in argv:
+        command = (getattr(command, "commands", None) or {}).get(word)
+        if command is None:
+            break
+        path.append(word)
+    return " ".join(path)
+
+
+def usage_error(
+    exc: Any, prog: str, command: Any = None, argv: tuple[str, ...] | list[str] = ()
+) -> NxsError:
+    """A refusal of the CLI's own parser, worded as the operation's refusal where one exists."""
+    from typer._click import exceptions as click_exc
+
+    if exc.ctx is not None:
+        path = exc.ctx.command_path
+    else:
+        path = _command_path(command, prog, list(argv)) if command is not None else prog
+    op = VERBS.get(path)
+    if op is not None and isinstance(exc, click_exc.NoSuchOption):
+        return unknown_parameter(op, exc.option_name.lstrip("-").replace("-", "_"))
+    return ValidationError(exc.format_message(), suggestion=f"see `{path} --help`")
 
 
 def main(app: typer.Typer, prog: str) -> None:
@@ -246,14 +304,18 @@ def main(app: typer.Typer, prog: str) -> None:
 
     as_json = "--json" in sys.argv[1:]
     command = typer.main.get_command(app)
+    _defer_required(command, prog)
     try:
         code = command.main(args=sys.argv[1:], prog_name=prog, standalone_mode=False)
     except click_exc.NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         code = 0
     except click_exc.UsageError as exc:
+        err = usage_error(exc, prog, command, sys.argv[1:])
         if as_json:
-            emit(render(ValidationError(exc.format_message(), suggestion=f"see `{prog} --help`")))
+            emit(render(err))
+        elif exc.ctx is None or exc.ctx.command_path in VERBS:
+            fail(err, False)
         else:
             exc.show()
         code = 2

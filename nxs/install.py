@@ -1,228 +1,270 @@
-"""`nxs mcp install`: register `nxs mcp serve` in an MCP host's own config file.
+"""`nxs mcp install` and `nxs mcp uninstall`: register `nxs mcp serve` in an MCP host's config.
 
-Each host keeps its servers in its own file under its own key (`HOSTS`): VS Code uses
-``servers``, the others ``mcpServers``. Install merges one entry, ``nxs``, into that object and
-leaves every other key and server as it was; the previous file is kept as a backup beside it.
-A file that is not valid JSON is refused and nothing is written. For Claude Code it also
-registers the SessionStart hook that runs ``nxs prime --format claude-code``.
+Each host keeps its servers in its own file under its own key (`HOSTS`). Install merges one
+entry, ``nxs``. A new entry is written whole; an existing one keeps what its user set (``env``,
+``cwd``, timeouts, an earlier ``--tools`` or ``--workspace``, other options of ``nxs mcp
+serve``): only the command, the options this install chose and the transport type change, and
+the report says what changed and what was kept. The file is edited in place
+(`nxs.hostfiles`), so other servers, keys and comments stay, and the previous file is kept as a
+backup beside it. Uninstall removes the entry (and Claude Code's hook) the same way.
 
-Paths are derived from the home directory (and ``APPDATA`` / ``XDG_CONFIG_HOME`` where the
-host uses them), so a test can point HOME at a temporary directory.
+Commands: a user-scope file is this machine's own, so it gets the absolute path of this nxs (a
+host may start servers with a minimal PATH); a project-scope file is committed, so it gets
+plain ``nxs``, which each teammate's PATH resolves. Claude Code also gets the SessionStart
+hook running ``nxs prime --format claude-code`` (user scope: ``--quiet-outside``, so projects
+without a workspace are told nothing).
+
+Paths are derived from the home directory (and ``APPDATA`` / ``XDG_CONFIG_HOME`` /
+``CODEX_HOME`` where the host uses them), so a test can point HOME at a temporary directory.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nxs import hostfiles
 from nxs.errors import ValidationError
+from nxs.hosts import HOSTS, Host, config_path, hook_path
 
 SERVER_NAME = "nxs"
 HOOK_MARK = "prime --format claude-code"
-
-
-@dataclass(frozen=True)
-class Host:
-    """Where one MCP host keeps its servers."""
-
-    name: str
-    key: str  # the object holding the servers
-    scopes: tuple[str, ...]
-    typed: bool  # entries carry "type": "stdio"
-
-
-HOSTS = {
-    "claude-desktop": Host("claude-desktop", "mcpServers", ("user",), False),
-    "claude-code": Host("claude-code", "mcpServers", ("user", "project"), True),
-    "cursor": Host("cursor", "mcpServers", ("user", "project"), False),
-    "windsurf": Host("windsurf", "mcpServers", ("user",), False),
-    "vscode": Host("vscode", "servers", ("user", "project"), True),
-}
-
-
-def _system(system: str | None) -> str:
-    system = system or sys.platform
-    return "windows" if system.startswith("win") else "macos" if system == "darwin" else "linux"
-
-
-def _appdata(home: Path) -> Path:
-    return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
-
-
-def _xdg(home: Path) -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-
-
-def config_path(
-    host: str, scope: str, project: Path, *, home: Path | None = None, system: str | None = None
-) -> Path:
-    """The file a host reads its MCP servers from, for a scope, on an OS."""
-    home = home or Path.home()
-    os_name = _system(system)
-    if scope == "project":
-        return (
-            project
-            / {
-                "claude-code": ".mcp.json",
-                "cursor": ".cursor/mcp.json",
-                "vscode": ".vscode/mcp.json",
-            }[host]
-        )
-    if host == "claude-desktop":
-        base = {
-            "macos": home / "Library" / "Application Support",
-            "windows": _appdata(home),
-            "linux": _xdg(home),
-        }[os_name]
-        return base / "Claude" / "claude_desktop_config.json"
-    if host == "claude-code":
-        return home / ".claude.json"
-    if host == "cursor":
-        return home / ".cursor" / "mcp.json"
-    if host == "windsurf":
-        return home / ".codeium" / "windsurf" / "mcp_config.json"
-    base = {
-        "macos": home / "Library" / "Application Support",
-        "windows": _appdata(home),
-        "linux": _xdg(home),
-    }[os_name]
-    return base / "Code" / "User" / "mcp.json"
-
-
-def hook_path(scope: str, project: Path, *, home: Path | None = None) -> Path:
-    """Claude Code's settings file that holds hooks."""
-    if scope == "project":
-        return project / ".claude" / "settings.json"
-    return (home or Path.home()) / ".claude" / "settings.json"
+SERVE = ("mcp", "serve")
+# options of `nxs mcp serve` that take a value (short forms folded into the long ones)
+_VALUED = {"--tools", "--workspace", "--actor", "--transport", "--host", "--port", "--token"}
+_SHORT = {"-w": "--workspace", "-t": "--transport"}
 
 
 def server_command() -> list[str]:
-    """The absolute command that starts nxs: the console script, else this interpreter."""
+    """The absolute command that starts this nxs: the console script, else this interpreter."""
     found = shutil.which("nxs")
     if found:
         return [str(Path(found).resolve())]
     return [sys.executable, "-m", "nxs"]
 
 
-def server_entry(host: Host, command: list[str], args: list[str]) -> dict[str, Any]:
-    """The host's entry for the nxs server."""
-    entry: dict[str, Any] = {"type": "stdio"} if host.typed else {}
-    entry["command"] = command[0]
-    entry["args"] = [*command[1:], "mcp", "serve", *args]
-    return entry
+# -- the entry --------------------------------------------------------------------------------------
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    """A host config as a dict ({} when the file is missing or empty).
+def serve_options(args: Any) -> tuple[dict[str, str], list[str]] | None:
+    """The options after ``mcp serve`` in an entry's args, and its other words (None: none)."""
+    if not isinstance(args, list):
+        return None
+    words = [str(a) for a in args]
+    at = next((i for i in range(len(words) - 1) if words[i : i + 2] == list(SERVE)), None)
+    if at is None:
+        return None
+    options: dict[str, str] = {}
+    extra: list[str] = []
+    rest = words[at + 2 :]
+    i = 0
+    while i < len(rest):
+        name, eq, value = rest[i].partition("=")
+        name = _SHORT.get(name, name)
+        if name in _VALUED and (eq or i + 1 < len(rest)):
+            options[name] = value if eq else rest[i + 1]
+            i += 1 if eq else 2
+        else:
+            extra.append(rest[i])
+            i += 1
+    return options, extra
 
-    Raises:
-        ValidationError: the file is not a JSON object; nothing is written then.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
+
+def _flat(entry: dict[str, Any]) -> dict[str, Any]:
+    """Zed's older ``"command": {"path", "args", "env"}`` as the flat form."""
+    command = entry.get("command")
+    if not isinstance(command, dict):
+        return entry
+    flat = {k: v for k, v in entry.items() if k != "command"}
+    flat["command"], flat["args"] = command.get("path"), command.get("args") or []
+    if command.get("env"):
+        flat["env"] = command["env"]
+    return flat
+
+
+def merge_entry(
+    spec: Host, before: Any, command: list[str], chosen: dict[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The entry to write over ``before``, and a note per setting changed or kept."""
+    notes: list[str] = []
+    before = _flat(before) if isinstance(before, dict) else None
+    parsed = serve_options(before.get("args")) if before else None
+    options, extra = parsed or ({}, [])
+    if before is not None and parsed is None:
+        notes.append("its args did not run `nxs mcp serve`: replaced")
+    for name, value in chosen.items():
+        if name in options and options[name] != value:
+            notes.append(f"{name}: {options[name]} -> {value}")
+        options[name] = value
+    notes.extend(f"kept {name} {value}" for name, value in options.items() if name not in chosen)
+    notes.extend(f"kept the argument {word!r}" for word in extra)
+    flags = [w for name, value in options.items() for w in (name, value)]
+    managed: dict[str, Any] = {}
+    if spec.custom:
+        managed["source"] = "custom"
+    if spec.typed:
+        managed["type"] = "stdio"
+    managed["command"] = command[0]
+    managed["args"] = [*command[1:], *SERVE, *flags, *extra]
+    if before is None:
+        if spec.custom:
+            managed["env"] = {}
+        return managed, notes
+    if before.get("command") != managed["command"]:
+        notes.append(f"command: {before.get('command')} -> {managed['command']}")
+    entry = {k: managed.get(k, v) for k, v in before.items()}
+    entry.update({k: v for k, v in managed.items() if k not in entry})
+    for key, value in before.items():
+        if key in managed:
+            continue
+        size = f" ({len(value)} variables)" if key == "env" and isinstance(value, dict) else ""
+        notes.append(f"kept {key}{size}")
+    return entry, notes
+
+
+# -- reading and changing one host file -------------------------------------------------------------
+
+
+def _read(spec: Host, path: Path) -> tuple[str, dict[str, Any]]:
+    text = hostfiles.read_text(path)
+    if spec.fmt == "toml":
+        return text, hostfiles.parse_toml(path, text)
+    return text, hostfiles.parse_json(path, text, strict=spec.fmt == "json")
+
+
+def _servers(spec: Host, path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    servers = data.get(spec.key, {})
+    if not isinstance(servers, dict):
         raise ValidationError(
-            f"cannot read {path}: {exc}", suggestion="fix or move the file, then run install again"
-        ) from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-            suggestion="fix the file by hand (nothing was written), then run install again",
-            code="BAD_HOST_CONFIG",
-        ) from None
-    if not isinstance(data, dict):
-        raise ValidationError(
-            f"{path} does not hold a JSON object",
-            suggestion="fix the file by hand (nothing was written), then run install again",
+            f"{spec.key!r} in {path} is not an object",
+            suggestion=hostfiles.FIX,
             code="BAD_HOST_CONFIG",
         )
-    return data
+    return servers
 
 
-def _object(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
-    value = data.setdefault(key, {})
-    if not isinstance(value, dict):
-        raise ValidationError(
-            f"{key!r} in {path} is not a JSON object",
-            suggestion="fix the file by hand (nothing was written), then run install again",
-            code="BAD_HOST_CONFIG",
-        )
-    return value
+def _with_entry(spec: Host, path: Path, text: str, entry: dict[str, Any]) -> str:
+    if spec.fmt == "toml":
+        return hostfiles.toml_set(path, text, [spec.key, SERVER_NAME], entry)
+    return hostfiles.json_set(path, text, (spec.key,), SERVER_NAME, entry)
 
 
-def _backup(path: Path) -> Path:
-    backup = path.with_name(path.name + ".bak")
-    n = 1
-    while backup.exists():
-        backup = path.with_name(f"{path.name}.bak.{n}")
-        n += 1
-    shutil.copy2(path, backup)
-    return backup
+def _without_entry(spec: Host, text: str) -> str | None:
+    if spec.fmt == "toml":
+        return hostfiles.toml_remove(text, [spec.key, SERVER_NAME])
+    return hostfiles.json_remove(text, (spec.key,), SERVER_NAME)
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    """Replace the file atomically, keeping its permissions (host files may be private)."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _hook_command(command: list[str], scope: str) -> str:
+    line = " ".join(shlex.quote(c) for c in command) + " " + HOOK_MARK
+    return line + " --quiet-outside" if scope == "user" else line
 
 
-def _hook_command(command: list[str]) -> str:
-    return " ".join(shlex.quote(c) for c in command) + " " + HOOK_MARK
+def _ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and HOOK_MARK in str(hook.get("command", ""))
 
 
-def merge_hook(data: dict[str, Any], command: str, path: Path) -> str:
-    """Register the SessionStart hook in Claude Code settings; returns what changed."""
-    hooks = _object(data, "hooks", path)
-    groups = hooks.setdefault("SessionStart", [])
+def _session_start(path: Path, data: dict[str, Any]) -> list[Any]:
+    hooks = data.get("hooks", {})
+    groups = hooks.get("SessionStart", []) if isinstance(hooks, dict) else None
     if not isinstance(groups, list):
         raise ValidationError(
             f"hooks.SessionStart in {path} is not a list",
-            suggestion="fix the file by hand (nothing was written), then run install again",
+            suggestion=hostfiles.FIX,
             code="BAD_HOST_CONFIG",
         )
+    return groups
+
+
+def merge_hook(data: dict[str, Any], command: str, path: Path) -> tuple[str, list[Any]]:
+    """Claude Code's SessionStart groups with our hook registered; (what changed, groups)."""
+    groups = _session_start(path, data)
     for group in groups:
         for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
-            if isinstance(hook, dict) and HOOK_MARK in str(hook.get("command", "")):
+            if _ours(hook):
                 if hook.get("command") == command:
-                    return "unchanged"
+                    return "unchanged", groups
                 hook["command"] = command
-                return "updated"
+                return "updated", groups
     # No matcher: every SessionStart source (startup, resume, clear, compact) gets the index.
     groups.append({"hooks": [{"type": "command", "command": command, "timeout": 30}]})
-    return "added"
+    return "added", groups
 
 
-def _plan(path: Path, change: Any, what: str, summary: dict[str, str]) -> dict[str, Any] | None:
-    """Read a file and apply a change in memory; None when nothing would change."""
-    data = read_json(path)
-    action = change(data)
-    if action == "unchanged":
+def _drop_hook(path: Path, data: dict[str, Any]) -> list[Any] | None:
+    """The SessionStart groups without our hook (None when it was not there)."""
+    groups = _session_start(path, data)
+    out, found = [], False
+    for group in groups:
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(hooks, list) and any(_ours(h) for h in hooks):
+            found = True
+            rest = [h for h in hooks if not _ours(h)]
+            if rest:
+                out.append({**group, "hooks": rest})
+            continue
+        out.append(group)
+    return out if found else None
+
+
+@dataclass
+class _Plan:
+    path: Path
+    what: str
+    action: str
+    summary: str
+    text: str
+    details: list[str]
+
+
+def _apply(plans: list[_Plan], dry_run: bool) -> list[dict[str, Any]]:
+    """Write every planned file (each read and checked first, so a refusal wrote nothing)."""
+    changes = []
+    for plan in plans:
+        backup = None
+        if not dry_run:
+            if plan.path.exists():
+                backup = str(hostfiles.backup(plan.path))
+            hostfiles.write(plan.path, plan.text)
+        changes.append(
+            {
+                "path": str(plan.path),
+                "what": plan.what,
+                "action": plan.action,
+                "summary": plan.summary,
+                "details": plan.details,
+                "backup": backup,
+            }
+        )
+    return changes
+
+
+def _host(host: str, scope: str) -> Host:
+    if host not in HOSTS:
+        raise ValidationError(
+            f"unknown host {host!r}", suggestion=f"hosts: {', '.join(HOSTS)}", code="BAD_HOST"
+        )
+    spec = HOSTS[host]
+    if scope not in spec.scopes:
+        raise ValidationError(
+            f"{host} has no {scope!r} scope",
+            suggestion=f"{host} scopes: {', '.join(spec.scopes)}",
+            code="BAD_SCOPE",
+        )
+    return spec
+
+
+def _root(workspace: str | None) -> Path | None:
+    from nxs.workspace import find
+
+    try:
+        return find(workspace).root
+    except Exception:  # noqa: BLE001 - installing before `nxm init` is allowed
         return None
-    return {"path": path, "data": data, "action": action, "what": what, "summary": summary[action]}
 
 
 def install(
@@ -236,96 +278,48 @@ def install(
     system: str | None = None,
     command: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Write or merge the host's config (and Claude Code's hook); report each change.
+    """Write or merge the host's entry (and Claude Code's hook); report each change.
 
     Raises:
-        ValidationError: an unknown host or scope, or an existing config that is not JSON.
+        ValidationError: an unknown host, scope or tool group, or a host file that does not
+            parse (nothing is written then).
     """
-    if host not in HOSTS:
-        raise ValidationError(
-            f"unknown host {host!r}", suggestion=f"hosts: {', '.join(HOSTS)}", code="BAD_HOST"
-        )
-    spec = HOSTS[host]
-    if scope not in spec.scopes:
-        raise ValidationError(
-            f"{host} has no {scope!r} scope",
-            suggestion=f"{host} scopes: {', '.join(spec.scopes)}",
-            code="BAD_SCOPE",
-        )
+    spec = _host(host, scope)
     if tools is not None:
         from nxs.mcpserver import parse_groups
 
         tools = ",".join(parse_groups(tools))
-    from nxs.workspace import find
-
-    root: Path | None
-    try:
-        root = find(workspace).root
-    except Exception:  # noqa: BLE001 - installing before `nxm init` is allowed
-        root = None
+    root = _root(workspace)
     project = root or Path.cwd().resolve()
-    # Hosts without a project (Claude Desktop, Windsurf) start servers in an unrelated
-    # directory, so they get the workspace pinned; the others start it in the project.
-    args: list[str] = []
-    if workspace is not None or (root is not None and host in ("claude-desktop", "windsurf")):
-        args += ["--workspace", str(root or Path(workspace or ".").resolve())]
+    if command is None:
+        command = ["nxs"] if scope == "project" else server_command()
+    chosen: dict[str, str] = {}
+    if workspace is not None or (root is not None and spec.pinned):
+        chosen["--workspace"] = str(root or Path(workspace or ".").expanduser().resolve())
     if tools:
-        args += ["--tools", tools]
-    command = command or server_command()
-    entry = server_entry(spec, command, args)
+        chosen["--tools"] = tools
     path = config_path(host, scope, project, home=home, system=system)
-
-    def change_server(data: dict[str, Any]) -> str:
-        servers = _object(data, spec.key, path)
-        before = servers.get(SERVER_NAME)
-        if before == entry:
-            return "unchanged"
-        servers[SERVER_NAME] = entry
-        return "added" if before is None else "updated"
-
-    plans = [
-        _plan(
-            path,
-            change_server,
-            "server",
-            {
-                "added": f"added the {SERVER_NAME!r} server under {spec.key!r}",
-                "updated": f"updated the {SERVER_NAME!r} server under {spec.key!r}",
-            },
-        )
-    ]
+    text, data = _read(spec, path)
+    before = _servers(spec, path, data).get(SERVER_NAME)
+    entry, notes = merge_entry(spec, before, command, chosen)
+    plans = []
+    if entry != before:
+        action = "added" if before is None else "updated"
+        where = f"{SERVER_NAME!r} server under {spec.key!r}"
+        text = _with_entry(spec, path, text, entry)
+        plans.append(_Plan(path, "server", action, f"{action} the {where}", text, notes))
     if host == "claude-code":
         settings = hook_path(scope, project, home=home)
-        hook = _hook_command(command)
-        plans.append(
-            _plan(
-                settings,
-                lambda data: merge_hook(data, hook, settings),
-                "hook",
-                {
-                    "added": "added the SessionStart hook running `nxs prime --format claude-code`",
-                    "updated": "updated the SessionStart hook to `nxs prime --format claude-code`",
-                },
-            )
-        )
-    # Every file was read and checked above: a refusal has written nothing.
-    changes = []
-    for plan in filter(None, plans):
-        target: Path = plan.pop("path")
-        data = plan.pop("data")
-        plan["path"], plan["backup"] = str(target), None
-        if not dry_run:
-            if target.exists():
-                plan["backup"] = str(_backup(target))
-            _write(target, data)
-        changes.append(plan)
-    hints = []
-    if root is None:
-        hints.append(
-            "no nxs workspace found here: run `nxm init` in your project's root so the server "
-            "has memories to serve"
-        )
-    hints.append(f"restart {host} (or reload its MCP servers) to pick up the change")
+        hook_text = hostfiles.read_text(settings)
+        hook_data = hostfiles.parse_json(settings, hook_text, strict=True)
+        action, groups = merge_hook(hook_data, _hook_command(command, scope), settings)
+        if action != "unchanged":
+            new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
+            summary = f"{action} the SessionStart hook running `nxs {HOOK_MARK}`"
+            plans.append(_Plan(settings, "hook", action, summary, new, []))
+    changes = _apply(plans, dry_run)
+    options = serve_options(entry["args"])
+    pinned = options is not None and "--workspace" in options[0]
     return {
         "host": host,
         "scope": scope,
@@ -333,8 +327,94 @@ def install(
         "path": str(path),
         "server": entry,
         "changes": changes,
+        "next": _hints(spec, scope, root, pinned, command, bool(changes)),
+    }
+
+
+def _hints(
+    spec: Host, scope: str, root: Path | None, pinned: bool, command: list[str], changed: bool
+) -> list[str]:
+    hints = []
+    if spec.pinned and not pinned:
+        hints.append(
+            f"{spec.name} starts servers outside any project and no nxs workspace was found "
+            "here, so the entry is not pinned to one: the server lists its tools and each call "
+            "must name the project in its `workspace` argument. To pin it, run "
+            f"`nxs mcp install --host {spec.name} --workspace /path/to/project` (after "
+            "`nxm init` there), or run this again from inside the project."
+        )
+    elif root is None:
+        hints.append(
+            "no nxs workspace found here: run `nxm init` in your project's root so the server "
+            "has memories to serve"
+        )
+    if scope == "project" and command == ["nxs"] and shutil.which("nxs") is None:
+        hints.append(
+            "the committed entry runs plain `nxs`, which is not on PATH on this machine: "
+            "install nxs on PATH (e.g. with pipx) here and on every teammate's machine"
+        )
+    if changed:
+        hints.append(f"restart {spec.name} (or reload its MCP servers) to pick up the change")
+    return hints
+
+
+def uninstall(
+    host: str,
+    *,
+    scope: str = "user",
+    workspace: str | None = None,
+    dry_run: bool = False,
+    home: Path | None = None,
+    system: str | None = None,
+) -> dict[str, Any]:
+    """Remove the host's ``nxs`` entry (and Claude Code's hook); report each change.
+
+    Raises:
+        ValidationError: an unknown host or scope, or a host file that does not parse.
+    """
+    spec = _host(host, scope)
+    project = _root(workspace) or Path.cwd().resolve()
+    path = config_path(host, scope, project, home=home, system=system)
+    text, data = _read(spec, path)
+    plans = []
+    if SERVER_NAME in _servers(spec, path, data):
+        new = _without_entry(spec, text)
+        if new is None:
+            raise ValidationError(
+                f"{path} defines the {SERVER_NAME!r} server in a form uninstall does not edit",
+                suggestion="remove it by hand",
+                code="BAD_HOST_CONFIG",
+            )
+        summary = f"removed the {SERVER_NAME!r} server from {spec.key!r}"
+        plans.append(_Plan(path, "server", "removed", summary, new, []))
+    if host == "claude-code":
+        settings = hook_path(scope, project, home=home)
+        hook_text = hostfiles.read_text(settings)
+        groups = _drop_hook(settings, hostfiles.parse_json(settings, hook_text, strict=True))
+        if groups is not None:
+            new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
+            plans.append(
+                _Plan(settings, "hook", "removed", "removed the SessionStart hook", new, [])
+            )
+    changes = _apply(plans, dry_run)
+    hints = [f"restart {host} (or reload its MCP servers) to drop the server"] if changes else []
+    return {
+        "host": host,
+        "scope": scope,
+        "dry_run": dry_run,
+        "path": str(path),
+        "changes": changes,
         "next": hints,
     }
 
 
-__all__ = ["HOSTS", "config_path", "hook_path", "install", "merge_hook", "read_json"]
+__all__ = [
+    "HOSTS",
+    "config_path",
+    "hook_path",
+    "install",
+    "merge_entry",
+    "merge_hook",
+    "serve_options",
+    "uninstall",
+]

@@ -1,4 +1,4 @@
-"""`nxs mcp serve` and `nxs mcp install`: run the MCP server, register it with a host."""
+"""`nxs mcp serve`, `install` and `uninstall`: run the MCP server, (un)register it with a host."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def serve(
 
     import anyio
 
-    from nxs.mcpserver import Seam, check_http, serve_http, serve_stdio
+    from nxs.mcphttp import check_http, serve_http
+    from nxs.mcpserver import Seam, serve_stdio
 
     logging.basicConfig(
         level=logging.DEBUG if os.environ.get("NXS_DEBUG") else logging.WARNING,
@@ -84,26 +85,25 @@ def serve(
         pass
 
 
+HOST_HELP = "claude-desktop, claude-code, cursor, windsurf, vscode, codex, gemini or zed."
+
+
 @app.command()
 def install(
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host",
-            help="claude-desktop, claude-code, cursor, windsurf or vscode.",
-            show_default=False,
-        ),
-    ],
+    host: Annotated[str, typer.Option("--host", help=HOST_HELP, show_default=False)],
     scope: Annotated[
         str,
-        typer.Option("--scope", help="user (every project) or project (this workspace's files)."),
+        typer.Option(
+            "--scope", help="user (this machine, every project) or project (committed files)."
+        ),
     ] = "user",
     workspace: Annotated[
         str | None,
         typer.Option("--workspace", "-w", help="Workspace the server opens (default: found)."),
     ] = None,
     tools: Annotated[
-        str | None, typer.Option("--tools", help="Tool groups to pass to `nxs mcp serve`.")
+        str | None,
+        typer.Option("--tools", help="Tool groups to pass to `nxs mcp serve` (default: kept)."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would change; write nothing.")
@@ -112,16 +112,57 @@ def install(
 ) -> None:
     """Register `nxs mcp serve` in a host's MCP config (merging, with a backup).
 
+    An existing entry keeps what you set (env, an earlier --tools, other options); the
+    report says what changed. Project scope writes plain `nxs` (committed files must work on
+    every machine); user scope writes this machine's absolute path.
+
     Example:
 
         nxs mcp install --host claude-code --scope project
     """
     from nxs.install import install as do_install
 
+    _report(
+        lambda: do_install(host, scope=scope, workspace=workspace, tools=tools, dry_run=dry_run),
+        as_json,
+        dry_run,
+    )
+
+
+@app.command()
+def uninstall(
+    host: Annotated[str, typer.Option("--host", help=HOST_HELP, show_default=False)],
+    scope: Annotated[
+        str, typer.Option("--scope", help="user or project, as it was installed.")
+    ] = "user",
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", "-w", help="Project whose files to edit (default: found)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would change; write nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove the `nxs` server (and Claude Code's hook) from a host's config, with a backup.
+
+    Example:
+
+        nxs mcp uninstall --host cursor
+    """
+    from nxs.install import uninstall as do_uninstall
+
+    _report(
+        lambda: do_uninstall(host, scope=scope, workspace=workspace, dry_run=dry_run),
+        as_json,
+        dry_run,
+    )
+
+
+def _report(work: Any, as_json: bool, dry_run: bool) -> None:
+    """Run an install or uninstall and print what it changed (or its refusal)."""
     try:
-        result: dict[str, Any] = do_install(
-            host, scope=scope, workspace=workspace, tools=tools, dry_run=dry_run
-        )
+        result: dict[str, Any] = work()
     except NxsError as err:
         raise fail(err, as_json) from None
     except Exception as exc:  # noqa: BLE001 - the command's one catch-all
@@ -132,9 +173,11 @@ def install(
     verb = "would write" if dry_run else "wrote"
     for change in result["changes"]:
         typer.echo(f"{verb} {change['path']}: {change['summary']}")
+        for detail in change.get("details") or []:
+            typer.echo(f"  {detail}")
         if change.get("backup"):
             typer.echo(f"  previous file kept at {change['backup']}")
     if not result["changes"]:
-        typer.echo(f"{result['host']} already has this configuration; nothing to change")
+        typer.echo(f"{result['host']}: nothing to change in {result['path']}")
     for hint in result.get("next", []):
         typer.echo(hint)

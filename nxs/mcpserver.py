@@ -9,23 +9,28 @@ checked by `nxs.ops.validate` alone, and arguments that are not even a JSON obje
 before the SDK's own parameter check could turn them into one.
 
 The tool surface is the fan-out over the modules active in the launch workspace, narrowed to
-the configured groups (`GROUPS`; `[mcp] tools` in `.nxs/config.toml`, or `--tools`).
+the configured groups (`GROUPS`; `[mcp] tools` in `.nxs/config.toml`, or `--tools`). A server
+that finds no workspace where it starts (Claude Desktop, Windsurf: a host's own directory), or
+one whose config cannot be read, still serves: the chosen groups of every module, each call
+opening the workspace its ``workspace`` argument names. What is wrong at launch (no workspace,
+a broken config, an unknown group in ``[mcp] tools``) is said on stderr and, after the
+`nxs prime` text, in the ``initialize`` instructions; a bad ``--tools`` is refused at once.
 
 Start-up is kept short for hosts with tight time-outs: `initialize` is answered with only mcp
-and the light nxs modules loaded; lancedb and the embedding model are warmed in a background
-thread once the client says it is initialized. Handlers block, so they run in a worker thread,
-one at a time (writes serialise on the store's file lock anyway), and the services they open
-(the LanceDB table, the model) stay cached across calls.
+and the light nxs modules loaded. Once the client says it is initialized, a background thread
+warms lancedb, the model and the table, one step at a time and only while no call runs; it
+never holds the call lock, so a call never waits for it (a call loads what it needs itself).
+Handlers block, so they run in a worker thread, one at a time (writes serialise on the store's
+file lock anyway), and the services they open stay cached across calls.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hmac
 import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,9 +54,31 @@ GROUPS: dict[str, str] = {
 }
 GROUP_ALIASES = {"lifecycle": "insights", "graph": "knowledge"}
 DEFAULT_GROUPS = ("core", "session")
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SERVER_NAME = "nxs"
 BAD_ARGUMENTS = "\x00arguments"  # stands in for arguments that are not a JSON object
+WARM_ENV = "NXS_MCP_WARM"  # "0": no warm-up (each first call loads what it needs)
+
+
+def split_groups(spec: str | Iterable[str] | None) -> tuple[tuple[str, ...], list[str]]:
+    """(the known groups of ``core,session`` or a list, the unknown names); ``all`` is every one."""
+    if spec is None:
+        return DEFAULT_GROUPS, []
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    unknown: list[str] = []
+    for raw in names:
+        name = str(raw).strip().lower()
+        if not name:
+            continue
+        if name == "all":
+            out = list(GROUPS)
+            continue
+        name = GROUP_ALIASES.get(name, name)
+        if name not in GROUPS:
+            unknown.append(str(raw))
+        elif name not in out:
+            out.append(name)
+    return tuple(out), unknown
 
 
 def parse_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -60,26 +87,14 @@ def parse_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
     Raises:
         ValidationError: an unknown group name.
     """
-    if spec is None:
-        return DEFAULT_GROUPS
-    names = spec.split(",") if isinstance(spec, str) else list(spec)
-    out: list[str] = []
-    for raw in names:
-        name = str(raw).strip().lower()
-        if not name:
-            continue
-        if name == "all":
-            return tuple(GROUPS)
-        name = GROUP_ALIASES.get(name, name)
-        if name not in GROUPS:
-            raise ValidationError(
-                f"unknown tool group {raw!r}",
-                suggestion=f"groups: {', '.join(GROUPS)}, or all",
-                code="BAD_TOOL_GROUP",
-            )
-        if name not in out:
-            out.append(name)
-    return tuple(out)
+    groups, unknown = split_groups(spec)
+    if unknown:
+        raise ValidationError(
+            f"unknown tool group {unknown[0]!r}",
+            suggestion=f"groups: {', '.join(GROUPS)}, or all",
+            code="BAD_TOOL_GROUP",
+        )
+    return groups
 
 
 def exposed_operations(modules: Iterable[str], groups: Iterable[str]) -> list[Operation]:
@@ -109,25 +124,39 @@ class Seam:
         actor: str | None = None,
         groups: str | Iterable[str] | None = None,
     ) -> None:
+        from nxs.registry import MODULE_OPS
         from nxs.workspace import find
 
         self.actor = actor
         self.services: dict[Any, Any] = {}
         self._stamps: dict[Path, tuple[int, int] | None] = {}
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # one call at a time
+        self._idle = threading.Condition()  # the warm-up waits on it while calls run
+        self._running = 0
+        self.problems: list[str] = []  # what is wrong at launch: stderr and the instructions
         self.launch_error: NxsError | None = None
+        self.workspace = workspace
+        configured: Any = None
         try:
             ws = find(workspace)
-        except NxsError as err:  # served anyway: per-call workspaces still work, prime says why
-            log.warning("no workspace at launch: %s", err.message)
+        except NxsError as err:  # served anyway: each call can name its workspace
             self.launch_error = err
-            self.workspace, self.modules, configured = workspace, [], None
+            self.modules = list(MODULE_OPS)
+            self.problems.append(_launch_problem(err, named=bool(workspace)))
         else:
             self.workspace, self.modules = str(ws.root), ws.modules
             configured = ws.section("mcp").get("tools")
-        self.groups = parse_groups(groups if groups is not None else configured)
+        if groups is not None:
+            self.groups = parse_groups(groups)  # the command line: refused at start
+        else:
+            self.groups, unknown = split_groups(configured)
+            if unknown:
+                self.problems.append(_groups_problem(unknown, self.groups, self.workspace))
+                self.groups = self.groups or DEFAULT_GROUPS
         self.ops = exposed_operations(self.modules, self.groups)
         self.by_tool = {op.tool: op for op in self.ops}
+        for problem in self.problems:
+            log.warning("%s", problem)
 
     def tools(self) -> list[Any]:
         """The MCP tool list."""
@@ -139,7 +168,9 @@ class Seam:
                 description=op.summary,
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(
-                    read_only_hint=not op.writes, destructive_hint=op.name == "purge"
+                    # search and recall count themselves in the usage log: not read-only
+                    read_only_hint=not (op.writes or op.logs),
+                    destructive_hint=op.name == "purge",
                 ),
             )
             for op in self.ops
@@ -148,6 +179,17 @@ class Seam:
     def schema(self, name: str) -> dict[str, Any] | None:
         op = self.by_tool.get(name)
         return op.input_schema() if op else None
+
+    def instructions(self) -> str:
+        """The `initialize` instructions: the `nxs prime` text, then what is wrong at launch."""
+        from nxs.prime import prime_text
+
+        text = prime_text(self.workspace)
+        if not self.problems:
+            return text
+        lines = "".join(f"- {problem}\n" for problem in self.problems)
+        groups = ", ".join(self.groups) or "none"
+        return f"{text}\n# nxs MCP server\n\n{lines}Tool groups served: {groups}.\n"
 
     def _evict_stale(self) -> None:
         """Drop cached workspaces (re-read each call) and the services of changed stores.
@@ -169,20 +211,25 @@ class Seam:
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[str, bool]:
         """Run one tool call: (the rendered answer, whether it is an error). Never raises."""
-        with self.lock:
-            try:
-                return render(self._call(name, arguments or {})).decode(), False
-            except NxsError as err:
-                return render(err).decode(), True
-            except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
-                from nxs.clitool import internal
+        with self._idle:
+            self._running += 1
+        try:
+            with self.lock:
+                try:
+                    return render(self._call(name, arguments or {})).decode(), False
+                except NxsError as err:
+                    return render(err).decode(), True
+                except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
+                    from nxs.clitool import internal
 
-                return render(internal(exc)).decode(), True
+                    return render(internal(exc)).decode(), True
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Any:
         op = self.by_tool.get(name)
-        if op is None and self.launch_error is not None:
-            raise self.launch_error  # why there are no tools (a bad config, no workspace)
         if op is None:
             raise NotFoundError(
                 f"unknown tool {name!r}",
@@ -200,10 +247,7 @@ class Seam:
         for key in SEAM_NAMES:
             value = arguments.get(key)
             if value is not None and not isinstance(value, str):
-                raise ValidationError(
-                    f"{key} must be a string, got {value!r:.60}",
-                    suggestion=f"pass {key} as a JSON string, or leave it out",
-                )
+                raise ValidationError(f"{key} must be a string, got {value!r:.60}")
             seam[key] = value
         kwargs = validate(op, arguments)
         self._evict_stale()
@@ -215,36 +259,90 @@ class Seam:
         )
         try:
             return op.handler(ctx, **kwargs)
+        except NotFoundError as err:
+            if err.code == "NO_WORKSPACE" and not seam["workspace"] and self.launch_error:
+                raise NotFoundError(
+                    f"this server was started outside any nxs workspace ({err.message})",
+                    suggestion="pass the project's root as this call's `workspace` argument, "
+                    "or start the server with `--workspace PATH`",
+                    code="NO_WORKSPACE",
+                ) from None
+            raise
         finally:
             self._evict_stale()  # records the stamps of services this call opened
 
+    def _when_idle(self) -> None:
+        """Wait until no call runs (the warm-up's steps go between calls, never before one)."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._running == 0)
+
     def warm(self) -> None:
-        """Open the launch workspace's store and model, so the first call does not pay for them."""
-        if "memory" not in self.modules:
+        """Import lancedb, load the model and open the table, so later calls find them ready.
+
+        Each step starts only while no call runs, and none holds the call lock: a call that
+        comes meanwhile loads what it needs itself (sharing an import or a model load already
+        under way, which it would have paid for anyway). The opened service is handed over
+        only if no call has opened one of its own and the store is the one it opened.
+        """
+        started = time.perf_counter()
+        if os.environ.get(WARM_ENV, "").strip() == "0":
             return
-        # Imports first, outside the lock: calls that read the cache (show, list) go on
-        # meanwhile; a call that needs lancedb waits on the import lock anyway.
+        if "memory" not in self.modules or self.launch_error is not None:
+            return
         try:
             from nxm.store import import_lancedb
 
+            self._when_idle()
             import_lancedb()
+            private: dict[Any, Any] = {}
+            ctx = Context(now="", actor="nxs", workspace_arg=self.workspace, services=private)
+            service = ctx.memory
+            root = service.ws.root
+            before = _stamp(root)
+            self._when_idle()
+            service.embedder()
+            self._when_idle()
+            service.store.index.table()
+            with self.lock:
+                key = ("memory", root)
+                if key not in self.services and _stamp(root) == before:
+                    self.services[key] = service
+                    self._stamps[root] = before
         except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
-            log.warning("warm-up: cannot import lancedb: %s", exc)
-        with self.lock:
-            try:
-                self._evict_stale()
-                ctx = Context(
-                    now=resolve_now(None),
-                    actor="nxs",
-                    workspace_arg=self.workspace,
-                    services=self.services,
-                )
-                service = ctx.memory
-                service.store.index.table()
-                service.embedder()
-                self._evict_stale()  # records the stamp of the store just opened
-            except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
-                log.warning("warm-up failed: %s", exc)
+            log.warning("warm-up failed: %s", exc)
+            return
+        log.debug("warm-up done in %.2f s", time.perf_counter() - started)
+
+
+def _launch_problem(err: NxsError, *, named: bool) -> str:
+    """What a server that could not open its launch workspace tells the host."""
+    if named and err.code != "BAD_CONFIG":
+        return (
+            f"The workspace this server was started with cannot be opened ({err.message}): run "
+            "`nxm init` there, or fix `--workspace`. Meanwhile every tool takes a `workspace` "
+            "argument naming another project's root."
+        )
+    if err.code == "BAD_CONFIG":
+        return (
+            f"The launch workspace cannot be opened ({err.message}). The default tool groups "
+            "are served; a call that opens this workspace answers with this error until the "
+            "file is fixed, and a call naming another workspace in `workspace` works."
+        )
+    return (
+        f"This server was started outside any nxs workspace ({err.message}). Every tool takes "
+        "a `workspace` argument: pass the project's root (the directory holding `.nxs/`) on "
+        "each call, or start the server with `--workspace PATH`."
+    )
+
+
+def _groups_problem(unknown: list[str], groups: tuple[str, ...], root: str | None) -> str:
+    names = ", ".join(repr(name) for name in unknown)
+    where = f"{root}/.nxs/config.toml" if root else "the workspace config"
+    text = (
+        f"[mcp] tools in {where} names unknown tool groups ({names}), ignored; the groups "
+        f"are {', '.join(GROUPS)}, or all."
+    )
+    return text if groups else text + " None is left, so the defaults are served."
 
 
 def build_server(seam: Seam, instructions: str) -> Any:
@@ -313,99 +411,33 @@ def _version() -> str:
         return "0"
 
 
-def _instructions(seam: Seam) -> str:
-    from nxs.prime import prime_text
-
-    return prime_text(seam.workspace)
-
-
 async def serve_stdio(seam: Seam) -> None:
     """Serve over stdin/stdout; only protocol messages reach the real stdout."""
-    import io
+    from nxs.mcpwire import stdio_wire
 
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    # Take the real stdout for the transport, then point fd 1 and sys.stdout at stderr, so
-    # nothing a handler, a library or a warning prints can corrupt the protocol stream.
+    # Take the real stdin and stdout for the transport, then point fd 0 at the null device and
+    # fd 1 and sys.stdout at stderr, so nothing a handler, a library, a child process or a
+    # warning reads or prints can touch the protocol stream.
     sys.stdout.flush()
-    wire = os.fdopen(os.dup(1), "wb", buffering=0)
+    wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    wire_in = os.fdopen(os.dup(0), "rb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    out = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", newline="\n"))
-    server = build_server(seam, _instructions(seam))
-    async with stdio_server(stdout=out) as (read_stream, write_stream):
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    server = build_server(seam, seam.instructions())
+    async with stdio_wire(wire_in, wire_out) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def check_http(host: str, token: str | None) -> None:
-    """Refuse to listen beyond loopback without a token.
-
-    Raises:
-        ValidationError: a non-loopback host and no token.
-    """
-    if host not in LOOPBACK and not token:
-        raise ValidationError(
-            f"refusing to serve on {host} without a token: anyone who can reach it could write",
-            suggestion="pass --token (or set NXS_MCP_TOKEN), or keep the default 127.0.0.1",
-            code="TOKEN_REQUIRED",
-        )
-
-
-def _bearer(app: Any, token: str) -> Any:
-    """An ASGI wrapper that answers 401 unless ``Authorization: Bearer <token>`` is sent."""
-    expected = f"Bearer {token}".encode()
-
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, expected):
-                body = b'{"error":"unauthorized"}\n'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="nxs"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await app(scope, receive, send)
-
-    return guarded
-
-
-def http_app(seam: Seam, host: str = "127.0.0.1", token: str | None = None) -> Any:
-    """The streamable-HTTP ASGI app at ``/mcp`` (DNS-rebinding protection on loopback)."""
-    check_http(host, token)
-    server = build_server(seam, _instructions(seam))
-    app = server.streamable_http_app(host=host)
-    return _bearer(app, token) if token else app
-
-
-async def serve_http(seam: Seam, host: str, port: int, token: str | None) -> None:
-    """Serve streamable HTTP on ``host:port`` until interrupted."""
-    import uvicorn
-
-    app = http_app(seam, host, token)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    with contextlib.suppress(KeyboardInterrupt):
-        await uvicorn.Server(config).serve()
 
 
 __all__ = [
     "DEFAULT_GROUPS",
+    "split_groups",
     "GROUPS",
     "Seam",
     "build_server",
-    "check_http",
     "exposed_operations",
-    "http_app",
     "parse_groups",
-    "serve_http",
     "serve_stdio",
 ]

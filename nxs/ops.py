@@ -9,6 +9,7 @@ so a seam cannot accept what the other refuses.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,7 @@ class Operation:
     handler: Callable[..., Any]  # handler(ctx, **arguments) -> JSON-able result
     params: tuple[Param, ...] = ()
     writes: bool = False
+    logs: bool = False  # appends to the machine-local usage log (`nxm stats`): not read-only
     example: str = ""
     aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -228,6 +230,34 @@ def _num(x: float | None) -> str:
     return str(int(x)) if x is not None and float(x).is_integer() else str(x)
 
 
+def unknown_parameter(op: Operation, name: str) -> ValidationError:
+    """The refusal of a name the operation does not declare (both seams: `--colour`, ``colour``)."""
+    known = ", ".join(sorted(x.name for x in op.params)) or "none"
+    return ValidationError(
+        f"unknown parameter {name!r} for {op.tool}", suggestion=f"parameters: {known}"
+    )
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def parse_number(text: str) -> Any:
+    """A CLI word as the JSON number a tool call would carry, else the word unchanged.
+
+    ``"2"`` is 2 and ``"2.5"`` is 2.5 whatever the parameter's type, so `validate` refuses
+    ``--page 2.5`` and ``--page two`` with the words it uses for ``2.5`` and ``"two"`` in a call.
+    """
+    if _INTEGER.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts (4,300): no value could fit
+            return text
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    return text
+
+
 def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     """Check arguments against the declaration; return handler keyword arguments.
 
@@ -258,11 +288,7 @@ def _validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             continue
         p = by_name.get(name)
         if p is None:
-            known = ", ".join(sorted(x.name for x in op.params)) or "none"
-            raise ValidationError(
-                f"unknown parameter {name!r} for {op.tool}",
-                suggestion=f"parameters: {known}",
-            )
+            raise unknown_parameter(op, name)
         if value is None:
             continue
         if p.name in out:
@@ -279,4 +305,12 @@ def _validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["SEAM_NAMES", "SEAM_PARAMS", "Operation", "Param", "validate"]
+__all__ = [
+    "SEAM_NAMES",
+    "SEAM_PARAMS",
+    "Operation",
+    "Param",
+    "parse_number",
+    "unknown_parameter",
+    "validate",
+]

@@ -224,10 +224,27 @@ def output(
     budget: int | None = None,
     format_: str = "text",
     now: str | None = None,
+    quiet_outside: bool = False,
 ) -> bytes:
-    """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it."""
+    """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it.
+
+    ``quiet_outside``: nothing at all where no workspace is found (a user-wide hook runs in
+    every project, and most have none); a workspace that cannot be opened is still reported.
+    """
+    if quiet_outside and _outside(workspace):
+        return b""
     text = prime_text(workspace, budget=budget, now=now)
     return claude_code_hook(text) if format_ == "claude-code" else text.encode()
+
+
+def _outside(workspace: str | None) -> bool:
+    from nxs.workspace import find
+
+    try:
+        find(workspace)
+    except Exception as exc:  # noqa: BLE001 - prime never fails
+        return getattr(exc, "code", None) == "NO_WORKSPACE"
+    return False
 
 
 def fast_main(argv: list[str]) -> bool:
@@ -242,6 +259,9 @@ def fast_main(argv: list[str]) -> bool:
     args = list(argv)
     while args:
         name, eq, value = args.pop(0).partition("=")
+        if name == "--quiet-outside" and not eq:
+            values["quiet_outside"] = True
+            continue
         if name not in names or (not eq and not args):
             return False
         values[names[name]] = value if eq else args.pop(0)

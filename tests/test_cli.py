@@ -199,38 +199,65 @@ def run_main(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
 
 @pytest.mark.usefixtures("workspace")
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("argv", "message", "suggestion"),
     [
-        (
-            ["list", "--page", "abc", "--json"],
-            "Invalid value for '--page': Input should be a valid integer, unable to parse string"
-            " as an integer",
-        ),
-        (["list", "--qqqq", "--json"], "No such option: --qqqq"),
-        (["add", "--json"], "Missing argument 'body'."),
-        (["frobnicate", "--json"], "No such command 'frobnicate'."),
+        (["list", "--page", "abc", "--json"], "page must be an integer, got 'abc'", "nxm list"),
+        (["list", "--page", "2.5", "--json"], "page must be an integer, got 2.5", "nxm list"),
+        (["add", "--json"], "body is required", "nxm add"),
+        (["remember", "--json"], "body is required", "nxm add"),
+        (["facts", "update", "--json"], "facts_patch is required", "nxm facts update"),
+        (["show", "a", "b", "--json"], "Got unexpected extra argument(s) (b)", "nxm show"),
+        (["list", "--json", "--page"], "Option '--page' requires an argument.", "nxm list"),
+        (["frobnicate", "--json"], "No such command 'frobnicate'.", "nxm"),
     ],
 )
 def test_usage_errors_under_json_print_the_validation_envelope(
-    argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+    argv: list[str],
+    message: str,
+    suggestion: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: Any,
 ) -> None:
     assert run_main(argv, monkeypatch) == 2
     out = capsysbinary.readouterr().out
     assert out == (
         b'{"code":"VALIDATION_ERROR","error":true,"kind":"validation","message":'
         + orjson.dumps(message)
-        + b',"suggestion":"see `nxm --help`"}\n'
+        + b',"suggestion":"see `'
+        + suggestion.encode()
+        + b' --help`"}\n'
     )
 
 
 @pytest.mark.usefixtures("workspace")
-def test_usage_errors_without_json_print_usage_on_stderr(
+def test_an_unknown_option_is_the_tools_unknown_parameter(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(["show", "abc", "--colour", "red", "--json"], monkeypatch) == 2
+    body = orjson.loads(capsysbinary.readouterr().out)
+    assert body["message"] == "unknown parameter 'colour' for memory_show"
+    assert body["suggestion"] == "parameters: key"
+
+
+@pytest.mark.usefixtures("workspace")
+def test_usage_errors_without_json_print_the_refusal_on_stderr(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:
     assert run_main(["list", "--page", "abc"], monkeypatch) == 2
     captured = capsysbinary.readouterr()
     assert captured.out == b""
-    assert b"Usage: nxm list" in captured.err
+    assert b"page must be an integer, got 'abc'" in captured.err
+    assert b"see `nxm list --help`" in captured.err
+    assert run_main(["frobnicate"], monkeypatch) == 2
+    assert b"Usage: nxm" in capsysbinary.readouterr().err  # not a verb: click's usage
+
+
+def test_help_still_marks_a_positional_required(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(["show", "--help"], monkeypatch) == 0
+    out = capsysbinary.readouterr().out
+    assert b"Usage: nxm show [OPTIONS] {key}" in out and b"[required]" in out
 
 
 def test_bare_nxm_prints_help_and_exits_0(

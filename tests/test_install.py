@@ -1,19 +1,25 @@
-"""`nxs mcp install` against temporary home directories: every host, merging, backups, refusals."""
+"""`nxs mcp install` / `uninstall` against temporary home directories: every host, merging
+that keeps what users set, JSONC and TOML edited in place, backups, refusals."""
 
 from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from nxs import jsonc
 from nxs.cli import app
 from nxs.errors import ValidationError
-from nxs.install import HOSTS, config_path, install
+from nxs.install import HOSTS, config_path, install, uninstall
 
 CMD = ["/opt/nxs/bin/nxs"]
+USER_HOSTS = sorted(HOSTS)
+PROJECT_HOSTS = sorted(h for h, spec in HOSTS.items() if "project" in spec.scopes)
 
 
 @pytest.fixture
@@ -21,9 +27,41 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for name in ("APPDATA", "XDG_CONFIG_HOME"):
+    for name in ("APPDATA", "XDG_CONFIG_HOME", "CODEX_HOME"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+def read(host: str, path: Path) -> dict[str, Any]:
+    """A host file as data, read the way the host reads it."""
+    text = path.read_text()
+    if HOSTS[host].fmt == "toml":
+        return tomllib.loads(text)
+    return jsonc.parse(text, strict=HOSTS[host].fmt == "json").value
+
+
+def servers(host: str, path: Path) -> dict[str, Any]:
+    return read(host, path)[HOSTS[host].key]
+
+
+def write(host: str, path: Path, entries: dict[str, Any], **top: Any) -> str:
+    """A host file holding ``entries`` under the host's key (and other top-level keys)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if HOSTS[host].fmt == "toml":
+        lines = [f"{k} = {json.dumps(v)}" for k, v in top.items()]
+        for name, entry in entries.items():
+            lines.append(f"\n[{HOSTS[host].key}.{name}]")
+            for k, v in entry.items():
+                if isinstance(v, dict):
+                    inner = ", ".join(f"{a} = {json.dumps(b)}" for a, b in v.items())
+                    lines.append(f"{k} = {{ {inner} }}")
+                else:
+                    lines.append(f"{k} = {json.dumps(v)}")
+        text = "\n".join(lines) + "\n"
+    else:
+        text = json.dumps({**top, HOSTS[host].key: entries}, indent=4)
+    path.write_text(text)
+    return text
 
 
 @pytest.mark.parametrize(
@@ -45,62 +83,69 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("vscode", "darwin", "Library/Application Support/Code/User/mcp.json"),
         ("vscode", "linux", ".config/Code/User/mcp.json"),
         ("vscode", "win32", "AppData/Roaming/Code/User/mcp.json"),
+        ("codex", "linux", ".codex/config.toml"),
+        ("codex", "win32", ".codex/config.toml"),
+        ("gemini", "darwin", ".gemini/settings.json"),
+        ("gemini", "win32", ".gemini/settings.json"),
+        ("zed", "darwin", ".config/zed/settings.json"),
+        ("zed", "linux", ".config/zed/settings.json"),
+        ("zed", "win32", "AppData/Roaming/Zed/settings.json"),
     ],
 )
 def test_user_config_paths_per_os(home: Path, host: str, system: str, relative: str) -> None:
     assert config_path(host, "user", home / "proj", home=home, system=system) == home / relative
 
 
-def test_appdata_and_xdg_are_honoured(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_appdata_xdg_and_codex_home_are_honoured(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("APPDATA", str(home / "roaming"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex-home"))
     assert config_path("vscode", "user", home, home=home, system="win32") == (
         home / "roaming/Code/User/mcp.json"
     )
     assert config_path("claude-desktop", "user", home, home=home, system="linux") == (
         home / "xdg/Claude/claude_desktop_config.json"
     )
+    assert config_path("zed", "user", home, home=home, system="linux") == (
+        home / "xdg/zed/settings.json"
+    )
+    assert config_path("codex", "user", home, home=home) == home / "codex-home/config.toml"
 
 
-@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("host", USER_HOSTS)
 def test_fresh_install_every_host(home: Path, workspace: Path, host: str) -> None:
     result = install(host, home=home, system="linux", command=CMD)
     path = Path(result["path"])
     assert path.is_relative_to(home)
-    data = json.loads(path.read_text())
-    key = "servers" if host == "vscode" else "mcpServers"
-    entry = data[key]["nxs"]
+    entry = servers(host, path)["nxs"]
     assert entry["command"] == "/opt/nxs/bin/nxs"
     assert entry["args"][:2] == ["mcp", "serve"]
     assert ("type" in entry) == (host in ("vscode", "claude-code"))
-    # Hosts without a project notion get the workspace pinned.
-    pinned = host in ("claude-desktop", "windsurf")
+    assert (entry.get("source") == "custom") == (host == "zed")
+    # Hosts that start servers outside the project get the workspace pinned.
+    pinned = HOSTS[host].pinned
     assert (entry["args"][2:] == ["--workspace", str(workspace)]) == pinned
     assert result["changes"][0]["action"] == "added"
     assert result["changes"][0]["backup"] is None
 
 
-@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("host", USER_HOSTS)
 def test_merge_keeps_other_servers_and_keys_with_a_backup(
     home: Path, workspace: Path, host: str
 ) -> None:
     path = config_path(host, "user", workspace, home=home, system="linux")
-    key = "servers" if host == "vscode" else "mcpServers"
-    before = {
-        "theme": "dark",
-        key: {"github": {"command": "gh-mcp", "args": ["--stdio"], "env": {"X": "1"}}},
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    original = json.dumps(before, indent=4)
-    path.write_text(original)
+    github = {"command": "gh-mcp", "args": ["--stdio"], "env": {"X": "1"}}
+    original = write(host, path, {"github": github}, theme="dark")
     os.chmod(path, 0o600)
 
     result = install(host, home=home, system="linux", command=CMD)
 
-    data = json.loads(path.read_text())
+    data = read(host, path)
     assert data["theme"] == "dark"
-    assert data[key]["github"] == before[key]["github"]
-    assert list(data[key]) == ["github", "nxs"]
+    assert data[HOSTS[host].key]["github"] == github
+    assert list(data[HOSTS[host].key]) == ["github", "nxs"]
     backup = Path(result["changes"][0]["backup"])
     assert backup == path.with_name(path.name + ".bak")
     assert backup.read_text() == original
@@ -111,15 +156,123 @@ def test_merge_keeps_other_servers_and_keys_with_a_backup(
     assert not path.with_name(path.name + ".bak.1").exists()
 
 
-def test_update_replaces_only_our_entry_and_keeps_each_backup(home: Path, workspace: Path) -> None:
-    install("cursor", home=home, command=CMD)
-    result = install("cursor", home=home, command=["/new/nxs"], tools="core,insights")
-    path = Path(result["path"])
-    entry = json.loads(path.read_text())["mcpServers"]["nxs"]
-    assert entry == {"command": "/new/nxs", "args": ["mcp", "serve", "--tools", "core,insights"]}
-    assert result["changes"][0]["action"] == "updated"
-    install("cursor", home=home, command=["/newer/nxs"])
-    assert path.with_name("mcp.json.bak").exists() and path.with_name("mcp.json.bak.1").exists()
+@pytest.mark.parametrize("host", USER_HOSTS)
+def test_reinstall_keeps_env_tools_and_options_and_says_what_changed(
+    home: Path, workspace: Path, host: str
+) -> None:
+    first = install(host, home=home, system="linux", command=CMD, tools="core,insights")
+    path = Path(first["path"])
+    text = path.read_text()
+    entry = dict(servers(host, path)["nxs"])
+    entry["env"] = {"NXS_ACTOR": "me", "HF_HUB_OFFLINE": "1"}
+    entry["args"] = [*entry["args"], "--actor", "me"]
+    write(host, path, {"nxs": entry})
+
+    result = install(host, home=home, system="linux", command=["/new/nxs"])
+
+    after = servers(host, path)["nxs"]
+    assert after["env"] == {"NXS_ACTOR": "me", "HF_HUB_OFFLINE": "1"}
+    assert after["command"] == "/new/nxs"
+    options = after["args"][2:]
+    assert options[options.index("--tools") + 1] == "core,insights"
+    assert options[options.index("--actor") + 1] == "me"
+    details = result["changes"][0]["details"]
+    assert "command: /opt/nxs/bin/nxs -> /new/nxs" in details
+    assert "kept --tools core,insights" in details and "kept --actor me" in details
+    assert "kept env (2 variables)" in details
+    # a new --tools replaces the earlier one, and says so
+    changed = install(host, home=home, system="linux", command=["/new/nxs"], tools="core")
+    assert "--tools: core,insights -> core" in changed["changes"][0]["details"]
+    assert text  # the first install wrote something to start from
+
+
+def test_vscode_jsonc_keeps_comments_and_trailing_commas(home: Path, workspace: Path) -> None:
+    path = config_path("vscode", "user", workspace, home=home, system="linux")
+    path.parent.mkdir(parents=True)
+    original = (
+        "{\n"
+        "\t// servers I use every day\n"
+        '\t"servers": {\n'
+        '\t\t"github": {"type": "http", "url": "https://api.example/mcp"}, // work\n'
+        "\t},\n"
+        '\t"inputs": [],  /* none yet */\n'
+        "}\n"
+    )
+    path.write_text(original)
+    install("vscode", home=home, system="linux", command=CMD)
+    text = path.read_text()
+    for kept in ("// servers I use every day", "// work", "/* none yet */"):
+        assert kept in text
+    assert jsonc.parse(text).value["servers"]["nxs"]["command"] == "/opt/nxs/bin/nxs"
+    assert '\t\t"nxs": {\n\t\t\t"type": "stdio",' in text  # indented like the file, with tabs
+    uninstall("vscode", home=home, system="linux")
+    assert path.read_text() == original  # uninstall gives back the very same bytes
+
+
+@pytest.mark.parametrize("host", ["claude-desktop", "cursor", "windsurf", "claude-code"])
+def test_plain_json_hosts_refuse_comments_naming_the_line(
+    home: Path, workspace: Path, host: str
+) -> None:
+    path = config_path(host, "user", workspace, home=home, system="linux")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{\n  "mcpServers": {}, // mine\n}\n')
+    with pytest.raises(ValidationError) as err:
+        install(host, home=home, system="linux", command=CMD)
+    assert "line 2, column 21: comments are not JSON" in err.value.message
+    assert err.value.code == "BAD_HOST_CONFIG"
+
+
+def test_codex_toml_is_edited_in_place(home: Path, workspace: Path) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(
+        '# my codex settings\nmodel = "o3"\n\n[mcp_servers.github]\ncommand = "gh"\n\n'
+        '[mcp_servers.nxs]\ncommand = "/old/nxs"\nargs = ["mcp", "serve", "--tools", "core"]\n'
+        'startup_timeout_sec = 20\n\n[mcp_servers.nxs.env]\nNXS_ACTOR = "me"\n\n'
+        '[profiles.fast]\nmodel = "o4-mini"\n'
+    )
+    result = install("codex", home=home, command=CMD)
+    text = path.read_text()
+    assert text.startswith('# my codex settings\nmodel = "o3"\n\n[mcp_servers.github]')
+    assert text.endswith('[profiles.fast]\nmodel = "o4-mini"\n')
+    data = tomllib.loads(text)
+    assert data["mcp_servers"]["nxs"] == {
+        "command": "/opt/nxs/bin/nxs",
+        "args": ["mcp", "serve", "--tools", "core"],
+        "startup_timeout_sec": 20,
+        "env": {"NXS_ACTOR": "me"},
+    }
+    assert "kept startup_timeout_sec" in result["changes"][0]["details"]
+    uninstall("codex", home=home)
+    data = tomllib.loads(path.read_text())
+    assert "nxs" not in data["mcp_servers"] and data["profiles"]["fast"]["model"] == "o4-mini"
+
+
+def test_codex_entry_in_another_form_is_refused(home: Path, workspace: Path) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('mcp_servers.nxs.command = "/old/nxs"\n')
+    with pytest.raises(ValidationError, match="without a \\[mcp_servers.nxs\\] header"):
+        install("codex", home=home, command=CMD)
+    assert path.read_text() == 'mcp_servers.nxs.command = "/old/nxs"\n'
+
+
+@pytest.mark.parametrize("host", ["claude-desktop", "windsurf", "zed"])
+def test_desktop_hosts_outside_a_workspace_say_so_and_keep_an_earlier_pin(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str
+) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    monkeypatch.chdir(bare)
+    result = install(host, home=home, command=CMD)
+    assert result["server"]["args"] == ["mcp", "serve"]
+    hint = result["next"][0]
+    assert "not pinned" in hint and "`workspace` argument" in hint
+    assert f"nxs mcp install --host {host} --workspace /path/to/project" in hint
+    pinned = install(host, home=home, command=CMD, workspace=str(tmp_path / "proj"))
+    assert "--workspace" in pinned["server"]["args"]
+    again = install(host, home=home, command=CMD)  # from outside again: the pin is kept
+    assert again["changes"] == [] and "not pinned" not in " ".join(again["next"])
 
 
 def test_claude_code_registers_the_session_start_hook_once(home: Path, workspace: Path) -> None:
@@ -138,7 +291,8 @@ def test_claude_code_registers_the_session_start_hook_once(home: Path, workspace
         "hooks": [
             {
                 "type": "command",
-                "command": "/opt/nxs/bin/nxs prime --format claude-code",
+                # user scope: every project runs it, so it is silent outside a workspace
+                "command": "/opt/nxs/bin/nxs prime --format claude-code --quiet-outside",
                 "timeout": 30,
             }
         ]
@@ -148,17 +302,26 @@ def test_claude_code_registers_the_session_start_hook_once(home: Path, workspace
     install("claude-code", home=home, command=["/moved/nxs"])
     hooks = json.loads(settings.read_text())["hooks"]["SessionStart"]
     assert len(hooks) == 2 and hooks[1]["hooks"][0]["command"].startswith("/moved/nxs prime")
+    removed = uninstall("claude-code", home=home)
+    assert [c["what"] for c in removed["changes"]] == ["server", "hook"]
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"] == [other]
+    assert "nxs" not in json.loads((home / ".claude.json").read_text())["mcpServers"]
 
 
-def test_project_scope_writes_project_files(home: Path, workspace: Path) -> None:
-    install("claude-code", scope="project", home=home, command=CMD)
-    install("vscode", scope="project", home=home, command=CMD)
-    install("cursor", scope="project", home=home, command=CMD)
-    assert "nxs" in json.loads((workspace / ".mcp.json").read_text())["mcpServers"]
-    assert "nxs" in json.loads((workspace / ".vscode/mcp.json").read_text())["servers"]
-    assert "nxs" in json.loads((workspace / ".cursor/mcp.json").read_text())["mcpServers"]
-    hook = json.loads((workspace / ".claude/settings.json").read_text())
-    assert "prime --format claude-code" in hook["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+@pytest.mark.parametrize("host", PROJECT_HOSTS)
+def test_project_scope_writes_a_command_every_machine_resolves(
+    home: Path, workspace: Path, host: str
+) -> None:
+    result = install(host, scope="project", home=home)
+    path = Path(result["path"])
+    assert path.is_relative_to(workspace)
+    entry = servers(host, path)["nxs"]
+    assert entry["command"] == "nxs" and entry["args"] == ["mcp", "serve"]
+    assert str(workspace) not in path.read_text()  # nothing machine-local in a committed file
+    if host == "claude-code":
+        hook = json.loads((workspace / ".claude/settings.json").read_text())
+        command = hook["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        assert command == "nxs prime --format claude-code"
     assert not (home / ".claude.json").exists()
 
 
@@ -181,6 +344,8 @@ def test_invalid_existing_config_is_refused_and_nothing_written(
     assert path.read_text() == content
     assert not (home / ".claude").exists()  # the hook file was not written either
     assert not path.with_name(".claude.json.bak").exists()
+    with pytest.raises(ValidationError):
+        uninstall("claude-code", home=home)
 
 
 def test_bad_hook_settings_refuse_before_the_server_is_written(home: Path, workspace: Path) -> None:
@@ -191,6 +356,15 @@ def test_bad_hook_settings_refuse_before_the_server_is_written(home: Path, works
     assert not (home / ".claude.json").exists()
 
 
+def test_invalid_toml_is_refused(home: Path, workspace: Path) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text("[mcp_servers\n")
+    with pytest.raises(ValidationError, match="is not valid TOML"):
+        install("codex", home=home, command=CMD)
+    assert path.read_text() == "[mcp_servers\n"
+
+
 def test_unknown_host_scope_and_group_are_refused(home: Path) -> None:
     with pytest.raises(ValidationError, match="unknown host"):
         install("emacs", home=home)
@@ -198,15 +372,17 @@ def test_unknown_host_scope_and_group_are_refused(home: Path) -> None:
         install("windsurf", scope="project", home=home)
     with pytest.raises(ValidationError, match="unknown tool group"):
         install("cursor", home=home, tools="core,everything")
+    with pytest.raises(ValidationError, match="unknown host"):
+        uninstall("emacs", home=home)
 
 
-def test_nothing_installed_yet(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bare = tmp_path / "bare"
-    bare.mkdir()
-    monkeypatch.chdir(bare)
-    result = install("claude-desktop", home=home, command=CMD)
-    assert result["server"]["args"] == ["mcp", "serve"]
-    assert "nxm init" in result["next"][0]
+def test_uninstall_when_nothing_is_installed(home: Path, workspace: Path) -> None:
+    assert uninstall("cursor", home=home)["changes"] == []
+    path = home / ".cursor" / "mcp.json"
+    write("cursor", path, {"github": {"command": "gh"}})
+    before = path.read_text()
+    assert uninstall("cursor", home=home)["changes"] == []
+    assert path.read_text() == before
 
 
 def test_cli_json_and_exit_codes(home: Path, workspace: Path) -> None:
@@ -215,6 +391,11 @@ def test_cli_json_and_exit_codes(home: Path, workspace: Path) -> None:
     assert ok.exit_code == 0, ok.output
     body = json.loads(ok.stdout)
     assert body["changes"][0]["path"] == str(home / ".cursor" / "mcp.json")
+    again = runner.invoke(app, ["mcp", "install", "--host", "cursor", "--tools", "all"])
+    assert again.exit_code == 0 and "--tools: " not in again.stdout  # there was none before
+    assert "updated the 'nxs' server" in again.stdout
+    gone = runner.invoke(app, ["mcp", "uninstall", "--host", "cursor"])
+    assert gone.exit_code == 0 and "removed the 'nxs' server" in gone.stdout
     (home / ".cursor" / "mcp.json").write_text("{oops")
     bad = runner.invoke(app, ["mcp", "install", "--host", "cursor", "--json"])
     assert bad.exit_code == 2

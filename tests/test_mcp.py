@@ -28,6 +28,7 @@ from tests.parity.state import KEYS, NOW, seeded_copy
 from tests.reliability.common import StdioSession as SessionBase
 
 CORE_SESSION = [op.tool for op in operations(["memory"]) if op.group in ("core", "session")]
+OPS_BY_TOOL = {op.tool: op for op in operations()}
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
@@ -79,7 +80,7 @@ def test_lists_the_default_groups_with_schemas(served: tuple[StdioSession, Path]
         assert tool.input_schema == op.input_schema()
         assert tool.description == op.summary
         assert {"now", "actor", "workspace"} <= set(tool.input_schema["properties"])
-        assert tool.annotations.read_only_hint is (not op.writes)
+        assert tool.annotations.read_only_hint is (not (op.writes or op.logs))
 
 
 def test_instructions_are_the_prime_text(served: tuple[StdioSession, Path]) -> None:
@@ -162,6 +163,47 @@ def test_per_call_workspace(served: tuple[StdioSession, Path], tmp_path: Path) -
     assert answer(session.call("memory_show", {"key": KEYS[0]}))["memory"]["status"] == "open"
     nowhere = session.call("memory_list", {"workspace": str(tmp_path / "none")})
     assert nowhere.is_error is True and answer(nowhere)["code"] == "NO_WORKSPACE"
+
+
+# Valid arguments for every tool that does not write a memory (persona, entity: seeded names).
+READ_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "memory_show": {"key": KEYS[0]},
+    "memory_list": {},
+    "memory_search": {"query": "tests"},
+    "memory_history": {"key": KEYS[0]},
+    "memory_recall": {"query": "how are the tests run"},
+    "memory_facts": {},
+    "memory_personas": {},
+    "memory_persona": {"name": "betty"},
+    "memory_knowledge": {},
+    "graph_search": {"query": "test"},
+    "graph_traverse": {"entity": "pytest"},
+    "graph_query": {"question": "what is pytest?"},
+    "memory_stats": {},
+    "memory_profile": {"user": "alice"},
+    "memory_entities": {},
+}
+
+
+def test_read_only_annotations_are_honest(tmp_path: Path) -> None:
+    """A tool annotated read-only changes no file of the workspace; the others say they may."""
+    from tests.reliability.common import fingerprint
+
+    root = seeded_copy(tmp_path / "proj")
+    seam = Seam(str(root), groups="all")
+    annotated = {t.name: t.annotations.read_only_hint for t in seam.tools()}
+    readers = [op for op in seam.ops if not op.writes]
+    assert sorted(READ_ARGUMENTS) == sorted(op.tool for op in readers)
+    for op in readers:
+        before = fingerprint(root)
+        text, failed = seam.call(op.tool, READ_ARGUMENTS[op.tool])
+        assert not failed, text
+        changed = fingerprint(root) != before
+        assert annotated[op.tool] is not changed, f"{op.tool}: read-only {annotated[op.tool]}"
+    assert [t for t, ro in annotated.items() if not ro and not OPS_BY_TOOL[t].writes] == [
+        "memory_search",
+        "memory_recall",
+    ]
 
 
 def test_server_log_has_no_traceback(served: tuple[StdioSession, Path]) -> None:
@@ -286,7 +328,6 @@ def test_a_workspace_without_memory_exposes_no_memory_tools(tmp_path: Path) -> N
     names = anyio.run(_listing, Seam(str(ws.root), groups="all"))
     assert names == [op.tool for op in operations(["linear"])]
     assert not [n for n in names if n.startswith(("memory_", "graph_"))]
-    assert anyio.run(_listing, Seam(str(tmp_path / "nowhere"), groups="all")) == []
 
 
 def test_actor_resolution(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -303,6 +344,75 @@ def test_actor_resolution(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert actor(Seam(str(workspace))) == "suite"
     assert actor(Seam(str(workspace), actor="launch")) == "launch"
     assert actor(Seam(str(workspace), actor="launch"), actor="call") == "call"
+
+
+def test_outside_a_workspace_the_groups_are_listed_and_workspace_opens_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Desktop and Windsurf start servers in a directory of their own."""
+    bare = tmp_path / "host-dir"
+    bare.mkdir()
+    monkeypatch.chdir(bare)
+    root = seeded_copy(tmp_path / "proj")
+    seam = Seam()
+    assert [op.tool for op in seam.ops] == CORE_SESSION
+    assert anyio.run(_listing, seam) == CORE_SESSION
+    text, failed = seam.call("memory_show", {"key": KEYS[0], "workspace": str(root)})
+    assert not failed and orjson.loads(text)["memory"]["key"] == KEYS[0]
+    text, failed = seam.call("memory_show", {"key": KEYS[0]})
+    assert failed
+    refused = orjson.loads(text)
+    assert refused["code"] == "NO_WORKSPACE" and "`workspace` argument" in refused["suggestion"]
+    assert "outside any nxs workspace" in seam.instructions()
+    assert "`workspace` argument" in seam.instructions()
+    every = Seam(groups="all")  # every module's tools: a call names the workspace
+    assert [op.tool for op in every.ops] == [op.tool for op in operations()]
+
+
+def _stderr_and_instructions(args: list[str], cwd: Path, home: Path) -> tuple[list[str], str, str]:
+    """Start a stdio server, read its tool list and instructions, and its stderr."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from tests.conftest import CODE_ENV
+
+    log = cwd / "server.log"
+
+    async def session() -> tuple[list[str], str]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "nxs", "mcp", "serve", *args],
+            env={**CODE_ENV, **env_for(home)},
+            cwd=str(cwd),
+        )
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                tools = [t.name for t in (await client.list_tools()).tools]
+                return tools, client.instructions or ""
+
+    tools, instructions = anyio.run(session)
+    return tools, instructions, log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("config", "served", "said"),
+    [
+        ('tools = ["core", "everythin"]', ["core"], "unknown tool groups ('everythin')"),
+        ('tools = ["everythin"]', ["core", "session"], "the defaults are served"),
+        ('tools = ["core", oops', ["core", "session"], "is not valid TOML"),
+    ],
+)
+def test_a_bad_mcp_config_still_serves_and_says_why(
+    tmp_path: Path, config: str, served: list[str], said: str
+) -> None:
+    root = seeded_copy(tmp_path / "proj")
+    cfg = root / ".nxs" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('tools = ["core", "session"]', config))
+    tools, instructions, stderr = _stderr_and_instructions([], root, tmp_path / "home")
+    assert tools == [op.tool for op in operations(["memory"]) if op.group in served]
+    assert said in instructions and said in stderr
+    assert instructions.startswith("# ")  # the prime text comes first, then the server's note
+    assert "Tool groups served: " + ", ".join(served) in instructions
 
 
 def test_unknown_group_refuses_to_start(tmp_path: Path) -> None:
@@ -364,6 +474,24 @@ INIT = {
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
+@pytest.mark.parametrize(
+    ("header", "ok"),
+    [
+        (b"Bearer s3cret", True),
+        (b"bearer s3cret", True),
+        (b"BEARER  s3cret ", True),
+        (b"Basic s3cret", False),
+        (b"Bearer s3cre", False),
+        (b"s3cret", False),
+        (b"", False),
+    ],
+)
+def test_bearer_scheme_is_case_insensitive(header: bytes, ok: bool) -> None:
+    from nxs.mcphttp import bearer_ok
+
+    assert bearer_ok(header, "s3cret") is ok
+
+
 def test_http_refuses_beyond_loopback_without_a_token() -> None:
     refused = subprocess.run(
         [sys.executable, "-m", "nxs", "mcp", "serve", "--transport", "http", "--host", "0.0.0.0"],
@@ -402,6 +530,8 @@ def test_http_serves_with_token_and_dns_rebinding_protection(tmp_path: Path) -> 
         assert httpx.post(url, json=INIT, headers=wrong).status_code == 401
         ok = httpx.post(url, json=INIT, headers={**ACCEPT, **auth})
         assert ok.status_code == 200, ok.text
+        lower = httpx.post(url, json=INIT, headers={**ACCEPT, "authorization": "bearer s3cret"})
+        assert lower.status_code == 200, lower.text  # the scheme is case-insensitive
         rebound = {**ACCEPT, **auth, "host": "evil.example:80"}
         assert httpx.post(url, json=INIT, headers=rebound).status_code in (403, 421)
         cross = {**ACCEPT, **auth, "origin": "http://evil.example"}

@@ -13,6 +13,11 @@ The test enumerates the operation table: an operation without a verb, a tool or 
 The verb's stdout must be the tool's text, byte for byte, and a non-zero exit must be
 ``isError``. Same path and same user directories on both runs, so a path in an answer is
 not a difference.
+
+`PARSE_CASES` are made from the table, not written: for every operation, the calls the CLI's
+own parser used to refuse in its own words (a missing required value, a word for a number,
+a fraction for an integer, 0 for a number, a value outside the choices, bad JSON for an
+object, an unknown option). Each must be refused, in the same bytes, by both seams.
 """
 
 from __future__ import annotations
@@ -49,8 +54,42 @@ CASES = load_cases()
 OPS = {op.tool: op for op in operations()}
 
 
+def parse_cases() -> list[dict[str, Any]]:
+    """The refusals every operation's verb must word as its tool does, enumerated."""
+    cases: list[dict[str, Any]] = []
+
+    def case(op: Operation, what: str, arguments: dict[str, Any]) -> None:
+        # A positional is said after the ones before it: give those a value.
+        (name,) = arguments
+        names = [p.name for p in op.params]
+        if name in names and op.params[names.index(name)].positional:
+            earlier = op.params[: names.index(name)]
+            arguments = {p.name: "abc" for p in earlier if p.positional} | arguments
+        cases.append({"id": f"{op.tool}-{what}", "tool": op.tool, "arguments": arguments})
+
+    for op in OPS.values():
+        if any(p.required for p in op.params):
+            cases.append({"id": f"{op.tool}-missing", "tool": op.tool, "arguments": {}})
+        for p in op.params:
+            if p.type == "int":
+                case(op, f"{p.name}-word", {p.name: "two"})
+                case(op, f"{p.name}-fraction", {p.name: 2.5})
+            elif p.type == "float":
+                case(op, f"{p.name}-word", {p.name: "two"})
+                case(op, f"{p.name}-zero", {p.name: 0})
+            elif p.type == "object":
+                case(op, f"{p.name}-bad-json", {p.name: "{oops"})
+            if p.choices:
+                case(op, f"{p.name}-choice", {p.name: "bogus"})
+        case(op, "unknown-option", {"colour": "red"})
+    return cases
+
+
 def cli_argv(op: Operation, arguments: dict[str, Any]) -> list[str]:
-    """The verb's arguments for a tool call's arguments (positionals after ``--``)."""
+    """The verb's arguments for a tool call's arguments (positionals after ``--``).
+
+    A name the operation does not declare becomes the option a user would mistype (`--colour`).
+    """
     by_name = {p.name: p for p in op.params}
     for p in op.params:
         for alias in p.aliases:
@@ -62,7 +101,8 @@ def cli_argv(op: Operation, arguments: dict[str, Any]) -> list[str]:
             continue
         p = by_name.get(name)
         if p is None:
-            raise AssertionError(f"{name!r} is not a parameter of {op.tool}; no verb can say it")
+            options += ["--" + name.replace("_", "-"), str(value)]
+            continue
         if p.type == "bool":
             options.append(p.flag if value else f"--no-{p.flag[2:]}")
         elif p.type == "object":
@@ -278,6 +318,41 @@ def test_parity(
     assert out.endswith(b"\n") and orjson.loads(out) is not None
     if code != 0:
         assert orjson.loads(out)["error"] is True
+
+
+PARSE_CASES = parse_cases()
+
+
+def test_parse_cases_cover_every_operation() -> None:
+    assert {case["tool"] for case in PARSE_CASES} == set(OPS)
+    kinds = {case["id"].rsplit("-", 1)[-1] for case in PARSE_CASES}
+    assert {"missing", "word", "fraction", "zero", "choice", "option"} <= kinds
+
+
+@pytest.fixture(scope="module")
+def parse_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One seeded workspace for the parse cases: a refusal changes nothing, so they share it."""
+    return seeded_copy(tmp_path_factory.mktemp("parse") / "ws")
+
+
+@pytest.mark.parametrize("case", PARSE_CASES, ids=[c["id"] for c in PARSE_CASES])
+def test_parse_refusals_are_the_tools(
+    case: dict[str, Any], servers: Any, parse_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    op = OPS[case["tool"]]
+    server = servers({})
+    for name, value in server_env(server.home).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("NXS_WORKSPACE", raising=False)
+    out, code = run_cli(op, case["arguments"], parse_root, {})
+    call = {**case["arguments"], "workspace": str(parse_root), "now": NOW, "actor": ACTOR}
+    result = server.call(case["tool"], call)
+    text = result.content[0].text.encode()
+    assert out == text, f"{op.command} --json and {op.tool} differ"
+    assert code == 2 and result.is_error is True
+    assert orjson.loads(out)["kind"] == "validation"
+    if case["id"].endswith("-missing"):
+        assert orjson.loads(out)["suggestion"] == f"see `{op.command} --help`"
 
 
 def test_server_log_is_clean(servers: Any) -> None:

@@ -230,3 +230,25 @@ def test_fast_path_prints_what_the_typer_command_prints(
     for odd in (["--help"], ["--format", "xml"], ["--budget", "-3"], ["--budget"], ["--x", "1"]):
         assert fast_main(odd) is False
     assert capsysbinary.readouterr().out == b""
+
+
+def test_quiet_outside_prints_nothing_without_a_workspace(
+    ws: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The user-wide Claude Code hook runs in every project; most have no workspace."""
+    from nxs.prime import fast_main
+
+    bare = tmp_path / "elsewhere"
+    bare.mkdir()
+    quiet = ["--format", "claude-code", "--quiet-outside"]
+    assert fast_main(["--workspace", str(bare), *quiet]) is True
+    assert capsysbinary.readouterr().out == b""
+    slow = CliRunner().invoke(app, ["prime", "--workspace", str(bare), *quiet])
+    assert slow.exit_code == 0 and slow.stdout_bytes == b""
+    write_cache(ws, [record("b", "An introduction")])
+    assert fast_main(["--workspace", str(ws), *quiet]) is True
+    inside = orjson.loads(capsysbinary.readouterr().out)
+    assert "An introduction" in inside["hookSpecificOutput"]["additionalContext"]
+    (ws / ".nxs" / "config.toml").write_text("[nxs\n")  # a broken workspace is still reported
+    assert fast_main(["--workspace", str(ws), *quiet]) is True
+    assert b"not valid TOML" in capsysbinary.readouterr().out

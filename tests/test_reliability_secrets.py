@@ -179,7 +179,7 @@ def test_http_binds_loopback_by_default_and_refuses_beyond_it_without_a_token() 
 
     from nxs.errors import ValidationError
     from nxs.mcpcli import serve
-    from nxs.mcpserver import check_http
+    from nxs.mcphttp import check_http
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
     for host in ("127.0.0.1", "localhost", "::1"):
@@ -202,7 +202,8 @@ def _client(app: Any, base: str = "http://127.0.0.1:8765") -> Any:
 def test_http_checks_the_token_and_dns_rebinding_on_loopback(
     workspace: Path, token: str | None
 ) -> None:
-    from nxs.mcpserver import Seam, http_app
+    from nxs.mcphttp import http_app
+    from nxs.mcpserver import Seam
 
     auth = {"authorization": f"Bearer {token}"} if token else {}
     with _client(http_app(Seam(str(workspace)), "127.0.0.1", token)) as client:
@@ -226,7 +227,8 @@ def test_http_checks_the_token_and_dns_rebinding_on_loopback(
     "--allowed-host option (reported, docs/reliability.md)",
 )
 def test_http_dns_rebinding_protection_beyond_loopback(workspace: Path) -> None:
-    from nxs.mcpserver import Seam, http_app
+    from nxs.mcphttp import http_app
+    from nxs.mcpserver import Seam
 
     auth = {"authorization": "Bearer s3cret-token-4417"}
     app = http_app(Seam(str(workspace)), "192.168.1.20", "s3cret-token-4417")
@@ -256,13 +258,13 @@ def test_memory_text_stays_on_its_own_line_of_prime(tmp_path: Path) -> None:
 
     from nxm.port import import_records, parse_lines
     from nxm.service import MemoryService
-    from nxs.mcpserver import Seam, _instructions, build_server
+    from nxs.mcpserver import Seam, build_server
     from nxs.prime import prime_text
     from nxs.workspace import find
 
     root = seeded_copy(tmp_path / "proj")
     baseline = prime_text(str(root), now="2026-05-29T10:00:00Z")
-    baseline_instructions = _instructions(Seam(str(root)))
+    baseline_instructions = Seam(str(root)).instructions()
     service = MemoryService(find(root))
     keys = []
     for n, intro in enumerate(HOSTILE):
@@ -281,7 +283,7 @@ def test_memory_text_stays_on_its_own_line_of_prime(tmp_path: Path) -> None:
 
     text = prime_text(str(root), now="2026-05-29T10:00:00Z")
     seam = Seam(str(root))
-    instructions = _instructions(seam)
+    instructions = seam.instructions()
 
     async def served() -> str | None:
         async with Client(build_server(seam, instructions), mode="legacy") as client:
