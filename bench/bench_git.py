@@ -142,12 +142,20 @@ def git_clone(env: Env) -> list[Figure]:
     rate = n / total
     reference = _fastembed_rate(origin)
     return [
-        env.figure(f"git clone + first nxm search ({n:,} memories, all embedded)", runs,
-                   target=None, note="end to end: clone, read the files, embed, index, search"),  # fmt: skip
-        env.throughput(f"memories through the first search after a clone ({n:,})", rate,
-                       reference, target=0.8,
-                       note="memories/s of the whole first search against fastembed's batch "
-                       "embedding rate of the same texts"),  # fmt: skip
+        env.figure(
+            f"git clone + first nxm search ({n:,} memories, all embedded)",
+            runs,
+            target=None,
+            note="end to end: clone, read the files, embed, index, search",
+        ),  # fmt: skip
+        env.throughput(
+            f"memories through the first search after a clone ({n:,})",
+            rate,
+            reference,
+            target=0.8,
+            note="memories/s of the whole first search against fastembed's batch "
+            "embedding rate of the same texts",
+        ),  # fmt: skip
     ]
 
 

@@ -33,7 +33,7 @@ from nxm.aliases import aliases
 from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
 from nxm.lifecycle import live
 from nxm.record import reading_order
-from nxs.errors import NotFoundError, ValidationError
+from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
@@ -105,13 +105,24 @@ def load_agent(ws: Workspace) -> dict[str, Any]:
             entity["updated"] = line["at"]
             entities[n] = entity
         elif line.get("op") == "relation":
-            triple = (norm(line["source"]["name"]), line["relation"], norm(line["target"]["name"]))
+            triple = _triple(line)
             if triple not in relations:
                 relations[triple] = {
                     "source": line["source"], "relation": line["relation"],
                     "target": line["target"], "actor": line.get("actor"), "created": line["at"],
                 }  # fmt: skip
+        elif line.get("op") == "remove_relation":
+            relations.pop(_triple(line), None)
+        elif line.get("op") == "remove_entity":
+            n = norm(line["name"])
+            entities.pop(n, None)
+            for triple in [t for t in relations if n in (t[0], t[2])]:
+                del relations[triple]
     return {"entities": entities, "relations": list(relations.values())}
+
+
+def _triple(line: dict[str, Any]) -> tuple[str, str, str]:
+    return norm(line["source"]["name"]), line["relation"], norm(line["target"]["name"])
 
 
 def _statements(ws: Workspace) -> list[dict[str, Any]]:
@@ -453,6 +464,93 @@ def relate(
     return {"created": not same, "relation": view_relation(after, after.relations[rid])}
 
 
+def remove(
+    service: Any,
+    *,
+    entity: str,
+    now: str,
+    actor: str,
+    relation: str | None = None,
+    target: str | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """Remove what an agent wrote: an entity (and the relations stated on it), or one
+    relation; the removal is a statement in the log, so history keeps both.
+
+    Raises:
+        ValidationError: a relation without its target, or a target without a relation.
+        NotFoundError: no such entity in the graph.
+        ConflictError: it was only extracted from memories (NOT_AUTHORED): change those.
+    """
+    if (relation is None) != (target is None):
+        raise ValidationError(
+            "a relation is removed with both --relation and --target",
+            suggestion="name both, or neither to remove the entity",
+        )
+    reason = " ".join(reason.split()) if reason else None
+    with service.store.locked():
+        agent = load_agent(service.ws)
+        graph = current(service, now)
+        found = graph.find(entity)
+        if found is None:
+            raise NotFoundError(
+                f"no entity named {entity.strip()!r} in the graph",
+                suggestion="find it with `nxm graph search`",
+                code="ENTITY_NOT_FOUND",
+            )
+        n = norm(found["name"])
+        if relation is None:
+            stated = [
+                r
+                for r in agent["relations"]
+                if n in (norm(r["source"]["name"]), norm(r["target"]["name"]))
+            ]
+            removed_entities = [brief(found)] if n in agent["entities"] else []
+            if not removed_entities and not stated:
+                raise _not_authored(found)
+            statement = {"op": "remove_entity", "name": found["name"]}
+            rels = [graph.relations[rid] for rid in _authored_ids(graph, stated)]
+        else:
+            rel = re.sub(r"[\s-]+", "_", relation.strip()).upper()
+            other = graph.find(target or "")
+            if other is None:
+                raise NotFoundError(f"no entity named {target.strip()!r} in the graph",
+                                    code="ENTITY_NOT_FOUND",
+                                    suggestion="find it with `nxm graph search`")  # fmt: skip
+            stated = [r for r in agent["relations"]
+                      if _triple(r) == (n, rel, norm(other["name"]))]  # fmt: skip
+            if not stated:
+                raise _not_authored(found, rel, other)
+            removed_entities = []
+            statement = {"op": "remove_relation", "relation": rel,
+                         "source": {"name": found["name"]}, "target": {"name": other["name"]}}  # fmt: skip
+            rels = [graph.relations[rid] for rid in _authored_ids(graph, stated)]
+        _state(service.ws, {**statement, "at": now, "actor": actor, "reason": reason})
+    removed = {"entities": removed_entities, "relations": [view_relation(graph, r) for r in rels]}
+    return {"changed": True, "removed": removed, "entity": current(service, now).find(entity)}
+
+
+def _authored_ids(graph: Graph, stated: list[dict[str, Any]]) -> list[str]:
+    ids = []
+    for r in stated:
+        a, b = graph.find(r["source"]["name"]), graph.find(r["target"]["name"])
+        rid = relation_id(a["id"], r["relation"], b["id"]) if a and b else None
+        if rid in graph.relations:
+            ids.append(rid)
+    return ids
+
+
+def _not_authored(entity: dict[str, Any], relation: str | None = None,
+                  other: dict[str, Any] | None = None) -> ConflictError:  # fmt: skip
+    what = f"{entity['name']} {relation} {other['name']}" if other else entity["name"]
+    keys = ", ".join(entity["sourceMemoryIds"][:5]) or "none"
+    return ConflictError(
+        f"{what} was not written by an agent: it is extracted from memories ({keys})",
+        suggestion="correct or forget those memories (`nxm update KEY` / `nxm forget KEY`)",
+        code="NOT_AUTHORED",
+    )
+
+
 # -- views ---------------------------------------------------------------------------------------
 
 
@@ -475,6 +573,6 @@ def view_relation(graph: Graph, rel: dict[str, Any]) -> dict[str, Any]:
 
 __all__ = [
     "AGENT_LOG", "Graph", "add", "brief", "build", "current", "entity_id", "extractions",
-    "fingerprint", "load_agent", "migrate", "relate", "relation_id", "text_of",
+    "fingerprint", "load_agent", "migrate", "relate", "relation_id", "remove", "text_of",
     "view_relation",
 ]  # fmt: skip

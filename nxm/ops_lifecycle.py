@@ -72,6 +72,12 @@ def _graph_relate(ctx: Context, **kw: Any) -> Any:
     return relate(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
 
 
+def _graph_remove(ctx: Context, **kw: Any) -> Any:
+    from nxm.graph import remove
+
+    return remove(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
+
+
 def _stats(ctx: Context, **kw: Any) -> Any:
     from nxm.insights import stats
 
@@ -279,6 +285,29 @@ OPERATIONS: list[Operation] = [
         ),
         writes=True,
         example='nxm graph relate "Dana Kim" OWNS "billing service"',
+    ),
+    _op(
+        "graph_remove",
+        "graph_remove",
+        ("graph", "remove"),
+        "knowledge",
+        summary="Remove what an agent wrote in the graph: an entity (with the relations stated "
+        "on it), or one relation with --relation and --target; kept in the graph's history.",
+        handler=_graph_remove,
+        params=(
+            Param(
+                "entity",
+                help="The entity (id or name).",
+                required=True,
+                positional=True,
+                max_len=200,
+            ),  # fmt: skip
+            Param("relation", help="Remove only this relation of it (needs --target).", max_len=40),
+            Param("target", help="The relation's other end (id or name).", max_len=200),
+            Param("reason", help="Why, for the history.", max_len=500),
+        ),
+        writes=True,
+        example='nxm graph remove "Dana Kim" --relation OWNS --target "billing service"',
     ),
     _op(
         "stats",

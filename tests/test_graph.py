@@ -20,7 +20,7 @@ from nxm.graph_query import DONT_KNOW, ask, intent, search, traverse
 from nxm.record import new_record
 from nxm.service import MemoryService
 from nxs.context import Context
-from nxs.errors import NotFoundError, ValidationError
+from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import find
 
 DATA = Path(__file__).parent / "data"
@@ -413,6 +413,37 @@ def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
         graph.relate(
             svc, source="Dana Kim", relation="uses!", target="Dana Kim", now=NOW, actor="a"
         )
+
+
+def test_what_an_agent_wrote_can_be_removed_and_the_log_keeps_it(ctx: Context) -> None:
+    svc = ctx.memory
+    svc.add(body="Dana Kim uses pytest every day.", introduction="Dana uses pytest", now=NOW,
+            actor="t")  # fmt: skip
+    graph.add(svc, name="Acme Corp", type="ORGANIZATION", now=NOW, actor="agent")
+    graph.relate(svc, source="Dana Kim", relation="WORKS_AT", target="Acme Corp", now=NOW,
+                 actor="agent")  # fmt: skip
+    graph.relate(svc, source="pytest", relation="USES", target="Acme Corp", now=NOW, actor="agent")
+    got = graph.remove(svc, entity="Dana Kim", relation="works at", target="acme corp", now=NOW,
+                       actor="agent", reason="moved on")  # fmt: skip
+    assert [r["relation"] for r in got["removed"]["relations"]] == ["WORKS_AT"]
+    assert got["entity"]["name"] == "Dana Kim"  # still extracted from the memory
+    g = graph.current(svc, NOW)
+    assert [r["relation"] for r in g.relations.values() if r["authored"]] == ["USES"]
+    gone = graph.remove(svc, entity="Acme Corp", now=NOW, actor="agent")
+    assert [e["name"] for e in gone["removed"]["entities"]] == ["Acme Corp"]
+    assert [r["relation"] for r in gone["removed"]["relations"]] == ["USES"]
+    assert graph.current(svc, NOW).find("Acme Corp") is None
+    ops = [orjson.loads(x)["op"] for x in (svc.ws.dir / graph.AGENT_LOG).read_bytes().splitlines()]
+    assert ops[-2:] == ["remove_relation", "remove_entity"]
+    before = (svc.ws.dir / graph.AGENT_LOG).read_bytes()
+    with pytest.raises(ConflictError) as info:
+        graph.remove(svc, entity="pytest", now=NOW, actor="agent")  # only extracted
+    assert info.value.code == "NOT_AUTHORED"
+    with pytest.raises(NotFoundError):
+        graph.remove(svc, entity="Nobody", now=NOW, actor="agent")
+    with pytest.raises(ValidationError):
+        graph.remove(svc, entity="Dana Kim", relation="USES", now=NOW, actor="agent")
+    assert (svc.ws.dir / graph.AGENT_LOG).read_bytes() == before  # refusals wrote nothing
 
 
 def timings(n: int = 1000) -> dict[str, float]:

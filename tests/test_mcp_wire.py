@@ -87,10 +87,9 @@ def _answers(lines: list[bytes], root: Path, home: Path) -> tuple[dict[Any, Any]
             message = json.loads(raw)  # every stdout line is JSON
             for one in message if isinstance(message, list) else [message]:
                 answers[one["id"]] = {**one, "batch": isinstance(message, list)}
-            if not isinstance(message, list) and message.get("id") == "end":
-                # tool calls run in a worker and may be answered after the ping
-                if all(i in answers for _, ids in PROBES for i in ids):
-                    return
+            # tool calls run in a worker and may be answered after the ping
+            if "end" in answers and all(i in answers for _, ids in PROBES for i in ids):
+                return
 
     writer = threading.Thread(target=write, daemon=True)
     reader = threading.Thread(target=read, daemon=True)

@@ -565,3 +565,30 @@ def test_search_returns_what_lancedb_returns_for_every_filter(svc: MemoryService
 def test_records_of_a_new_workspace_are_empty_and_no_index_is_made(svc: MemoryService) -> None:
     assert list(Store(find(svc.ws.root)).records()) == []
     assert not (svc.ws.dir / "index" / "lance").exists()
+
+
+def test_a_long_lived_store_is_told_what_changed_and_sees_every_edit(svc: MemoryService) -> None:
+    from nxm.store import watch as watch_module
+
+    keys = [add(svc, f"Watched fact {i}.") for i in range(3)]
+    store = fresh(svc).store
+    store.records()
+    store.records()  # a second look: the store watches from now on
+    if store._watch is None:
+        pytest.skip("no inotify here")
+    scans: list[int] = []
+    real = files.Files.scan
+    files.Files.scan = lambda self, *a: scans.append(1) or real(self, *a)  # type: ignore[method-assign]
+    try:
+        assert sorted(store.records()) == sorted(keys) and scans == []  # nothing changed: no look
+        path = svc.ws.dir / "memories" / f"{keys[0]}.md"
+        path.write_text(path.read_text().replace("Watched fact 0.", "Watched fact zero."))
+        (svc.ws.dir / "memories" / f"{keys[1]}.md").unlink()
+        got = store.records()
+        assert got[keys[0]]["body"] == "Watched fact zero." and keys[1] not in got
+        assert scans == []  # told, not looked for
+        shutil.rmtree(svc.ws.dir / "memories")  # the folder itself goes: look at everything
+        assert list(store.records()) == [] and scans
+    finally:
+        files.Files.scan = real  # type: ignore[method-assign]
+    assert watch_module.Watch

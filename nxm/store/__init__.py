@@ -375,13 +375,11 @@ class Store:
     def _cached(self, vectors: dict[str, bytes], keys: list[str], deletes: list[str]) -> None:
         """Bring the cache up to date with a write's files (or, on a full disk, work from an
         in-memory cache read from the files)."""
-        import sqlite3
-
         rows = [self._read(k) for k in keys] + [(None, "", "", k) for k in deletes]
         try:
             self.cache.store_vectors(vectors)
             self.cache.put(rows)
-        except sqlite3.OperationalError as exc:
+        except UpstreamError as exc:
             if not self._in_memory(exc):
                 raise
             self.cache.store_vectors(vectors)
@@ -511,8 +509,7 @@ class Store:
         import shutil
 
         with self.locked():
-            self.index = Index(self.index.uri, None, self.index.dim)
-            self.index.root = self.ws.root
+            self.close()  # the index, the cache's connection and the watch: all made anew
             if not self.remote:
                 shutil.rmtree(self.index.uri, ignore_errors=True)
             with self.cache.transaction() as conn:

@@ -31,6 +31,7 @@ import orjson
 
 from nxm.record import body_hash, indexed_text, order_bytes
 from nxm.store.text import LOCAL
+from nxs.errors import UpstreamError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
@@ -168,15 +169,31 @@ class Cache:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction.
+
+        Raises:
+            UpstreamError: the disk refused it (full, read-only: code STORE_WRITE_FAILED).
+        """
         with self._lock:
             conn = self.conn()
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if not any(w in str(exc) for w in ("full", "readonly", "disk I/O")):
+                    raise
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise UpstreamError(
+                    f"the local cache cannot be written: {exc}",
+                    suggestion="check free disk space and permissions of .nxs/index/",
+                    code="STORE_WRITE_FAILED",
+                ) from None
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

@@ -197,6 +197,31 @@ CASES = [
         "tool": "graph_relate",
         "arguments": {"source": "pytest", "relation": "uses!", "target": "ruff"},
     },
+    {
+        "id": "graph-remove-relation",
+        "tool": "graph_remove",
+        "arguments": {
+            "entity": "Dana Kim",
+            "relation": "works at",
+            "target": "Acme Corp",
+            "reason": "she moved",
+        },  # fmt: skip
+        "setup": _team,
+    },
+    {
+        "id": "graph-remove-entity",
+        "tool": "graph_remove",
+        "arguments": {"entity": "Acme Corp"},
+        "setup": _team,
+    },  # fmt: skip
+    {"id": "graph-remove-extracted", "tool": "graph_remove", "arguments": {"entity": "pytest"}},
+    {"id": "graph-remove-unknown", "tool": "graph_remove", "arguments": {"entity": "Nobody"}},
+    {
+        "id": "graph-remove-half",
+        "tool": "graph_remove",
+        "arguments": {"entity": "Dana Kim", "relation": "WORKS_AT"},
+        "setup": _team,
+    },  # fmt: skip
     # -- stats / profile / entities ----------------------------------------------------------
     {"id": "stats-default", "tool": "memory_stats", "arguments": {}, "setup": _searches},
     {"id": "stats-week", "tool": "memory_stats", "arguments": {"days": 7}},

@@ -79,13 +79,15 @@ def store_docs(root: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         raw = log.read_bytes() if log.exists() else None
         docs[md.stem] = record_of(md.stem, md.read_bytes(), raw, ".nxs")
     service = MemoryService(find(root))
-    service.store.records()
-    service.store.refresh()
-    table = service.store.index.table()
-    keys = table.search().select(["key"]).limit(None).to_arrow().column("key").to_pylist() if (
-        table is not None
-    ) else []  # fmt: skip
-    service.store.close()
+    try:
+        service.store.records()
+        service.store.refresh()
+        table = service.store.index.table()
+        keys = table.search().select(["key"]).limit(None).to_arrow().column("key").to_pylist() if (
+            table is not None
+        ) else []  # fmt: skip
+    finally:
+        service.store.close()
     counts = collections.Counter(keys)
     wrong = {k for k, n in counts.items() if n != 1} | (set(docs) ^ set(counts))
     return docs, sorted(wrong)
