@@ -4,13 +4,12 @@
     PYTHONPATH=OTHER_CHECKOUT python bench/bench_add.py --store ... # time another commit's code
 
 The store (a workspace made by `bench.bench_scale --keep`) is copied to a scratch directory, a
-`MemoryService` is opened once (model loaded, table open, one search), then ``--adds`` single
-`add` calls are timed, each split into its parts: embedding, the LanceDB write (merge_insert),
-upkeep (`Store._maintain`: fold into the full-text index and compaction, when due), the read
-cache, the graph file, NEXUS_MEMORY.md (render and write; one part, "projection", since
-ff8f743) and the rest (duplicate check, lock,
-session context). Prints one JSON line: medians, p95 and max per part in milliseconds, and the
-1-minute load average at the start and end (2 cores here).
+`MemoryService` is opened once (model loaded, index open, one search), then ``--adds`` single
+`add` calls are timed, each split into its parts: embedding, the memory files (journal, log,
+Markdown: `Files.write`), the record cache (`Cache.put`), the index (`Index.write`: the LanceDB
+merge_insert and upkeep), NEXUS_MEMORY.md (`Store.project`), following the files before the
+write (`Store.sync`) and the rest (lock, duplicate check). Prints one JSON line: medians, p95
+and max per part in milliseconds, and the 1-minute load average at the start and end.
 """
 
 from __future__ import annotations
@@ -47,10 +46,11 @@ def _wrap(owner: Any, name: str, label: str, spent: dict[str, float]) -> None:
 
 
 def run(store: Path, adds: int) -> dict[str, Any]:
-    import nxm.graph
-    import nxm.projection
     import nxm.service
     import nxm.store
+    import nxm.store.cache
+    import nxm.store.files
+    import nxm.store.index
     from nxs.workspace import find
 
     work = Path(tempfile.mkdtemp(prefix="nxs-add-"))
@@ -60,19 +60,17 @@ def run(store: Path, adds: int) -> dict[str, Any]:
         load_start = os.getloadavg()[0]
         svc = nxm.service.MemoryService(find(str(root)))
         svc.embedder()
-        svc.store.table()
+        svc.store.index.table(create=True)
         now = "2030-01-01T00:00:00.000Z"
         svc.search(query="nightly export", limit=10, now=now)
         spent: dict[str, float] = {}
         _wrap(nxm.service.MemoryService, "_vectors", "embed", spent)
         _wrap(nxm.store.Store, "commit", "commit", spent)
-        _wrap(nxm.store.Store, "_maintain", "upkeep", spent)
-        _wrap(nxm.store.Store, "_write_cache", "read_cache", spent)
-        _wrap(nxm.graph, "refresh", "graph", spent)
-        _wrap(nxm.service, "render_projection", "projection_render", spent)  # before 2e51dc7
-        _wrap(getattr(nxm.projection, "Projection", None), "render", "projection_render", spent)
-        _wrap(nxm.service, "atomic_write", "projection_write", spent)  # before ff8f743
-        _wrap(getattr(nxm.projection, "Projection", None), "write", "projection", spent)
+        _wrap(nxm.store.Store, "sync", "sync", spent)
+        _wrap(nxm.store.files.Files, "write", "files", spent)
+        _wrap(nxm.store.cache.Cache, "put", "cache", spent)
+        _wrap(nxm.store.index.Index, "write", "index", spent)
+        _wrap(nxm.store.Store, "project", "projection", spent)
         parts: dict[str, list[float]] = {}
         for i in range(adds):
             spent.clear()
@@ -86,23 +84,9 @@ def run(store: Path, adds: int) -> dict[str, Any]:
             )
             total = time.perf_counter() - t0
             commit = spent.pop("commit", 0.0)
-            spent["lancedb_write"] = (
-                commit - spent.get("upkeep", 0.0) - spent.get("read_cache", 0.0)
-            )
-            spent["rest"] = (
-                total
-                - commit
-                - sum(
-                    spent.get(k, 0.0)
-                    for k in (
-                        "embed",
-                        "graph",
-                        "projection",
-                        "projection_render",
-                        "projection_write",
-                    )
-                )
-            )
+            inside = ("files", "cache", "index", "projection")
+            spent["commit_other"] = commit - sum(spent.get(k, 0.0) for k in inside)
+            spent["rest"] = total - commit - spent.get("embed", 0.0) - spent.get("sync", 0.0)
             spent["total"] = total
             for k, v in spent.items():
                 parts.setdefault(k, []).append(v)

@@ -13,7 +13,7 @@ starts `nxs mcp serve` over stdio and calls ``memory_search`` (hybrid, limit 10)
 queries (warm p50/p95 after 3 untimed calls); the server's peak RSS is its ``VmHWM``. Then
 ``--writes`` single ``memory_add`` calls go through the same server, with 10 searches timed after
 every eighth of them and the table's fragment count (the store compacts itself every
-`nxm.store.COMPACT_EVERY` fragments, so search must not slow down), and search is timed again. Cold ``nxm search`` is a fresh process each time. Results go to bench/out/scale-*.json.
+`nxm.store.index.COMPACT_EVERY` fragments, so search must not slow down), and search is timed again. Cold ``nxm search`` is a fresh process each time. Results go to bench/out/scale-*.json.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ async def _serve(root: Path, searches: int, writes: int, log: Any) -> dict[str, 
     store = Store(find(str(root)))
 
     def fragments() -> int:
-        table = store.table()
+        table = store.index.table()
         table.checkout_latest()
         return int(table.stats()["fragment_stats"]["num_fragments"])
 
@@ -217,8 +217,8 @@ def _import(n: int, root: Path, work: Path, log: Any, model: str | None) -> dict
     got: dict[str, Any] = {"n": n, "model": model or "default"}
     got.update(ingest_s=took, ingest_per_s=n / took, import_load=os.getloadavg()[0])
     log(f"  nxm import: {took:.1f} s ({n / took:.0f}/s)")
-    got["disk_mb"] = _du(root / ".nxs" / "memory") / 1e6
-    got["cache_mb"] = _du(root / ".nxs" / "cache") / 1e6
+    got["disk_mb"] = (_du(root / ".nxs" / "memories") + _du(root / ".nxs" / "history")) / 1e6
+    got["cache_mb"] = _du(root / ".nxs" / "index") / 1e6  # the local index and record cache
     return got
 
 

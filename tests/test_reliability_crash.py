@@ -76,6 +76,14 @@ def _wait_for_acks(out: Path, count: int) -> None:
         time.sleep(0.01)
 
 
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has ended (a zombie its parent has not reaped yet counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] in "ZX"
+    except (OSError, IndexError):
+        return True
+
+
 def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
     """Kill ``pid`` with SIGKILL at the moment ``how`` names; return what was seen."""
     journal = root / ".nxs" / "index" / "journal"
@@ -102,6 +110,8 @@ def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
                 seen = how
             if seen != "deadline":
                 break
+            if _exited(pid):
+                return "finished"
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:  # it finished first
