@@ -199,11 +199,11 @@ def test_a_write_killed_half_way_lands_whole_at_the_next_command(
     real = files._apply
     done: list[str] = []
 
-    def dies_after_one(where: files.Files, change: files.Change) -> None:
+    def dies_after_one(where: files.Files, change: files.Change, **kw: Any) -> None:
         if done:
             raise KeyboardInterrupt  # as a kill would: nothing after this runs
         done.append(change.key)
-        real(where, change)
+        real(where, change, **kw)
 
     monkeypatch.setattr(files, "_apply", dies_after_one)
     with pytest.raises(KeyboardInterrupt), svc.store.writing() as current:

@@ -327,9 +327,8 @@ class Store:
                 index.maintainer.wait(timeout=120)
         index.behind = False
         with self.locked():
-            if not self.remote:
-                self.files.replay()
-                self.files.sweep()
+            if not self.remote and self.files.replay():
+                self.files.sweep()  # what the killed writer left half-made
             self.sync()
             yield Records(self.cache)
 
@@ -513,7 +512,7 @@ class Store:
             if not self.remote:
                 shutil.rmtree(self.index.uri, ignore_errors=True)
             with self.cache.transaction() as conn:
-                for table in ("records", "pending", "extracted"):
+                for table in ("records", "docs", "pending", "extracted"):
                     conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
                 self.cache.set_meta(conn, "history_mark", "")
                 self.cache.set_meta(conn, "remote_version", "")

@@ -38,14 +38,16 @@ CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS records(
     key TEXT PRIMARY KEY,
     md TEXT NOT NULL, log TEXT NOT NULL,  -- identities of the files read
-    doc BLOB, head BLOB,                  -- the record; without body and events
-    problem TEXT,                         -- why the files make no record (doc is NULL)
-    hash TEXT, text TEXT, session TEXT, status TEXT,
+    good INTEGER NOT NULL,                -- 1: the files make a record (in docs)
+    problem TEXT,                         -- else: why they do not
+    hash TEXT, text TEXT, session TEXT, created TEXT, status TEXT,
     ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, doc BLOB NOT NULL, head BLOB NOT NULL)
+    WITHOUT ROWID;  -- the record; without body and events (kept apart: scans of records stay small)
 CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
 CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_ord ON records(ord) WHERE line IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
@@ -54,7 +56,7 @@ CREATE TABLE IF NOT EXISTS vectors(
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-VERSION = "1"  # of the schema and of what a row holds: another version is rebuilt from scratch
+VERSION = "2"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 
 
@@ -237,15 +239,17 @@ class Cache:
         with self.transaction() as conn:
             for record, md, log, key in records:
                 old = conn.execute(
-                    "SELECT md, log, doc, problem, session FROM records WHERE key = ?", (key,)
+                    "SELECT r.md, r.log, d.doc, r.problem, r.session FROM records r "
+                    "LEFT JOIN docs d ON d.key = r.key WHERE r.key = ?",
+                    (key,),
                 ).fetchone()
                 if expect is not None and (old[:2] if old else None) != expect.get(key):
                     continue  # another process changed it since it was read
                 if old is not None and old[4]:
                     sessions.add(old[4])
                 if record is None:
-                    conn.execute("DELETE FROM records WHERE key = ?", (key,))
-                    conn.execute("DELETE FROM extracted WHERE key = ?", (key,))
+                    for table in ("records", "docs", "extracted"):
+                        conn.execute(f"DELETE FROM {table} WHERE key = ?", (key,))  # noqa: S608
                     changed += [key] if old is not None else []
                     continue
                 row = self._row(record, md, log, key)
@@ -253,11 +257,15 @@ class Cache:
                     conn.execute("UPDATE records SET md = ?, log = ? WHERE key = ?", (md, log, key))
                     continue
                 conn.execute(
-                    "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :doc, :head, "
-                    ":problem, :hash, :text, :session, :status, :ord, :line, "
+                    "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
+                    ":hash, :text, :session, :created, :status, :ord, :line, "
                     "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
                     row,
                 )
+                if row["good"]:
+                    conn.execute("INSERT OR REPLACE INTO docs VALUES (:key, :doc, :head)", row)
+                else:
+                    conn.execute("DELETE FROM docs WHERE key = ?", (key,))
                 sessions.update([row["session"]] if row["session"] else [])
                 changed.append(key)
             if changed:
@@ -270,9 +278,20 @@ class Cache:
 
     def _row(self, record: Any, md: str, log: str, key: str) -> dict[str, Any]:
         row: dict[str, Any] = dict.fromkeys(
-            ("doc", "head", "problem", "hash", "text", "session", "status", "ord", "line")
+            (
+                "doc",
+                "head",
+                "problem",
+                "hash",
+                "text",
+                "session",
+                "created",
+                "status",
+                "ord",
+                "line",
+            )
         )
-        row.update(key=key, md=md, log=log, model=self.model)
+        row.update(key=key, md=md, log=log, model=self.model, good=0)
         if isinstance(record, str):
             row["problem"] = record
             return row
@@ -284,7 +303,9 @@ class Cache:
             hash=body_hash(record["body"]),
             text=text_hash(record),
             session=record.get("session_id") or None,
+            created=record.get("created"),
             status=record["status"],
+            good=1,
             ord=order_bytes(record),
             line=projection_line(record),
         )
@@ -307,26 +328,29 @@ class Cache:
         return record
 
     def get(self, key: str) -> dict[str, Any] | None:
-        got = self.query("SELECT doc, ready FROM records WHERE key = ? AND doc IS NOT NULL", (key,))
+        got = self.query(
+            "SELECT d.doc, r.ready FROM docs d JOIN records r ON r.key = d.key WHERE d.key = ?",
+            (key,),
+        )
         return self._record(*got[0]) if got else None
 
     def many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         got = self.query(
-            "SELECT key, doc, ready FROM records WHERE key IN (SELECT value FROM json_each(?)) "
-            "AND doc IS NOT NULL",
+            "SELECT d.key, d.doc, r.ready FROM docs d JOIN records r ON r.key = d.key "
+            "WHERE d.key IN (SELECT value FROM json_each(?))",
             (orjson.dumps(list(keys)).decode(),),
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
 
     def keys(self) -> list[str]:
-        return [k for (k,) in self.query("SELECT key FROM records WHERE doc IS NOT NULL")]
+        return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
 
     def heads(self, ordered: bool = False, shown: bool = False) -> Iterator[dict[str, Any]]:
         """Every record without body and events (``shown``: only NEXUS_MEMORY.md's, which
         are open and shared), in reading order when ``ordered``."""
-        sql = "SELECT head, ready FROM records WHERE doc IS NOT NULL"
-        sql += " AND line IS NOT NULL" if shown else ""
-        sql += " ORDER BY ord" if ordered or shown else ""
+        sql = "SELECT d.head, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE r.good = 1"
+        sql += " AND r.line IS NOT NULL" if shown else ""
+        sql += " ORDER BY r.ord" if ordered or shown else ""
         for head, ready in self.query(sql):
             yield self._record(head, ready)
 
@@ -338,8 +362,8 @@ class Cache:
 
     def in_sessions(self, sessions: set[str]) -> list[dict[str, Any]]:
         got = self.query(
-            "SELECT doc, ready FROM records WHERE session IN (SELECT value FROM json_each(?)) "
-            "AND doc IS NOT NULL",
+            "SELECT d.doc, r.ready FROM records r JOIN docs d ON d.key = r.key "
+            "WHERE r.session IN (SELECT value FROM json_each(?))",
             (orjson.dumps(sorted(sessions)).decode(),),
         )
         return [self._record(doc, ready) for doc, ready in got]
@@ -347,8 +371,7 @@ class Cache:
     def sessions(self) -> list[tuple[str, str, str]]:
         """(key, session, created) of every record in a session."""
         return self.query(
-            "SELECT key, session, json_extract(head, '$.created') FROM records "
-            "WHERE session IS NOT NULL AND doc IS NOT NULL"
+            "SELECT key, session, created FROM records WHERE session IS NOT NULL AND good = 1"
         )
 
     def lines(self) -> tuple[list[str], int]:
@@ -361,7 +384,7 @@ class Cache:
         return lines, int(closed)
 
     def count(self) -> int:
-        return int(self.query("SELECT COUNT(*) FROM records WHERE doc IS NOT NULL")[0][0])
+        return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
 
     # -- the index's bookkeeping ------------------------------------------------------------
 
@@ -418,7 +441,7 @@ class Cache:
         return [
             k
             for (k,) in self.query(
-                "SELECT key FROM records WHERE ready = 0 AND doc IS NOT NULL ORDER BY ord"
+                "SELECT key FROM records WHERE ready = 0 AND good = 1 ORDER BY ord"
             )
         ]
 

@@ -29,6 +29,9 @@ from nxs.errors import UpstreamError
 from nxs.paths import atomic_write
 
 RACY_NS = 2_000_000_000
+# A write of more changes than this (an import's batch) flushes the disk once (os.sync) instead
+# of each file: 2,000 memories took 15.7 s of fsync one file at a time here.
+FSYNC_EACH = 4
 
 
 def ident(st: os.stat_result, now: int | None = None) -> str:
@@ -134,10 +137,13 @@ class Files:
         except OSError as exc:
             raise _refused(exc, undone=True) from None
         done: list[tuple[Change, tuple[bytes | None, int | None]]] = []
+        each = len(changes) <= FSYNC_EACH  # a batch is flushed once, not a file at a time
         try:
             for change in changes:
                 done.append((change, _before(self, change.key)))
-                _apply(self, change)
+                _apply(self, change, durable=each)
+            if not each:
+                os.sync()
             _sync_dirs(self)
             self.journal.unlink()
         except OSError as exc:
@@ -164,6 +170,8 @@ class Files:
 
     def replay(self) -> bool:
         """Apply the journal a killed writer left, if any (call under the write lock)."""
+        if any(p.name.startswith(".journal.") for p in self.journal.parent.glob(".journal.*")):
+            self.sweep()  # killed while writing its journal: nothing was applied
         try:
             entries = orjson.loads(self.journal.read_bytes())
             changes = [
@@ -187,14 +195,14 @@ class Files:
         return True
 
 
-def _apply(files: Files, change: Change) -> None:
+def _apply(files: Files, change: Change, durable: bool = True) -> None:
     md, log = files.md(change.key), files.log(change.key)
     if change.md is None:
         md.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
         return
     if change.rewrite is not None:
-        atomic_write(log, change.rewrite)
+        atomic_write(log, change.rewrite, durable=durable)
     elif change.append:
         log.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -204,10 +212,11 @@ def _apply(files: Files, change: Change) -> None:
                 tail = os.pread(fd, min(size, 1 << 20), max(0, size - (1 << 20)))
                 os.ftruncate(fd, size - len(tail) + tail.rfind(b"\n") + 1)
             os.write(fd, change.append)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
-    atomic_write(md, change.md)
+    atomic_write(md, change.md, durable=durable)
 
 
 def _before(files: Files, key: str) -> tuple[bytes | None, int | None]:
