@@ -418,7 +418,7 @@ def test_graph_draws_known_entities_and_explains_one(
     )
     assert {"Dana Kim", "billing service", "Marco Rossi", "Larkspur", "nightly export"} <= names
     assert browser.js("document.querySelectorAll('#graph-svg line.edge').length") >= 5
-    mouse_click(browser, '#graph-svg g.node[data-name="billing service"]')
+    mouse_click(browser, '#graph-svg g.node[data-name="billing service"] circle')
     browser.wait("document.querySelector('#entity-sources li')", "the entity panel")
     assert browser.text("#entity-name") == "billing service"
     relations = browser.text("#entity-relations")
