@@ -31,7 +31,7 @@ function ticks(max) {
   const mag = 10 ** Math.floor(Math.log10(step0));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((x) => x >= step0);
   const out = [];
-  for (let v = 0; v <= max + step * 0.01 || out.length < 2; v += step) out.push(Math.round(v));
+  for (let v = 0; out.length < 2 || out[out.length - 1] < max; v += step) out.push(Math.round(v));
   return out;
 }
 
@@ -39,7 +39,7 @@ const day = (iso, long) => new Date(iso).toLocaleDateString(undefined, long ? { 
 
 // Time on x, one bucket a column: stacked bars (events) or lines (memories), with a legend.
 function timeChart({ id, buckets, bucketDays, series, kind, label }) {
-  const W = 760, H = 230, left = 44, right = 12, top = 26, bottom = 34;
+  const W = 560, H = 210, left = 36, right = 10, top = 26, bottom = 30;
   const n = buckets.length;
   const cw = (W - left - right) / n;
   const totals = buckets.map((_, i) => (kind === "bars" ? series.reduce((a, x) => a + x.values[i], 0) : Math.max(...series.map((x) => x.values[i]))));
@@ -51,9 +51,9 @@ function timeChart({ id, buckets, bucketDays, series, kind, label }) {
     svg.append(s("line", { x1: left, x2: W - right, y1: y(v), y2: y(v), class: "grid" }),
       s("text", { x: left - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, String(v)));
   }
-  const every = Math.max(1, Math.ceil(n / 8));
+  const every = Math.max(1, Math.ceil(n / 7));
   buckets.forEach((b, i) => {
-    if (i % every === 0 || i === n - 1) svg.append(s("text", { x: left + cw * (i + 0.5), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, day(b)));
+    if (i % every === 0 || (i === n - 1 && i % every > every / 2)) svg.append(s("text", { x: left + cw * (i + 0.5), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, day(b)));
   });
   const span = (i) => (bucketDays === 1 ? day(buckets[i], true) : `week of ${day(buckets[i], true)}`);
   if (kind === "bars") {
@@ -78,7 +78,7 @@ function timeChart({ id, buckets, bucketDays, series, kind, label }) {
   let lx = left;
   for (const [k, sr] of series.entries()) {
     svg.append(s("rect", { x: lx, y: 6, width: 10, height: 10, class: `swatch s${k}` }), s("text", { x: lx + 14, y: 15, class: "tick" }, sr.label));
-    lx += 24 + sr.label.length * 6.5;
+    lx += 24 + sr.label.length * 6;
   }
   return svg;
 }
@@ -98,12 +98,12 @@ function delta(now, before) {
 function whoTable(id, title, rows, total, filterField) {
   if (!rows.length) return h("section", { class: "panel who", id }, h("h2", {}, title), h("p", { class: "muted small" }, "nobody in these memories"));
   return h("section", { class: "panel who", id }, h("h2", {}, title),
-    h("table", { class: "list compact" },
+    h("div", { class: "table-wrap" }, h("table", { class: "list compact" },
       h("thead", {}, h("tr", {}, ["Who", "Events", "Created", "Memories", "Over time", "Last"].map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, rows.map((r) => h("tr", { dataset: { name: r.name } },
         h("td", {}, filterField ? link(`#/memories?${new URLSearchParams({ [filterField]: r.name, status: "all" })}`, r.name) : r.name),
         h("td", {}, String(r.events)), h("td", {}, String(r.created)), h("td", {}, String(r.memories)),
-        h("td", {}, sparkline(r.series)), h("td", { class: "nowrap" }, time(r.last)))))),
+        h("td", {}, sparkline(r.series)), h("td", { class: "nowrap" }, h("time", { datetime: r.last, title: when(r.last) }, day(r.last, true)))))))),
     total > rows.length ? h("p", { class: "muted small" }, `the ${rows.length} most active of ${total}`) : null);
 }
 
@@ -127,7 +127,7 @@ export async function figuresPage(root, r) {
   });
   const activity = timeChart({
     id: "chart-events", buckets: act.buckets, bucketDays: act.bucketDays, kind: "bars", label: "memory events over time",
-    series: Object.entries(act.events).map(([name, values]) => ({ name, label: GROUP_LABELS[name] || name, values })),
+    series: Object.keys(GROUP_LABELS).filter((name) => act.events[name]).map((name) => ({ name, label: GROUP_LABELS[name], values: act.events[name] })),
   });
   const names = Object.keys(st.memories);
   const labels = [`last ${days} days`, `the ${days} days before`];
@@ -153,7 +153,7 @@ export async function figuresPage(root, r) {
       h("section", { class: "panel" }, h("h2", {}, "Memory events"), events),
       h("section", { class: "panel" }, h("h2", {}, "Feedback"), feedback)),
     h("h2", {}, "Who did what"),
-    h("p", { class: "muted small" }, `Events in the window by the actor that recorded them, and by the agent, program tool and user the memories name. ${act.method}.`),
+    h("p", { class: "muted small" }, "Events in the window by the actor that recorded them, and by the agent, program tool and user the memories name; ", act.method, "."),
     h("div", { class: "who-grid" },
       whoTable("by-actor", "Actors", act.actors, act.actorsTotal, null),
       whoTable("by-agent", "Agents", act.agents, act.agentsTotal, "agent_id"),

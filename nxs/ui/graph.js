@@ -146,6 +146,8 @@ export async function graphPage(root) {
     const boxes = (x0, y0, x1, y1, f) => {
       for (let gx = Math.floor(x0 / cell); gx <= Math.floor(x1 / cell); gx++) for (let gy = Math.floor(y0 / cell); gy <= Math.floor(y1 / cell); gy++) f(`${gx},${gy}`);
     };
+    const put = (box) => boxes(...box, (key) => { if (!grid.has(key)) grid.set(key, []); grid.get(key).push(box); });
+    for (const n of shown) { const r = radius(n); put([n.sx - r, n.sy - r, n.sx + r, n.sy + r]); } // no label on a dot
     for (const n of order) {
       const r = radius(n);
       const x0 = n.sx - n.labelW / 2, x1 = n.sx + n.labelW / 2, y0 = n.sy + r + 1, y1 = n.sy + r + FONT + 5;
@@ -154,7 +156,7 @@ export async function graphPage(root) {
         for (const b of grid.get(key) || []) if (x0 < b[2] && b[0] < x1 && y0 < b[3] && b[1] < y1) clash = true;
       });
       n.text.classList.toggle("hidden-label", clash);
-      if (!clash) boxes(x0, y0, x1, y1, (key) => { if (!grid.has(key)) grid.set(key, []); grid.get(key).push([x0, y0, x1, y1]); });
+      if (!clash) put([x0, y0, x1, y1]);
     }
   };
 
@@ -176,6 +178,7 @@ export async function graphPage(root) {
       shown.push(n);
     }
     const few = shown.length <= 60;
+    svg.classList.toggle("crowded", shown.length > 80);
     for (const n of shown) if (few) n.el.setAttribute("tabindex", "0");
     for (const e of edges) {
       const on = e.a.el.dataset.drawn === "1" && e.b.el.dataset.drawn === "1";
@@ -354,7 +357,7 @@ async function showEntity(panel, node, selectId, focus) {
   panel.replaceChildren(h("h2", { id: "entity-name" }, node.name),
     h("p", {}, badge(node.type, "type"), node.authored ? " · stated by an agent" : "", " ",
       h("button", { type: "button", class: "ghost small", id: "focus-neighbourhood", onclick: focus }, "Neighbourhood")),
-    node.description ? h("p", { class: "small" }, node.description) : null);
+    ...(node.description ? [h("p", { class: "small" }, node.description)] : []));
   try {
     const [paths, ...memories] = await Promise.all([
       call("graph_traverse", { entity: node.id, hops: 1 }),
