@@ -183,10 +183,10 @@ class Browser:
         assert found, f"no element {selector}"
 
     def type(self, selector: str, value: str) -> None:
-        """Set an input's value and fire its input event, as typing would."""
+        """Focus an input, set its value and fire its (bubbling) input event, as typing would."""
         self.js(
-            f"(() => {{ const i = document.querySelector({json.dumps(selector)});"
-            f" i.value = {json.dumps(value)}; i.dispatchEvent(new Event('input')); }})()"
+            f"(() => {{ const i = document.querySelector({json.dumps(selector)}); i.focus();"
+            f" i.value = {json.dumps(value)}; i.dispatchEvent(new Event('input', {{bubbles: true}})); }})()"
         )
 
     def text(self, selector: str) -> str:

@@ -130,6 +130,11 @@ async function render(opts) {
     root.replaceChildren(errorBox(err));
   }
   if (mine !== rendering) return; // a later navigation won
+  if (opts && opts.live && busy()) { // someone started typing meanwhile: keep their page
+    document.getElementById("stale").hidden = false;
+    main.setAttribute("aria-busy", "false");
+    return;
+  }
   const keep = opts && opts.keepScroll ? window.scrollY : null;
   main.replaceChildren(root);
   main.dataset.page = page;
@@ -138,6 +143,7 @@ async function render(opts) {
   document.title = `${root.dataset.title || page} · nxs`;
   document.getElementById("stale").hidden = true;
   if (keep !== null) window.scrollTo(0, keep);
+  else if (root.querySelector("[autofocus]")) root.querySelector("[autofocus]").focus();
   await poll(false); // what this page shows is the store as it is now
 }
 state.render = render;
@@ -164,7 +170,7 @@ async function poll(react) {
     state.seen = got.generation;
     if (changed && react) {
       if (busy()) document.getElementById("stale").hidden = false;
-      else await render({ keepScroll: true });
+      else await render({ keepScroll: true, live: true });
     }
   } catch (_) {
     // the server is gone or restarting: try again at the next tick

@@ -119,7 +119,7 @@ export function markdown(text, attrs) {
       flush();
       const quoted = [];
       while (i < lines.length && /^\s*>/.test(lines[i])) quoted.push(lines[i++].replace(/^\s*> ?/, ""));
-      out.append(h("blockquote", {}, markdown(quoted.join("\n")).childNodes));
+      out.append(h("blockquote", {}, [...markdown(quoted.join("\n")).childNodes]));
       continue;
     } else if (/^\s*([-*+]|\d+[.)])\s+/.test(line)) {
       flush();

@@ -43,17 +43,13 @@ def _matching(ctx: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def sort_memories(memories: list[dict[str, Any]], sort: str, order: str) -> list[dict[str, Any]]:
-    """Summaries in the chosen order; ties keep reading order, so the order is total."""
+    """Summaries in the chosen order; a stable sort, so ties keep reading order either way."""
     if sort == "reading":
         return memories
-    position = {m["key"]: i for i, m in enumerate(memories)}
     if sort == "priority":  # "desc" is HIGH first
-        ranked = sorted(
-            memories, key=lambda m: (PRIORITY_RANK.get(m["priority"], 1), position[m["key"]])
-        )
-        return ranked if order == "desc" else ranked[::-1]
-    ranked = sorted(memories, key=lambda m: (m.get(sort) or "", -position[m["key"]]))
-    return ranked[::-1] if order == "desc" else ranked
+        rank = PRIORITY_RANK.get
+        return sorted(memories, key=lambda m: rank(m["priority"], 1), reverse=order == "asc")
+    return sorted(memories, key=lambda m: m.get(sort) or "", reverse=order == "desc")
 
 
 def _list(ctx: Any, *, sort: str, order: str, page: int, page_size: int, **filters: Any) -> Any:
