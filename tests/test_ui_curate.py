@@ -75,7 +75,7 @@ make deploy ENV=prod <script>window.__nxsPwned=6</script>
 
 
 def test_adding_a_memory_refuses_inline_and_writes_nothing(
-    browser: Browser, dashboard: dict[str, Any]
+    browser: Browser, dashboard: dict[str, Any], shots: Path
 ) -> None:
     root = dashboard["root"]
     browser.view("#/memories")
@@ -104,6 +104,7 @@ def test_adding_a_memory_refuses_inline_and_writes_nothing(
     assert browser.text("#add-form .form-error .message") == "scope 'item' needs the item in refs"
     assert browser.js("document.querySelector('#add-body').value") == body
     assert committed(root) == before
+    shoot(browser, shots, "add")
     # Given the item, it is added and the page opens it.
     browser.type("#add-refs", "deploy/canary.yml, NC-7")
     browser.type("#add-category", "operations")
@@ -174,7 +175,7 @@ def test_editing_text_and_classification_refuses_inline(
 
 
 def test_bulk_actions_and_one_confirmation_for_purge(
-    browser: Browser, dashboard: dict[str, Any]
+    browser: Browser, dashboard: dict[str, Any], shots: Path
 ) -> None:
     root = dashboard["root"]
     keys = [
@@ -210,6 +211,7 @@ def test_bulk_actions_and_one_confirmation_for_purge(
     assert "1 selected memory is not forgotten" in text
     assert browser.text("#bulk-purge-confirm") == "Purge 2 memories"
     assert browser.js("document.querySelector('#bulk-purge-confirm').disabled")
+    shoot(browser, shots, "bulk")
     browser.type("#bulk-purge-input", "3")
     assert browser.js("document.querySelector('#bulk-purge-confirm').disabled")
     before = committed(root)
@@ -377,7 +379,7 @@ def test_live_refresh_when_another_process_writes(
     assert browser.js("document.getElementById('stale').hidden")
 
 
-def test_what_a_session_sees(browser: Browser, dashboard: dict[str, Any]) -> None:
+def test_what_a_session_sees(browser: Browser, dashboard: dict[str, Any], shots: Path) -> None:
     from nxs.mcpserver import Seam
 
     with as_teammate(dashboard):
@@ -397,6 +399,7 @@ def test_what_a_session_sees(browser: Browser, dashboard: dict[str, Any]) -> Non
         len(t.model_dump_json(by_alias=True, exclude_unset=True).encode()) for t in tools
     ]
     assert f"{len(instructions.encode())} bytes" in browser.text("#session-sizes")
+    shoot(browser, shots, "session")
 
 
 def test_figures_over_time_and_by_whom(browser: Browser, shots: Path) -> None:
