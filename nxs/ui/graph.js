@@ -24,7 +24,7 @@ export function layout(nodes, edges, width, height) {
     const grid = new Map();
     nodes.forEach((v, i) => {
       v.dx = 0; v.dy = 0; v.i = i;
-      const cell = `${Math.floor(v.x / reach)},${Math.floor(v.y / reach)}`;
+      const cell = Math.floor(v.x / reach) * 4096 + Math.floor(v.y / reach);
       if (!grid.has(cell)) grid.set(cell, []);
       grid.get(cell).push(v);
     });
@@ -32,7 +32,9 @@ export function layout(nodes, edges, width, height) {
       const cx = Math.floor(a.x / reach), cy = Math.floor(a.y / reach);
       for (let gx = cx - 1; gx <= cx + 1; gx++) {
         for (let gy = cy - 1; gy <= cy + 1; gy++) {
-          for (const b of grid.get(`${gx},${gy}`) || []) {
+          const near = grid.get(gx * 4096 + gy);
+          if (!near) continue;
+          for (const b of near) {
             if (b.i <= a.i) continue;
             let dx = a.x - b.x, dy = a.y - b.y;
             const d = Math.max(Math.hypot(dx, dy), 0.01);
@@ -85,6 +87,7 @@ function rings(centre, hop) {
   return pos;
 }
 
+const laidOut = { shape: null, at: null };
 let measure = null;
 function textWidth(text) {
   if (!measure) {
@@ -106,9 +109,15 @@ export async function graphPage(root) {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const edges = g.relations.map((rel) => ({ rel, a: byId.get(rel.source.id), b: byId.get(rel.target.id) })).filter((e) => e.a && e.b);
   for (const e of edges) { e.a.near.add(e.b); e.b.near.add(e.a); }
-  const W = Math.max(VW, Math.sqrt(nodes.length * 9000 * 1.5)), H = (W * VH) / VW;
-  layout(nodes, edges, W, H);
-  for (const n of nodes) { n.home = { x: n.x, y: n.y }; n.labelW = textWidth(n.name) + 6; }
+  // The same graph lays out the same way, so coming back to the page reuses the last layout.
+  const shape = `${nodes.map((n) => n.id).join(",")}|${edges.map((e) => e.rel.id).join(",")}`;
+  if (laidOut.shape !== shape) {
+    const W = Math.max(VW, Math.sqrt(nodes.length * 9000 * 1.5)), H = (W * VH) / VW;
+    layout(nodes, edges, W, H);
+    laidOut.shape = shape;
+    laidOut.at = new Map(nodes.map((n) => [n.id, { x: n.x, y: n.y }]));
+  }
+  for (const n of nodes) { n.home = { ...laidOut.at.get(n.id) }; n.labelW = textWidth(n.name) + 6; }
 
   const st = { k: 1, tx: 0, ty: 0, selected: null, focus: null, hops: 1, query: "", off: new Set() };
   const svg = s("svg", { viewBox: `0 0 ${VW} ${VH}`, class: "graph", id: "graph-svg", role: "application", tabindex: "0",
