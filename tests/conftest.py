@@ -18,6 +18,8 @@ REAL_CACHE = os.environ.get("NXS_CACHE_DIR") or str(
 # A server started with an environment of its own (the MCP SDK passes on only HOME, PATH and
 # a few more) imports the code under test too, not whatever copy is installed.
 CODE_ENV = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+# The dashboard's browser harness: one `nxs ui` and one Chromium for the whole session.
+pytest_plugins = ("tests.ui_harness",)
 
 
 @pytest.fixture(autouse=True)

@@ -67,7 +67,7 @@ SEED = (
     (
         1,
         SCRIPT_BODY,
-        "A memory whose body is HTML with a script",
+        "A memory whose body is HTML: <script> and <img onerror>",
         {"category": "gotchas", "user_id": "dana"},
     ),
 )
@@ -197,9 +197,19 @@ def test_only_the_dashboards_tools_and_no_seam_parameters(
     workspace: Path, seeded: dict[str, str]
 ) -> None:
     http = client(workspace)
-    for tool in ("memory_add", "memory_facts_update", "memory_recall", "linear_query", "nope"):
+    for tool in (
+        "memory_facts_update",
+        "memory_recall",
+        "graph_add",
+        "linear_query",
+        "ui_list",
+        "nope",
+    ):
         got = post(http, f"/api/call/{tool}", {})
         assert (got.status_code, got.json()["code"]) == (404, "UNKNOWN_TOOL"), tool
+    for name in ("memory_list", "list_", "nope"):
+        got = post(http, f"/api/view/{name}", {})
+        assert (got.status_code, got.json()["code"]) == (404, "UNKNOWN_VIEW"), name
     for seam in ("workspace", "now", "actor"):
         got = post(http, "/api/call/memory_list", {seam: "/"})
         assert got.status_code == 400 and seam in got.json()["message"]
@@ -215,7 +225,7 @@ def test_only_the_dashboards_tools_and_no_seam_parameters(
 def test_the_graph_view_lists_every_entity_and_relation(
     workspace: Path, seeded: dict[str, str]
 ) -> None:
-    graph = post(client(workspace), "/api/graph").json()
+    graph = post(client(workspace), "/api/view/graph").json()
     names = {e["name"] for e in graph["entities"]}
     assert {"Dana Kim", "billing service", "nightly export", "Marco Rossi"} <= names
     assert graph["shown"] == graph["total"] == len(graph["entities"])
@@ -379,18 +389,26 @@ def test_nxs_ui_prints_its_url_and_serves(workspace: Path) -> None:
 def test_the_page_never_parses_data_as_html_and_loads_nothing_from_elsewhere() -> None:
     from importlib import resources
 
+    from nxs.ui.server import SCRIPTS
+
     files = resources.files("nxs.ui")
-    script = (files / "app.js").read_text(encoding="utf-8")
-    for sink in (
-        "innerHTML",
-        "outerHTML",
-        "insertAdjacentHTML",
-        "document.write",
-        "eval(",
-        "new Function",
-    ):
-        assert sink not in script, sink
-    for name in ("index.html", "app.js", "style.css"):
+    shipped = {p.name for p in files.iterdir() if p.name.endswith(".js")}
+    assert shipped == set(SCRIPTS)  # every script is served, and none is left out
+    for name in SCRIPTS:
+        script = (files / name).read_text(encoding="utf-8")
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "new Function",
+            "DOMParser",
+            "createContextualFragment",
+            'setAttribute("style"',
+        ):
+            assert sink not in script, (name, sink)
+    for name in ("index.html", *SCRIPTS, "style.css"):
         text = (files / name).read_text(encoding="utf-8")
         urls = set(re.findall(r"https?://[^\s\"'`)]+", text)) - {"http://www.w3.org/2000/svg"}
         assert not urls, (name, urls)
@@ -403,7 +421,9 @@ def test_the_assets_ship_in_the_package() -> None:
     patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"
     ]["*"]
-    for name in ("index.html", "app.js", "style.css"):
+    from nxs.ui.server import SCRIPTS
+
+    for name in ("index.html", *SCRIPTS, "style.css"):
         assert any(Path(name).match(p) for p in patterns), name
         assert (root / "nxs" / "ui" / name).is_file()
 

@@ -1,7 +1,7 @@
 """The dashboard seam: `nxs ui`, the operation table over HTTP for one browser page.
 
-The page (``index.html``, ``app.js``, ``style.css``, shipped in this package: no CDN, no build
-step) calls ``POST /api/call/<tool>`` with the tool's arguments as a JSON object. The server
+The page (``index.html``, its scripts and ``style.css``, shipped in this package: no CDN, no
+build step) calls ``POST /api/call/<tool>`` with the tool's arguments as a JSON object. The server
 runs it exactly as the MCP seam does — `nxs.mcpserver.Seam.call`: validate → handler → render,
 services cached across calls — so the answer's body is the bytes the tool returns and
 ``nxm … --json`` prints; a refusal is the same error envelope with an HTTP status for its kind.
@@ -9,8 +9,9 @@ services cached across calls — so the answer's body is the bytes the tool retu
 Only the tools the pages need are reachable (`UI_TOOLS`); user facts (`memory_facts`) only by a
 browser on this machine, and only when the page asks. The seam parameters (``workspace``,
 ``now``, ``actor``) are refused: the dashboard serves its launch workspace at the current time.
-One view is the dashboard's own: ``POST /api/graph``, the whole entity graph for the picture
-(no tool lists every entity), read from the same service the graph tools read.
+What no single tool answers (the whole graph, a sorted list, an export of a filter, figures
+over time, what a session sees, the store's generation for live refresh) is a view of the
+dashboard's own (`nxs.ui.views`) at ``POST /api/view/<name>``, through the same call path.
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from typing import Any
 import orjson
 
 from nxs.errors import NotFoundError, NxsError, ValidationError
-from nxs.ops import SEAM_NAMES, Operation
+from nxs.ops import SEAM_NAMES
 from nxs.render import render
 from nxs.ui.guard import Guard, check_bind, is_loopback
+from nxs.ui.views import operations as view_operations
 
 UI_TOOLS = (
+    "memory_add",
+    "memory_update",
     "memory_list",
     "memory_search",
     "memory_show",
@@ -49,56 +53,13 @@ UI_TOOLS = (
     "memory_profile",
 )
 LOCAL_ONLY_TOOLS = ("memory_facts",)
-GRAPH_VIEW = "ui_graph"
-MAX_NODES = 200  # the picture stays legible; the side panel says how many were left out
 STATUS = {"validation": 400, "not_found": 404, "conflict": 409, "upstream": 502, "internal": 500}
+SCRIPTS = ("app.js", "dom.js", "md.js", "memories.js", "memory.js", "graph.js", "figures.js")
 ASSETS = {
-    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    **{f"/{name}": (name, "text/javascript; charset=utf-8") for name in SCRIPTS},
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 CSRF_PLACEHOLDER = "{{csrf}}"
-
-
-def _graph_view(ctx: Any) -> dict[str, Any]:
-    """Every entity (most supported first, up to `MAX_NODES`) and the relations between them."""
-    from collections import Counter
-
-    from nxm.graph import current, view_relation
-
-    graph = current(ctx.memory, ctx.now)
-    degree: Counter[str] = Counter()
-    for rel in graph.relations.values():
-        degree[rel["source"]] += 1
-        degree[rel["target"]] += 1
-    ranked = sorted(
-        graph.entities.values(),
-        key=lambda e: (-len(e["sourceMemoryIds"]) - degree[e["id"]], e["name"].casefold(), e["id"]),
-    )[:MAX_NODES]
-    shown = {e["id"] for e in ranked}
-    relations = [
-        view_relation(graph, rel)
-        for rel in graph.relations.values()
-        if rel["source"] in shown and rel["target"] in shown
-    ]
-    relations.sort(key=lambda r: r["id"])
-    return {
-        "entities": [{**e, "relationCount": degree[e["id"]]} for e in ranked],
-        "relations": relations,
-        "shown": len(ranked),
-        "total": len(graph.entities),
-    }
-
-
-GRAPH_OP = Operation(
-    name="graph_view",
-    tool=GRAPH_VIEW,
-    cli="nxs",
-    verb=("ui",),
-    module="memory",
-    group="knowledge",
-    summary="The whole entity graph, for the dashboard's picture.",
-    handler=_graph_view,
-)
 
 
 def _asset(name: str) -> bytes:
@@ -118,7 +79,8 @@ class Dashboard:
     def __init__(self, seam: Any, *, csrf: str) -> None:
         self.seam = seam
         self.csrf = csrf
-        seam.by_tool[GRAPH_VIEW] = GRAPH_OP
+        self.views = {op.tool: op for op in view_operations()}
+        seam.by_tool.update(self.views)  # called through the seam, never listed as tools
         page = _asset("index.html").decode()
         self.page = page.replace(CSRF_PLACEHOLDER, csrf).encode()
         self.assets = {path: (_asset(name), kind) for path, (name, kind) in ASSETS.items()}
@@ -152,21 +114,34 @@ class Dashboard:
 
     def call(self, tool: str, body: bytes, local: bool) -> tuple[int, bytes]:
         """Run one tool for the page: (HTTP status, the rendered answer). Never raises."""
+        return self._run(tool, body, local, view=False)
+
+    def view(self, name: str, body: bytes) -> tuple[int, bytes]:
+        """Run one of the dashboard's own views (`nxs.ui.views`). Never raises."""
+        return self._run(f"ui_{name}", body, False, view=True)
+
+    def _run(self, tool: str, body: bytes, local: bool, *, view: bool) -> tuple[int, bytes]:
         try:
-            arguments = self._arguments(tool, body, local)
+            arguments = self._arguments(tool, body, local, view)
         except NxsError as err:
             return STATUS.get(err.kind, 500) if err.code != "LOCAL_ONLY" else 403, render(err)
         text, failed = self.seam.call(tool, arguments)
         return (STATUS.get(_parse_kind(text), 500) if failed else 200), text.encode()
 
-    def _arguments(self, tool: str, body: bytes, local: bool) -> dict[str, Any]:
-        if tool in LOCAL_ONLY_TOOLS and not local:
+    def _arguments(self, tool: str, body: bytes, local: bool, view: bool) -> dict[str, Any]:
+        if view and tool not in self.views:
+            raise NotFoundError(
+                f"the dashboard has no view {tool.removeprefix('ui_')!r}",
+                suggestion=f"one of: {', '.join(sorted(v.removeprefix('ui_') for v in self.views))}",
+                code="UNKNOWN_VIEW",
+            )
+        if not view and tool in LOCAL_ONLY_TOOLS and not local:
             raise ValidationError(
                 "user facts are shown only to a browser on the machine that runs `nxs ui`",
                 suggestion="open the dashboard on that machine",
                 code="LOCAL_ONLY",
             )
-        if tool not in UI_TOOLS and tool not in LOCAL_ONLY_TOOLS and tool != GRAPH_VIEW:
+        if not view and tool not in UI_TOOLS and tool not in LOCAL_ONLY_TOOLS:
             raise NotFoundError(
                 f"the dashboard does not offer {tool!r}",
                 suggestion="use `nxm` or the MCP server for it",
@@ -218,8 +193,10 @@ class Dashboard:
             )
             return _json(status, data)
 
-        async def api_graph(request: Request) -> Response:
-            status, data = await anyio.to_thread.run_sync(self.call, GRAPH_VIEW, b"{}", False)
+        async def api_view(request: Request) -> Response:
+            body = await request.body()
+            name = request.path_params["name"]
+            status, data = await anyio.to_thread.run_sync(self.view, name, body)
             return _json(status, data)
 
         def _json(status: int, data: bytes) -> Response:
@@ -234,7 +211,7 @@ class Dashboard:
             Route("/", page, methods=["GET"]),
             *(Route(path, asset, methods=["GET"]) for path in ASSETS),
             Route("/api/info", api_info, methods=["POST"]),
-            Route("/api/graph", api_graph, methods=["POST"]),
+            Route("/api/view/{name}", api_view, methods=["POST"]),
             Route("/api/call/{tool}", api_call, methods=["POST"]),
         ]
         return Starlette(routes=routes)
@@ -328,7 +305,6 @@ def serve(
 
 
 __all__ = [
-    "GRAPH_VIEW",
     "LOCAL_ONLY_TOOLS",
     "UI_TOOLS",
     "Dashboard",
