@@ -32,7 +32,8 @@ from nxm.record import contexts
 from nxm.store import lock
 from nxm.store.cache import Cache, text_hash
 from nxm.store.files import Change, Files
-from nxm.store.index import Index, background, import_lancedb, where
+from nxm.store.index import Index, where
+from nxm.store.runtime import background, import_lancedb
 from nxm.store.text import KEY, FileProblem, event_line, record_of, render
 from nxm.store.watch import Watch
 from nxs import progress

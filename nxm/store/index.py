@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,6 +30,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from nxm.record import body_hash, identifiers, indexed_text
+from nxm.store import vectors
+from nxm.store.runtime import _glibc, import_lancedb
+from nxm.store.vectors import FILTER_COLUMNS
 from nxs.errors import UpstreamError
 
 if TYPE_CHECKING:
@@ -57,86 +59,6 @@ MAINTAINER_WAIT_S = 120  # the longest a write waits for a maintainer fallen beh
 # (the MCP server) keeps them to this size. Search took the same time with 8, 32 or 128 MB.
 INDEX_CACHE_BYTES = 32 << 20
 METADATA_CACHE_BYTES = 16 << 20
-FILTER_COLUMNS = (
-    "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
-    "session_id", "created", "updated", "expires",
-)  # fmt: skip
-
-
-def _glibc(function: str, *args: int) -> None:
-    """Call one of glibc's malloc tunings; elsewhere (not Linux, not glibc) nothing happens.
-
-    - ``mallopt(M_ARENA_MAX=-8, 2)``: two malloc arenas instead of eight per core. Each of
-      LanceDB's threads otherwise gets its own, which keeps what it freed: a long-lived process
-      grew from 140 to 690 MB in 20 writes at 10,000 memories, and to 330 MB with two arenas
-      (measured; `MALLOC_ARENA_MAX=2` does the same). Called before LanceDB starts its threads.
-    - ``mallopt(M_MMAP_THRESHOLD=-3, 1 MB)``: every block of 1 MB or more is its own mapping,
-      returned to the system when freed. By default glibc raises the threshold after such a
-      free (up to 32 MB), and the heap keeps what a write's large temporaries left: at 100,000
-      memories 30 adds with searches between took a process's peak from 546 to 638 MB with
-      this and from 559 to 651 MB without (measured).
-    - ``malloc_trim(0)``: return the free heap to the system (what LanceDB's reads left there
-      is otherwise kept, and counted in the process's peak).
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError, TypeError):
-            getattr(ctypes.CDLL(None), function)(*args)
-
-
-# lancedb imports the REST client of Lance namespaces, whose package `__init__` builds every API
-# class of its generated OpenAPI code (~2 s and ~14 MB here); a store on a path or an object
-# store URI never calls them. Only the package's own `__init__` is deferred: its submodules
-# (the models lancedb does import) load as usual, and the first use of one of its names runs it.
-LAZY_PACKAGES = ("lance_namespace_urllib3_client",)
-
-
-def import_lancedb() -> Any:
-    """``import lancedb`` with `LAZY_PACKAGES` initialised on first use (deferred: lancedb
-    costs ~1.5 s to import; only searches and writes pay it)."""
-    import importlib.util
-
-    for name in LAZY_PACKAGES:
-        if name in sys.modules:
-            continue
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None and spec.submodule_search_locations:
-            sys.modules[name] = _lazy(importlib.util.module_from_spec(spec))
-    import lancedb
-
-    return lancedb
-
-
-def _lazy(module: Any) -> Any:
-    """``module`` (made from its spec, not yet run) runs its code on the first missing name."""
-
-    lock = threading.Lock()
-
-    def missing(name: str) -> Any:
-        with lock:
-            if vars(module).get("__getattr__") is missing:  # once: then a missing name is one
-                del module.__getattr__
-                module.__spec__.loader.exec_module(module)
-        return getattr(module, name)
-
-    module.__getattr__ = missing
-    return module
-
-
-_BACKGROUND: list[Any] = []
-os.register_at_fork(after_in_child=_BACKGROUND.clear)  # a forked child has none of the threads
-
-
-def background() -> Any:
-    """The process's two threads for work that overlaps a search's other parts (LanceDB and
-    onnxruntime release the GIL); made once, as a new thread per search costs ~1-4 ms. A task
-    given them must never wait for another of their tasks (that could deadlock)."""
-    if not _BACKGROUND:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _BACKGROUND.append(ThreadPoolExecutor(2, thread_name_prefix="nxs-search"))
-    return _BACKGROUND[0]
 
 
 def _sql(value: str) -> str:
@@ -160,47 +82,6 @@ def where(filters: dict[str, Any]) -> str | None:
         else:
             raise KeyError(name)
     return " AND ".join(parts) or None
-
-
-def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
-    """`where(filters)` evaluated over Arrow columns: one bool per row, NULL never matches.
-
-    ``columns`` holds `FILTER_COLUMNS` and ``refs`` as Arrow arrays of one length; the
-    semantics are exactly those of the SQL `where` writes (string equality and comparison are
-    by bytes, ``status_in`` is ``IN``, ``ref`` is ``array_has``).
-    """
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(columns["key"])
-    mask = np.ones(n, dtype=bool)
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name == "ref":
-            refs = columns["refs"]
-            hit = pc.equal(pc.list_flatten(refs), pa.scalar(value, pa.string()))
-            rows = np.asarray(pc.list_parent_indices(refs))[_bools(hit)]
-            got = np.zeros(n, dtype=bool)
-            got[rows] = True
-        elif name == "not_expired":
-            expires = columns["expires"]
-            got = _bools(pc.or_kleene(pc.is_null(expires), pc.greater(expires, value)))
-        elif name == "status_in":
-            got = _bools(pc.is_in(columns["status"], value_set=pa.array(list(value), pa.string())))
-        elif name in FILTER_COLUMNS:
-            got = _bools(pc.equal(columns[name], pa.scalar(value, pa.string())))
-        else:
-            raise KeyError(name)
-        mask &= got
-    return mask
-
-
-def _bools(values: Any) -> np.ndarray:
-    import numpy as np
-
-    return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 @dataclass
@@ -249,7 +130,7 @@ class Index:
         self._storage_options = storage_options
         self._db: Any = None
         self._table: Any = None
-        self._vectors_at: tuple[tuple[int, int], _Vectors] | None = None
+        self._vectors_at: tuple[tuple[int, int], vectors.Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
         self._pin: tuple[Any, int] | None = None  # (table, version) inside `pinned`
         self.maintainer: Any = None  # the `nxm.maintain` child last started (a Popen)
@@ -570,36 +451,17 @@ class Index:
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-        """Nearest READY records by cosine similarity: (key, similarity), best first, and the
-        (mean, std) of the similarities of every record the filters allow (None when none do).
-
-        The same exact (flat) search LanceDB would run, done with numpy over `_ready_vectors`,
-        the table's READY vectors kept in memory while the table's version is unchanged.
-        """
-        import numpy as np
-
+        """Nearest READY records by cosine similarity, and the spread of every allowed one
+        (`nxm.store.vectors.nearest`), over the vectors read once per table version: a
+        long-lived process reads them again only after the index changed."""
         latest = self._latest()
         if latest is None:
             return [], None
-        ready = self._ready_vectors(*latest)
-        rows = ready.rows({**filters, "processing": "READY"})
-        if not len(rows) or limit <= 0:
-            return [], None
-        query = np.asarray(vector, dtype=np.float32)
-        # one pass over the matrix (a gather would copy it)
-        dots = (ready.matrix[: ready.size] @ query)[rows]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            distance = np.float32(1.0) - dots / (ready.norms[rows] * np.linalg.norm(query))
-        distance = np.where(np.isnan(distance), np.float32(np.inf), distance)
-        if len(rows) > limit:
-            top = np.argpartition(distance, limit - 1)[:limit]
-        else:
-            top = np.arange(len(rows))
-        top = top[np.argsort(distance[top], kind="stable")]
-        similar = 1.0 - distance[np.isfinite(distance)].astype(np.float64)  # not zero vectors
-        spread = (float(similar.mean()), float(similar.std())) if len(similar) else None
-        keys = ready.columns["key"].take(rows[top]).to_pylist()
-        return [(k, 1.0 - float(distance[i])) for k, i in zip(keys, top, strict=True)], spread
+        table, version = latest
+        if self._vectors_at is None or self._vectors_at[0] != (id(table), version):
+            self._vectors_at = None  # let the old matrix go before the new one is read
+            self._vectors_at = ((id(table), version), vectors.read(table))
+        return vectors.nearest(self._vectors_at[1], vector, filters, limit)
 
     def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
         """Which of ``keys`` the filters allow (the semantics of `where`)."""
@@ -610,81 +472,3 @@ class Index:
         inside = "key IN (" + ", ".join(_sql(k) for k in sorted(keys)) + ")"
         query = latest[0].search().where(f"{inside} AND ({cond})" if cond else inside)
         return set(query.select(["key"]).limit(None).to_arrow().column("key").to_pylist())
-
-    def _ready_vectors(self, table: Any, version: int) -> _Vectors:
-        """The READY rows' keys, filter columns and vectors at the checked-out table version.
-
-        Read once per version: a write by any process makes a new version, so a long-lived
-        process (the MCP server) reads the vectors again only after the store changed.
-        """
-        if self._vectors_at is not None and self._vectors_at[0] == (id(table), version):
-            return self._vectors_at[1]
-        self._vectors_at = None  # let the old matrix go before the new one is read
-        import numpy as np
-        import pyarrow as pa
-
-        ready_only = "processing = 'READY'"
-        names = ["key", "refs", *FILTER_COLUMNS]
-        got = table.search().where(ready_only).select(names).limit(None).to_arrow()
-        columns = {c: pa.chunked_array([got.column(c).combine_chunks()]) for c in names}
-        del got
-        # free the chunks just copied (~23 MB at 100,000) before the matrix is made
-        _glibc("malloc_trim", 0)
-        # The vectors are streamed into one matrix, so the peak is the matrix and one batch
-        # (reading them as one Arrow table too would double the process's largest allocation).
-        # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
-        keys = columns["key"].chunk(0)
-        dim = table.schema.field("vector").type.list_size
-        capacity = len(keys)
-        matrix = np.empty((capacity, dim), dtype=np.float32)
-        norms = np.empty(capacity, dtype=np.float32)  # row by row: no temporary
-        start = 0
-        streamed: list[str] | None = None  # keys in scan order, made only if not in `keys`' order
-        query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
-        for batch in query.to_batches():
-            size = batch.num_rows
-            if start + size > len(keys):
-                raise RuntimeError("the memory table changed while its vectors were read")
-            rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
-            rows = rows.reshape(size, dim)
-            matrix[start : start + size] = rows
-            norms[start : start + size] = _norms(rows)
-            # compared here, not kept: an Arrow array read from LanceDB keeps its whole batch
-            batch_keys = batch.column("key")
-            if streamed is None and not batch_keys.equals(keys.slice(start, size)):
-                streamed = keys.slice(0, start).to_pylist()
-            if streamed is not None:
-                streamed += batch_keys.to_pylist()
-            start += size
-        if start != len(keys):
-            raise RuntimeError("the memory table changed while its vectors were read")
-        if streamed is not None:  # two scans of one version come in one order; checked all the same
-            at = {k: i for i, k in enumerate(streamed)}
-            order = [at[k] for k in keys.to_pylist()]
-            matrix[: len(keys)], norms[: len(keys)] = matrix[order], norms[order]
-        ready = _Vectors(matrix=matrix, norms=norms, columns=columns, size=len(keys))
-        self._vectors_at = ((id(table), version), ready)
-        return ready
-
-
-def _norms(rows: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    return np.sqrt(np.einsum("ij,ij->i", rows, rows))
-
-
-@dataclass
-class _Vectors:
-    """READY rows of one table version: keys and filter columns (Arrow arrays), vectors
-    (float32) and their norms, for the first ``size`` rows of ``matrix``."""
-
-    matrix: np.ndarray
-    norms: np.ndarray
-    columns: dict[str, Any]
-    size: int
-
-    def rows(self, filters: dict[str, Any]) -> np.ndarray:
-        """The indices of the rows the filters allow."""
-        import numpy as np
-
-        return np.flatnonzero(matches(self.columns, filters))
