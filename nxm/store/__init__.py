@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from nxm.record import contexts
@@ -33,6 +33,7 @@ from nxm.store import lock
 from nxm.store.cache import Cache, text_hash
 from nxm.store.files import Change, Files
 from nxm.store.index import Index, where
+from nxm.store.records import Records
 from nxm.store.runtime import background, import_lancedb
 from nxm.store.text import KEY, FileProblem, event_line, record_of, render
 from nxm.store.watch import Watch
@@ -43,85 +44,6 @@ from nxs.workspace import Workspace
 __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
 
 REFRESH_BATCH = 512  # memories embedded and indexed per step of a large refresh
-
-
-class Records(Mapping[str, dict[str, Any]]):
-    """Every record of the store as it is now, read from the cache when asked for.
-
-    Inside a write (`Store.writing`) it also holds the write's changes (`changes`), so the
-    service sees its own writes; a record it returns may be shared: copy before changing it.
-    """
-
-    def __init__(self, cache: Cache) -> None:
-        self.cache = cache
-        self.changes: dict[str, dict[str, Any] | None] = {}
-        self._memo: dict[str, dict[str, Any]] = {}
-        self._keys: set[str] | None = None
-
-    def __getitem__(self, key: str) -> dict[str, Any]:
-        if key in self.changes:
-            got = self.changes[key]
-            if got is None:
-                raise KeyError(key)
-            return got
-        if key not in self._memo:
-            record = self.cache.get(key)
-            if record is None:
-                raise KeyError(key)
-            self._memo[key] = record
-        return self._memo[key]
-
-    def __contains__(self, key: object) -> bool:
-        if key in self.changes:
-            return self.changes[key] is not None  # type: ignore[index]
-        return key in self._memo or key in self._key_set()
-
-    def _key_set(self) -> set[str]:
-        if self._keys is None:
-            self._keys = set(self.cache.keys())
-        return self._keys
-
-    def __iter__(self) -> Iterator[str]:
-        changes = self.changes
-        stored = self._key_set()
-        yield from (k for k in sorted(stored) if changes.get(k, k) is not None)
-        yield from (k for k, r in changes.items() if r is not None and k not in stored)
-
-    def __len__(self) -> int:
-        stored = self._key_set()
-        return len(stored) + sum((r is not None) - (k in stored) for k, r in self.changes.items())
-
-    def values(self) -> Iterator[dict[str, Any]]:  # type: ignore[override]
-        """Every record, read in batches."""
-        keys = list(self)
-        for start in range(0, len(keys), 1024):
-            batch = [k for k in keys[start : start + 1024] if k not in self.changes]
-            got = self.cache.many(batch)
-            for key in keys[start : start + 1024]:
-                yield self.changes[key] if key in self.changes else got[key]  # type: ignore[misc]
-
-    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:  # type: ignore[override]
-        return ((r["key"], r) for r in self.values())
-
-    def heads(self, ordered: bool = False) -> Iterator[dict[str, Any]]:
-        """Every record without body and events (in reading order when ``ordered``); the
-        write's own changes are not in it."""
-        return self.cache.heads(ordered=ordered)
-
-    def with_body(self, digest: str) -> list[str]:
-        """The keys of the records whose body hashes to ``digest`` (`body_hash`), sorted."""
-        from nxm.record import body_hash
-
-        got = {k for k, r in self.changes.items() if r and body_hash(r["body"]) == digest}
-        got.update(k for k in self.cache.with_hash(digest) if k not in self.changes)
-        return sorted(got)
-
-    def in_sessions(self, sessions: set[str]) -> Iterator[dict[str, Any]]:
-        """The records of ``sessions``."""
-        for r in self.cache.in_sessions(sessions):
-            if r["key"] not in self.changes:
-                yield r
-        yield from (r for r in self.changes.values() if r and r.get("session_id") in sessions)
 
 
 class Store:
