@@ -108,12 +108,11 @@ def git_checkout(env: Env) -> list[Figure]:
     env.run(search)  # both branches' vectors are now in this machine's cache
     branches = ["main", "other"]
 
-    def after_checkout(i: int) -> list[str]:
+    warm, switched = [], []
+    for i in range(env.repeat):  # interleaved: both under the same load
+        warm.append(env.run(search))
         _git(root, "checkout", "-q", branches[i % 2])
-        return search
-
-    warm = env.time_runs(lambda i: search)
-    switched = env.time_runs(after_checkout)
+        switched.append(env.run(search))
     fig = env.figure(f"nxm search after git checkout ({n:,} memories, 50 differ)", switched,
                      target=None)  # fmt: skip
     warm_fig = env.figure(f"nxm search, nothing changed ({n:,} memories)", warm, target=None)
