@@ -241,3 +241,43 @@ def test_a_fresh_clone_searches_what_was_committed(repo: Path, tmp_path: Path) -
     assert found["results"][0]["key"] == key_for(records[417]["body"])
     assert len(nxm(clone, "list", "--page-size", "1")["memories"]) == 1
     assert nxm(clone, "list")["total"] == 1000
+
+
+def test_the_first_search_of_a_clone_shows_its_progress_on_a_terminal(
+    repo: Path, tmp_path: Path
+) -> None:
+    import os
+    import pty
+    import sys
+
+    from tests.conftest import CODE_ENV
+
+    (repo / ".nxs" / "memories").mkdir()
+    for i in range(300):
+        (repo / ".nxs" / "memories" / f"{i:016x}.md").write_text(
+            f"---\nintroduction: Fact {i}\n---\n\nFact {i} about the queue.\n"
+        )
+    commit(repo, "300 memories written by hand")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    main, secondary = pty.openpty()
+    env = {**os.environ, **CODE_ENV, "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from nxm.cli import main; main()", "search", "queue", "--json",
+         "--workspace", str(clone)],
+        stdout=subprocess.PIPE, stderr=secondary, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert done.returncode == 0, shown.decode(errors="replace")[-2000:]
+    assert orjson.loads(done.stdout)["results"]  # stdout holds only the answer
+    assert b"indexing memories" in shown and b"300/300" in shown
