@@ -236,38 +236,53 @@ class Cache:
         Every key whose record changed is marked pending for the index; returns them."""
         changed: list[str] = []
         sessions: set[str] = set()
+        gone: list[tuple[str]] = []
+        moved: list[tuple[str, str, str]] = []
+        rows: list[dict[str, Any]] = []
         with self.transaction() as conn:
+            keys = orjson.dumps([key for *_, key in records]).decode()
+            olds = {
+                k: rest
+                for k, *rest in conn.execute(
+                    "SELECT r.key, r.md, r.log, d.doc, r.problem, r.session FROM records r "
+                    "LEFT JOIN docs d ON d.key = r.key "
+                    "WHERE r.key IN (SELECT value FROM json_each(?))",
+                    (keys,),
+                )
+            }
             for record, md, log, key in records:
-                old = conn.execute(
-                    "SELECT r.md, r.log, d.doc, r.problem, r.session FROM records r "
-                    "LEFT JOIN docs d ON d.key = r.key WHERE r.key = ?",
-                    (key,),
-                ).fetchone()
-                if expect is not None and (old[:2] if old else None) != expect.get(key):
+                old = olds.get(key)
+                if expect is not None and (tuple(old[:2]) if old else None) != expect.get(key):
                     continue  # another process changed it since it was read
                 if old is not None and old[4]:
                     sessions.add(old[4])
                 if record is None:
-                    for table in ("records", "docs", "extracted"):
-                        conn.execute(f"DELETE FROM {table} WHERE key = ?", (key,))  # noqa: S608
+                    gone.append((key,))
                     changed += [key] if old is not None else []
                     continue
                 row = self._row(record, md, log, key)
                 if old is not None and (old[2], old[3]) == (row["doc"], row["problem"]):
-                    conn.execute("UPDATE records SET md = ?, log = ? WHERE key = ?", (md, log, key))
+                    moved.append((md, log, key))
                     continue
-                conn.execute(
-                    "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
-                    ":hash, :text, :session, :created, :status, :ord, :line, "
-                    "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
-                    row,
-                )
-                if row["good"]:
-                    conn.execute("INSERT OR REPLACE INTO docs VALUES (:key, :doc, :head)", row)
-                else:
-                    conn.execute("DELETE FROM docs WHERE key = ?", (key,))
+                rows.append(row)
                 sessions.update([row["session"]] if row["session"] else [])
                 changed.append(key)
+            for table in ("records", "docs", "extracted"):
+                conn.executemany(f"DELETE FROM {table} WHERE key = ?", gone)  # noqa: S608
+            conn.executemany("UPDATE records SET md = ?, log = ? WHERE key = ?", moved)
+            conn.executemany(
+                "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
+                ":hash, :text, :session, :created, :status, :ord, :line, "
+                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
+                rows,
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO docs VALUES (:key, :doc, :head)",
+                [r for r in rows if r["good"]],
+            )
+            conn.executemany(
+                "DELETE FROM docs WHERE key = ?", [(r["key"],) for r in rows if not r["good"]]
+            )
             if changed:
                 members = conn.execute(
                     "SELECT key FROM records WHERE session IN (SELECT value FROM json_each(?))",
