@@ -499,9 +499,12 @@ class MemoryService:
             semantic, spread, note = later.result()
             # context: matches in a memory's text followed by what was said just before it
             keyword, context = texts.get("text", []), texts.get("context", [])
+            # what ranking reads of the candidates and their session neighbours, in one query
+            found = {k for hits in (keyword, context, semantic) for k, _ in hits}
+            brief = records.cache.heads_of(found | {n for k in found for n, _ in near.get(k, ())})
             hits = rank.fuse(
-                keyword, semantic, records, mode, near, context, limit, spread, pool,
-                period(query, now), records, lambda keys: self.store.passing(keys, lance_filters),
+                keyword, semantic, brief, mode, near, context, limit, spread, pool,
+                period(query, now), brief, lambda keys: self.store.passing(keys, lance_filters),
             )  # fmt: skip
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
@@ -509,7 +512,7 @@ class MemoryService:
         out: dict[str, Any] = {
             "mode": mode,
             "query": query,
-            "results": [{**summary(records[k]), **scores} for k, scores in hits],
+            "results": [{**summary(brief[k]), **scores} for k, scores in hits],
             "total": len(hits),
         }
         if note:

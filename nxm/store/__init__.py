@@ -376,7 +376,7 @@ class Store:
         cache = self.cache
         if embed is not None and cache.unready():
             self.embed(embed)
-        if cache.count() and not self.index.exists():
+        if not self.index.exists() and cache.count():
             cache.reindex_all()
         if not cache.pending() or self.index.uri.startswith("memory://"):
             return

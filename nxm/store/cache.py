@@ -43,12 +43,13 @@ CREATE TABLE IF NOT EXISTS records(
     hash TEXT, text TEXT, session TEXT, created TEXT, status TEXT,
     ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, doc BLOB NOT NULL, head BLOB NOT NULL)
-    WITHOUT ROWID;  -- the record; without body and events (kept apart: scans of records stay small)
+CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, head BLOB NOT NULL, doc BLOB NOT NULL)
+    WITHOUT ROWID;  -- the record without body and events, first: reading it skips the whole one
 CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
 CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
+CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
     model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
@@ -56,7 +57,7 @@ CREATE TABLE IF NOT EXISTS vectors(
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-VERSION = "2"  # of the schema and of what a row holds: another version is rebuilt from scratch
+VERSION = "4"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 
 
@@ -140,16 +141,35 @@ class Cache:
                 self.persistent = False
             if self.persistent:
                 try:
-                    for suffix in ("", "-wal", "-shm"):
-                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-                    conn = self._connect(str(self.path))
-                    conn.executescript(SCHEMA)
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
-                    return conn
+                    return self._remake()
                 except (sqlite3.Error, OSError):  # a read-only or full disk: this command only
                     self.persistent = False
         conn = self._connect(":memory:")
         conn.executescript(SCHEMA)
+        return conn
+
+    def _remake(self) -> sqlite3.Connection:
+        """A new cache file for this version, keeping the vectors of an older one (embedding
+        them again would cost minutes); everything else is read from the files again."""
+        assert self.path is not None
+        old = Path(f"{self.path}.old")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        if self.path.exists():
+            os.replace(self.path, old)
+        conn = self._connect(str(self.path))
+        conn.executescript(SCHEMA)
+        if old.exists():
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+                conn.execute(
+                    "INSERT OR IGNORE INTO vectors SELECT model, text, vector FROM old.vectors"
+                )
+                conn.commit()
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("DETACH DATABASE old")
+            old.unlink(missing_ok=True)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         return conn
 
     @staticmethod
@@ -220,7 +240,7 @@ class Cache:
             got = self.query("SELECT key, md, log FROM records")
         else:
             got = self.query(
-                "SELECT key, md, log FROM records WHERE key IN (SELECT value FROM json_each(?))",
+                "SELECT r.key, r.md, r.log FROM json_each(?) j JOIN records r ON r.key = j.value",
                 (orjson.dumps(keys).decode(),),
             )
         return {k: (md, log) for k, md, log in got}
@@ -244,9 +264,8 @@ class Cache:
             olds = {
                 k: rest
                 for k, *rest in conn.execute(
-                    "SELECT r.key, r.md, r.log, d.doc, r.problem, r.session FROM records r "
-                    "LEFT JOIN docs d ON d.key = r.key "
-                    "WHERE r.key IN (SELECT value FROM json_each(?))",
+                    "SELECT r.key, r.md, r.log, d.doc, r.problem, r.session FROM json_each(?) j "
+                    "JOIN records r ON r.key = j.value LEFT JOIN docs d ON d.key = r.key",
                     (keys,),
                 )
             }
@@ -277,7 +296,7 @@ class Cache:
                 rows,
             )
             conn.executemany(
-                "INSERT OR REPLACE INTO docs VALUES (:key, :doc, :head)",
+                "INSERT OR REPLACE INTO docs VALUES (:key, :head, :doc)",
                 [r for r in rows if r["good"]],
             )
             conn.executemany(
@@ -351,11 +370,20 @@ class Cache:
 
     def many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         got = self.query(
-            "SELECT d.key, d.doc, r.ready FROM docs d JOIN records r ON r.key = d.key "
-            "WHERE d.key IN (SELECT value FROM json_each(?))",
+            "SELECT d.key, d.doc, r.ready FROM json_each(?) j JOIN docs d ON d.key = j.value "
+            "JOIN records r ON r.key = j.value",
             (orjson.dumps(list(keys)).decode(),),
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
+
+    def heads_of(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The records of ``keys`` that exist, without body and events, in one query."""
+        got = self.query(
+            "SELECT d.key, d.head, r.ready FROM json_each(?) j JOIN docs d ON d.key = j.value "
+            "JOIN records r ON r.key = j.value",
+            (orjson.dumps(list(keys)).decode(),),
+        )
+        return {k: self._record(head, ready) for k, head, ready in got}
 
     def keys(self) -> list[str]:
         return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
@@ -421,9 +449,9 @@ class Cache:
     def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
         """Stored float32 vectors by text hash, for this model."""
         got = self.query(
-            "SELECT text, vector FROM vectors WHERE model = ? AND text IN "
-            "(SELECT value FROM json_each(?))",
-            (self.model, orjson.dumps(list(texts)).decode()),
+            "SELECT v.text, v.vector FROM json_each(?) j JOIN vectors v "
+            "ON v.model = ? AND v.text = j.value",
+            (orjson.dumps(list(texts)).decode(), self.model),
         )
         return dict(got)
 

@@ -136,6 +136,7 @@ class Index:
         self.maintainer: Any = None  # the `nxm.maintain` child last started (a Popen)
         self.behind = False  # the last write found the maintainer falling behind
         self.root: Any = None  # the workspace root a maintainer is started for
+        self._checked: Any = None  # the table whose layout `exists` checked
 
     def _schema(self, dim: int) -> Any:
         import pyarrow as pa
@@ -205,10 +206,13 @@ class Index:
         layout is dropped: it is made again from the record cache)."""
         if not self.remote and not os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance")):
             return False
+        if self._checked is not None and self._checked is self._table:
+            return True  # the layout of the table this process opened was checked already
         table = self.table()
         if table is None:
             return False
         if self.remote or set(table.schema.names) >= set(self._schema(self.dim).names):
+            self._checked = table
             return True
         self._db.drop_table(TABLE)
         self._table = self._vectors_at = self._fts_at = None
