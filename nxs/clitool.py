@@ -9,6 +9,7 @@ prints either the serializer's bytes (``--json``) or a human rendering; errors g
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import sys
@@ -258,8 +259,33 @@ def _defer_required(command: Any, path: str) -> None:
         for param in command.params:
             if param.param_type_name == "argument":
                 param.value_is_missing = lambda value: False
+            _plain(param)
+    with contextlib.suppress(Exception):  # its --help (made once, on first use) is a flag too
+        from typer._click import Context as ClickContext
+
+        _plain(command.get_help_option(ClickContext(command)))
     for name, sub in (getattr(command, "commands", None) or {}).items():
         _defer_required(sub, f"{path} {name}")
+
+
+def _plain(param: Any) -> None:
+    """Let a derived verb's words through as the strings (lists of strings, flags) they are.
+
+    Typer (>= 0.25) coerces every value through a pydantic ``TypeAdapter`` it builds on first
+    use: importing pydantic and building one adapter per option cost ~0.1 s of every call,
+    and for ``str`` a word is already its value (`validate` checks it, as for the tool).
+    """
+    from typer._coercion import RuntimeParam
+
+    kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    if kind not in (str, bool, list[str]) or not hasattr(param, "_runtime_param"):
+        return
+
+    class Plain(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            return list(value) if kind == list[str] else value
+
+    param._runtime_param = Plain(param.type_descriptor.parameter_info, kind)
 
 
 def _command_path(command: Any, prog: str, argv: list[str]) -> str:
@@ -289,6 +315,43 @@ def usage_error(
     return ValidationError(exc.format_message(), suggestion=f"see `{path} --help`")
 
 
+def _command(app: typer.Typer, argv: list[str]) -> Any:
+    """The click command for ``argv``: with only the verb (or group) its first word names.
+
+    Typer builds every verb's parser for any call (~60 ms for nxm's 40 verbs, a third of the
+    baseline process); a call uses one. Anything else (no verb, an option first, a word that
+    names no verb: help, a typo and its suggestions) gets the whole app.
+    """
+    import copy
+
+    from typer.main import get_command, get_command_name, get_group
+
+    word = argv[0] if argv and not argv[0].startswith("-") else None
+    if word is None or app._add_completion:
+        return get_command(app)
+    commands = [
+        c for c in app.registered_commands
+        if (c.name or get_command_name(c.callback.__name__)) == word  # type: ignore[union-attr]
+    ]  # fmt: skip
+    groups = [g for g in app.registered_groups if g.name == word]
+    if not commands and not groups:
+        return get_command(app)
+    pruned = copy.copy(app)
+    pruned.registered_commands, pruned.registered_groups = commands, groups
+    return get_group(pruned)  # a group even with one verb, as the whole app is
+
+
+def _defer_help_extras() -> None:
+    """Typer's help formatter imports rich's Markdown (markdown-it, pygments) and Traceback
+    at its top, for help in Markdown mode and for tracebacks: ~40 % of its import, used by
+    neither our help nor a refusal. They are imported when first used (`nxs.deferred`)."""
+    from nxs.deferred import stand_in
+
+    if "typer.rich_utils" not in sys.modules:
+        stand_in("rich.markdown", ["Markdown"])
+        stand_in("rich.traceback", ["Traceback"])
+
+
 def main(app: typer.Typer, prog: str) -> None:
     """Run a Typer app; usage errors under --json print the validation envelope."""
     # OpenBLAS (numpy's matrix product in vector search) lets its idle threads spin for a while
@@ -303,7 +366,8 @@ def main(app: typer.Typer, prog: str) -> None:
     from typer._click import exceptions as click_exc
 
     as_json = "--json" in sys.argv[1:]
-    command = typer.main.get_command(app)
+    _defer_help_extras()
+    command = _command(app, sys.argv[1:])
     _defer_required(command, prog)
     try:
         code = command.main(args=sys.argv[1:], prog_name=prog, standalone_mode=False)

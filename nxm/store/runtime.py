@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -38,18 +39,78 @@ def _glibc(function: str, *args: int) -> None:
 LAZY_PACKAGES = ("lance_namespace_urllib3_client",)
 
 
+# What lancedb imports at its top for connections to a Lance namespace or LanceDB Cloud, which a
+# store on a path or an object-store URI never makes: the namespace client's models (pydantic,
+# generated code) alone were ~40 % of `import lancedb` here. `nxs.deferred` stands in for them
+# until a name is used (then the real module loads); the names are those lancedb imports.
+DEFERRED = {
+    "lancedb.namespace": (
+        "connect_namespace", "connect_namespace_async", "LanceNamespaceDBConnection",
+        "AsyncLanceNamespaceDBConnection",
+    ),
+    "lancedb.remote.db": ("RemoteDBConnection",),
+    "lance_namespace": (
+        "LanceNamespace", "ListNamespacesResponse", "CreateNamespaceResponse",
+        "DropNamespaceResponse", "DescribeNamespaceResponse", "ListTablesResponse", "connect",
+    ),
+    "lance_namespace.errors": ("NamespaceNotEmptyError", "TableNotFoundError"),
+    "lancedb.functions": (  # remote UDFs: pydantic models
+        "AssignmentMapping", "FunctionArtifactRequest", "FunctionApplication", "FunctionBinding",
+        "FunctionRegistrationRequest", "FunctionVersion", "PythonRuntimeSpec",
+        "RefreshColumnResult", "UdfDefinition", "udf",
+    ),
+}  # fmt: skip
+
+
+@contextlib.contextmanager
+def _typing_override() -> Iterator[None]:
+    """While lancedb imports, give it Python 3.12's `override` on 3.11 too.
+
+    On 3.11 lancedb decorates its methods with the `overrides` package's ``override``, which
+    reads each caller's bytecode to find the base classes (~0.15 s for lancedb's 41 methods);
+    on 3.12 it takes ``typing.override``, which only marks the method. Afterwards a later
+    ``import overrides`` gets the real package.
+    """
+    if sys.version_info >= (3, 12) or "overrides" in sys.modules:
+        yield
+        return
+    import types
+
+    try:
+        from typing_extensions import override
+    except ImportError:
+        yield
+        return
+    stand = types.ModuleType("overrides")
+    stand.override = override  # type: ignore[attr-defined]
+    stand.EnforceOverrides = type("EnforceOverrides", (), {})  # type: ignore[attr-defined]
+    sys.modules["overrides"] = stand
+    try:
+        yield
+    finally:
+        if sys.modules.get("overrides") is stand:
+            del sys.modules["overrides"]
+
+
 def import_lancedb() -> Any:
-    """``import lancedb`` with `LAZY_PACKAGES` initialised on first use (deferred: lancedb
-    costs ~1.5 s to import; only searches and writes pay it)."""
+    """``import lancedb`` with `DEFERRED` modules standing in until used and `LAZY_PACKAGES`
+    initialised on first use (deferred: lancedb costs ~1 s to import even so; only searches
+    and writes pay it)."""
     import importlib.util
 
+    if "lancedb" not in sys.modules:
+        from nxs.deferred import stand_in
+
+        for module, names in DEFERRED.items():
+            stand_in(module, names)
     for name in LAZY_PACKAGES:
         if name in sys.modules:
             continue
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None and spec.submodule_search_locations:
             sys.modules[name] = _lazy(importlib.util.module_from_spec(spec))
-    import lancedb
+    with _typing_override():
+        import lancedb
 
     return lancedb
 
