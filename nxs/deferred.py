@@ -82,6 +82,9 @@ def stand_in(module: str, names: Iterable[str]) -> bool:
 def load(module: str) -> Any:
     """The real ``module``, imported now if its stand-in is still in place."""
     with _LOCK:
+        parent = module.rpartition(".")[0]
+        if parent and isinstance(sys.modules.get(parent), StandIn):
+            load(parent)  # a submodule is imported from its real package
         current = sys.modules.get(module)
         if isinstance(current, StandIn):
             del sys.modules[module]

@@ -128,3 +128,50 @@ def test_lancedb_defers_the_namespace_rest_client(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]", "1", "ApiClient", "False", "True"]
+
+
+def test_help_and_reads_skip_what_they_do_not_show(tmp_path: Path) -> None:
+    """`nxm --help` loads no Markdown renderer or syntax highlighter; a read no pydantic."""
+    probe = PROBE.format(heavy=("markdown_it", "pygments", "pydantic", "attr"))
+    root = make_workspace(tmp_path / "proj")
+    for argv, allowed in ((["nxm", "--help"], ["pydantic"]), (["nxm", "list", "--json"], [])):
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=root,
+            timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert set(json.loads(proc.stderr.strip().splitlines()[-1])) <= set(allowed), argv
+
+
+def test_searches_and_writes_never_load_lancedbs_namespace_and_cloud_modules(
+    tmp_path: Path,
+) -> None:
+    """The stand-ins of `nxm.store.runtime.DEFERRED` stay unused by an add, a search in each
+    mode and an update; a name of one, once used, is the real module's."""
+    root = make_workspace(tmp_path / "proj")
+    probe = (
+        "import sys\n"
+        "from nxm.service import MemoryService\n"
+        "from nxm.store.runtime import DEFERRED\n"
+        "from nxs.deferred import deferred\n"
+        "from nxs.workspace import find\n"
+        "svc = MemoryService(find(sys.argv[1]))\n"
+        "now = '2026-05-29T10:00:00Z'\n"
+        "key = svc.add(body='Billing retries webhooks twice.', introduction='Billing retries',\n"
+        "              now=now, actor='t')['memory']['key']\n"
+        "got = [[r['key'] for r in svc.search(query='webhooks', mode=m, now=now)['results']]\n"
+        "       for m in ('keyword', 'hybrid', 'semantic')]\n"
+        "svc.update(key=key, introduction='Billing retries thrice',\n"
+        "           body='Billing retries webhooks three times.', now=now, actor='t')\n"
+        "print(got == [[key]] * 3, [m for m in DEFERRED if not deferred(m)],\n"
+        "      'lance_namespace_urllib3_client.models' in sys.modules, 'overrides' in sys.modules)\n"
+        "from lancedb.namespace import LanceNamespaceDBConnection as C\n"
+        "cls = C.real()  # the first use imports it\n"
+        "print(deferred('lancedb.namespace'), cls.__module__,\n"
+        "      cls is sys.modules['lancedb.namespace'].LanceNamespaceDBConnection)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["True [] False False", "False lancedb.namespace True"]
