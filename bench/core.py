@@ -113,9 +113,11 @@ class Env:
             "NO_COLOR": "1",
             "HF_HUB_OFFLINE": "1",
             "NXS_ACTOR": "bench",
-            "PYTHONDONTWRITEBYTECODE": "0",
         }
         self.env.pop("NXS_WORKSPACE", None)
+        # any value (even "0") stops Python writing .pyc files: every run would compile the
+        # modules that have none (a fresh checkout's), which no installed package does
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     # -- commands ----------------------------------------------------------------------------
 
