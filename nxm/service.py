@@ -399,17 +399,20 @@ class MemoryService:
 
     def _select(self, records: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
         status = filters.get("status") or "open"
+        ref = filters.get("ref")
+        # the filters given, looked up once: this loop sees every memory of the store
+        wanted = [
+            (f, filters[f])
+            for f in LIST_FILTERS
+            if f not in ("status", "ref") and filters.get(f) is not None
+        ]
         out = []
         for r in records:
             if status != "all" and r["status"] != status:
                 continue
-            if filters.get("ref") is not None and filters["ref"] not in r["refs"]:
+            if ref is not None and ref not in r["refs"]:
                 continue
-            if any(
-                filters.get(f) is not None and r[f] != filters[f]
-                for f in LIST_FILTERS
-                if f not in ("status", "ref")
-            ):
+            if wanted and any(r[f] != v for f, v in wanted):
                 continue
             out.append(r)
         return out
