@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -83,6 +84,7 @@ class FastEmbedder:
                 os.environ["HF_HUB_OFFLINE"] = "1"  # a cache miss then fails at once
                 kwargs["local_files_only"] = True
         try:
+            _defer_hub()
             from fastembed import TextEmbedding
         except ImportError as exc:
             raise ModelError(
@@ -127,6 +129,25 @@ class FastEmbedder:
 
     def __repr__(self) -> str:
         return f"FastEmbedder(name={self.name!r}, dim={self.dim})"
+
+
+# fastembed imports its Hugging Face Hub downloader at its top; these modules of the hub (with
+# yaml, filelock and httpcore's sync pool) were ~40 % of `import fastembed` here, and a model
+# loaded from files never calls them. `nxs.deferred` stands in for them until a name is used
+# (a download): then the real module loads. The names are those fastembed imports.
+DEFERRED_HUB = {
+    "huggingface_hub.hf_api": ("RepoFile", "model_info", "list_repo_tree"),
+    "huggingface_hub._snapshot_download": ("snapshot_download",),
+    "huggingface_hub.file_download": ("repo_folder_name",),
+}
+
+
+def _defer_hub() -> None:
+    if "fastembed" not in sys.modules:
+        from nxs.deferred import stand_in
+
+        for module, names in DEFERRED_HUB.items():
+            stand_in(module, names)
 
 
 @contextlib.contextmanager

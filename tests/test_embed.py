@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nxm.embed import Embedder, FastEmbedder, HashEmbedder, load_embedder
+from nxm.embed import DEFERRED_HUB, Embedder, FastEmbedder, HashEmbedder, load_embedder
 from nxm.model import DIM, MODEL_NAME, ModelError, model_status
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,3 +151,33 @@ def test_real_model_threads_do_not_spin_and_other_sessions_are_untouched(real: E
     assert isinstance(ort.SessionOptions(), ort.SessionOptions)  # the patch is undone
     with pytest.raises(RuntimeError):  # a session made elsewhere has onnxruntime's default
         ort.SessionOptions().get_session_config_entry("session.intra_op.allow_spinning")
+
+
+HUB_PROBE = """
+import sys
+import numpy as np
+from nxm.model import MODEL_NAME
+texts = ["why does the billing-api retry webhooks twice", "hello world", "rotate the signing key"]
+if sys.argv[1] == "plain":
+    import fastembed  # imported first, as it ships: every module real (no stand-ins)
+from nxm.embed import DEFERRED_HUB, FastEmbedder
+from nxs.deferred import deferred
+got = FastEmbedder(MODEL_NAME).embed(texts)
+used = [m for m in DEFERRED_HUB if not deferred(m)]
+sys.stdout.write(np.asarray(got, dtype=np.float32).tobytes().hex() + " " + repr(used))
+"""
+
+
+@pytest.mark.model
+def test_real_model_loads_with_the_hub_downloader_deferred(real: Embedder) -> None:
+    """The model loads from its files with `DEFERRED_HUB` unused, to the same bits."""
+    out = {}
+    for mode in ("nxs", "plain"):
+        proc = subprocess.run(
+            [sys.executable, "-c", HUB_PROBE, mode], capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        out[mode] = proc.stdout.split(" ", 1)
+    assert out["nxs"][1] == "[]"
+    assert out["plain"][1] == repr(list(DEFERRED_HUB))  # the other run used the real ones
+    assert out["nxs"][0] == out["plain"][0]
