@@ -501,7 +501,9 @@ class MemoryService:
             keyword, context = texts.get("text", []), texts.get("context", [])
             # what ranking reads of the candidates and their session neighbours, in one query
             found = {k for hits in (keyword, context, semantic) for k, _ in hits}
-            brief = records.cache.heads_of(found | {n for k in found for n, _ in near.get(k, ())})
+            brief = records.cache.many(
+                found | {n for k in found for n, _ in near.get(k, ())}, "head"
+            )
             hits = rank.fuse(
                 keyword, semantic, brief, mode, near, context, limit, spread, pool,
                 period(query, now), brief, lambda keys: self.store.passing(keys, lance_filters),
