@@ -153,6 +153,8 @@ class Seam:
             if unknown:
                 self.problems.append(_groups_problem(unknown, self.groups, self.workspace))
                 self.groups = self.groups or DEFAULT_GROUPS
+            if "linear" in self.modules and "linear" not in self.groups and _linear_connected():
+                self.groups = (*self.groups, "linear")  # connected: served (docs/mcp.md)
         self.ops = exposed_operations(self.modules, self.groups)
         self.by_tool = {op.tool: op for op in self.ops}
         for problem in self.problems:
@@ -165,7 +167,7 @@ class Seam:
         return [
             types.Tool(
                 name=op.tool,
-                description=op.summary,
+                description=op.description,
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(
                     # search and recall count themselves in the usage log: not read-only
@@ -312,6 +314,12 @@ class Seam:
             log.warning("warm-up failed: %s", exc)
             return
         log.debug("warm-up done in %.2f s", time.perf_counter() - started)
+
+
+def _linear_connected() -> bool:
+    from nxs.linear.connections import connected
+
+    return connected()
 
 
 def _launch_problem(err: NxsError, *, named: bool) -> str:
