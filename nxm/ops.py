@@ -182,7 +182,7 @@ OPERATIONS: list[Operation] = [
     _state("reopen", "Reopen a closed memory.", "nxm reopen 3f2a"),
     _state(
         "forget",
-        "Forget a wrong memory: hidden everywhere, reversible with memory_restore.",
+        "Forget a wrong memory: hidden everywhere, reversible with restore.",
         "nxm forget 3f2a",
         when="when a memory is no longer true at all.",
     ),

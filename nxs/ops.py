@@ -101,7 +101,7 @@ class Operation:
     @property
     def description(self) -> str:
         """The MCP tool's description: the summary, then when to call it."""
-        return f"{self.summary} {self.when}" if self.when else self.summary
+        return f"{self.summary} Call it {self.when}" if self.when else self.summary
 
     @property
     def seam_params(self) -> tuple[Param, ...]:

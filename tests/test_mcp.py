@@ -87,7 +87,7 @@ def test_lists_the_default_groups_with_schemas(served: tuple[StdioSession, Path]
 def test_instructions_are_the_prime_text(served: tuple[StdioSession, Path]) -> None:
     session, root = served
     out = subprocess.run(
-        [sys.executable, "-m", "nxs", "prime", "--workspace", str(root)],
+        [sys.executable, "-m", "nxs", "prime", "--workspace", str(root), "--seam", "mcp"],
         capture_output=True,
         check=True,
         env={**os.environ, "NXS_WORKSPACE": ""},

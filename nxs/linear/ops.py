@@ -28,6 +28,7 @@ MUTATE_ACTIONS = (
     "update_ticket_from_memory",
 )  # fmt: skip
 
+LINEAR_WHEN = "when the task involves a Linear issue, project or team."
 ORG = Param(
     "org",
     help="Linear organisation label, case-insensitive (seed 000's workspace). Needed when two "
@@ -88,6 +89,7 @@ OPERATIONS: list[Operation] = [
             "labels, statuses, users, comments, and project context with linked memories. "
             "Never writes. Choose the organisation with org (workspace is the project root)."
         ),
+        when=LINEAR_WHEN,
         handler=linear_query,
         params=(
             _action(QUERY_ACTIONS, "read"),
@@ -136,6 +138,7 @@ OPERATIONS: list[Operation] = [
             "labels replace), projects, labels, comments, and link memories to issues. "
             "No deletes. Choose the organisation with org (workspace is the project root)."
         ),
+        when=LINEAR_WHEN,
         handler=linear_mutate,
         params=(
             _action(MUTATE_ACTIONS, "write"),
