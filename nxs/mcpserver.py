@@ -1,8 +1,9 @@
 """The MCP seam: `nxs mcp serve`, the operation table as MCP tools.
 
 Built on the SDK's low-level `Server` (the high-level one rewrites results). Every tool is an
-operation of the table: its input schema is `Operation.input_schema()`, its description the
-operation's summary, and its answer exactly one text content whose text is `render(result)` —
+operation of the table: its input schema is `Operation.input_schema()`, its description
+`Operation.description` (the summary, then the session protocol's words for when to call it),
+and its answer exactly one text content whose text is `render(result)` —
 the bytes `nxm … --json` prints for the same state. A refusal is a tool result with
 ``isError: true`` carrying the rendered error envelope, never a protocol error: arguments are
 checked by `nxs.ops.validate` alone, and arguments that are not even a JSON object are caught

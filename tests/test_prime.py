@@ -235,14 +235,17 @@ def test_fast_path_prints_what_the_typer_command_prints(
     from nxs.prime import fast_main
 
     write_cache(ws, [record(f"b{n}", f"Intro {n}") for n in range(40)])
-    for args in ([], ["--budget", "3000"], ["--format=claude-code", "-w", str(ws)]):
+    cases = ([], ["--budget", "3000"], ["--format=claude-code", "-w", str(ws)])
+    cases += (["--seam", "mcp"], ["--seam=mcp", "--tools", "core"])
+    for args in cases:
         argv = ["--workspace", str(ws), "--now", NOW, *args]
         assert fast_main(argv) is True
         fast = capsysbinary.readouterr().out
         slow = CliRunner().invoke(app, ["prime", *argv])
         assert slow.exit_code == 0
         assert fast == slow.stdout_bytes
-    for odd in (["--help"], ["--format", "xml"], ["--budget", "-3"], ["--budget"], ["--x", "1"]):
+    odd_ones = (["--help"], ["--format", "xml"], ["--budget", "-3"], ["--budget"], ["--x", "1"])
+    for odd in (*odd_ones, ["--seam", "rpc"]):
         assert fast_main(odd) is False
     assert capsysbinary.readouterr().out == b""
 

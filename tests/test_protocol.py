@@ -99,3 +99,12 @@ def test_claude_code_is_told_once_by_the_hook(tmp_path: Path) -> None:
     # Hosts without a hook get it as the instructions, naming the tools they are served.
     plain = Seam(str(root))
     assert plain.instructions() == prime_text(str(root), seam="mcp", served=plain.by_tool)
+
+
+def test_an_unknown_instructions_mode_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from nxs.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="unknown instructions 'brief'"):
+        Seam(str(_workspace(tmp_path)), instructions="brief")
