@@ -180,11 +180,11 @@ def _elsewhere(counts: dict[str, int], seam: str, served: Collection[str] | None
     return f"Not in this index: {'; '.join(parts)}.\n" if parts else ""
 
 
-def _index(chosen: list[dict[str, Any]], totals: dict[Any, int], live: int, seam: str) -> str:
-    """The index lines: picks grouped by category, categories in the order first picked."""
+def _index(chosen: list[tuple[Any, str]], totals: dict[Any, int], live: int, seam: str) -> str:
+    """The index: (category, line) picks grouped by category, in the order first picked."""
     groups: dict[Any, list[str]] = {}
-    for record in chosen:
-        groups.setdefault(record.get("category"), []).append(index_line(record))
+    for category, line in chosen:
+        groups.setdefault(category, []).append(line)
     out = []
     for category, lines in groups.items():
         out.append(_heading(category, len(lines), totals[category]))
@@ -193,6 +193,29 @@ def _index(chosen: list[dict[str, Any]], totals: dict[Any, int], live: int, seam
     if len(chosen) < live:
         text += _left_out(live - len(chosen), live, seam) + "\n"
     return text
+
+
+def _fit(
+    picks: Any, totals: dict[Any, int], live: int, room: int, seam: str
+) -> list[tuple[Any, str]]:
+    """The picks taken in order while the index stays within ``room`` bytes."""
+    chosen: list[tuple[Any, str]] = []
+    shown: Counter[Any] = Counter()
+    used = 0  # lines and headings, without the note
+    for record in picks:
+        category, line = record.get("category"), index_line(record)
+        n = shown[category]
+        grown = len(_heading(category, n + 1, totals[category]).encode()) + 1
+        if n:
+            grown -= len(_heading(category, n, totals[category]).encode()) + 1
+        rest = live - len(chosen) - 1
+        note = len(_left_out(rest, live, seam).encode()) + 1 if rest else 0
+        if used + grown + len(line.encode()) + 1 + note > room:
+            break
+        chosen.append((category, line))
+        shown[category] += 1
+        used += grown + len(line.encode()) + 1
+    return chosen
 
 
 def memory_block(
@@ -232,11 +255,7 @@ def memory_block(
     tail = elsewhere + "\n" + note + "\n"
     fixed = len((head + title + tail).encode())
     totals = Counter(r.get("category") for r in live)
-    chosen: list[dict[str, Any]] = []
-    for record in picks(live, now):  # taken only while the budget lasts
-        if fixed + len(_index([*chosen, record], totals, len(live), seam).encode()) > budget:
-            break
-        chosen.append(record)
+    chosen = _fit(picks(live, now), totals, len(live), budget - fixed, seam)
     return head + title + _index(chosen, totals, len(live), seam) + tail
 
 
