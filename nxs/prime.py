@@ -1,9 +1,12 @@
 """The session bootstrap (SPEC section 8): `nxs prime` and the MCP server's instructions.
 
 `prime_text(workspace)` is the fan-out of one block per active module. The memory block carries,
-in this order: the memory rule, the correction rule, how to write an introduction, why nothing
-imports NEXUS_MEMORY.md, the commands, and an index of open, project-scoped, unexpired memories
-(key and introduction, reading order) within a byte budget, with a note when some were left out.
+in this order: the session protocol (`nxs.protocol`: recall, search, the memory rule with add,
+the correction rule with update, store context, facts), how to write an introduction, why
+nothing imports NEXUS_MEMORY.md, the other commands, and an index of open, project-scoped,
+unexpired memories (key and introduction) chosen for coverage (`nxm.coverage`) within a byte
+budget, with a note when some were left out and a line counting the other scopes. It names
+MCP tools to a host (``seam="mcp"``) and nxm verbs to a shell (``seam="cli"``).
 
 Two rules keep it safe to run at every session start:
 
@@ -410,11 +413,17 @@ def claude_code_hook(text: str) -> bytes:
 __all__ = [
     "DEFAULT_BUDGET",
     "FORMATS",
+    "HOOKED",
+    "LINEAR_BLOCK",
+    "SEAMS",
     "claude_code_hook",
     "fast_main",
     "index_line",
     "live_records",
+    "memory_rules",
     "one_line",
     "output",
     "prime_text",
+    "served_tools",
+    "static_note",
 ]
