@@ -823,7 +823,7 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
 def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryService) -> None:
     """After a mix of writes in one long-lived service, NEXUS_MEMORY.md is what a fresh
     process makes from the files, and one edited by hand is written again by the next command."""
-    from nxm.projection import render
+    from nxm.projection import LIMIT, render
     from nxm.store.cache import Cache
 
     keys = [
@@ -837,7 +837,25 @@ def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryServi
     fresh = Cache(None, "hash")
     fresh.put([(r, "", "", k) for k, r in on_disk(svc).items()])
     path = svc.ws.root / "NEXUS_MEMORY.md"
-    assert path.read_bytes() == render(*fresh.lines())
+    assert path.read_bytes() == render(*fresh.lines(LIMIT))
     path.write_text("edited by hand\n")
     MemoryService(find(svc.ws.root)).list()
-    assert path.read_bytes() == render(*fresh.lines())
+    assert path.read_bytes() == render(*fresh.lines(LIMIT))
+
+
+def test_the_projection_lists_the_first_lines_and_counts_the_rest(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write rewrites NEXUS_MEMORY.md, so it holds at most LIMIT lines (the first in reading
+    order) and counts the others: its size does not grow with the store's."""
+    import nxm.projection
+
+    monkeypatch.setattr(nxm.projection, "LIMIT", 3)
+    for i, priority in enumerate(["LOW", "LOW", "HIGH", "MEDIUM", "HIGH"]):
+        svc.add(body=f"fact {i}", introduction=f"Fact {i}", priority=priority, now=NOW, actor="t")
+    text = (svc.ws.root / "NEXUS_MEMORY.md").read_text()
+    listed = [m["introduction"] for m in svc.list()["memories"]]
+    shown = [ln for ln in text.splitlines() if ln.startswith("- [`")]
+    assert [ln.split(") ", 1)[1].split(" _(")[0] for ln in shown] == listed[:3]
+    assert "5 open memories (0 closed not shown)." in text
+    assert text.endswith("\n2 more open memories, in `nxm list` (not shown here).\n")

@@ -160,15 +160,12 @@ class Store:
                 mark = files.mark(files.history)
                 stored = cache.idents()
                 mds = files.scan(files.memories, ".md")
+                logs = (
+                    None  # the logs' identities are those stored while no log was made or renamed
+                )
                 if mark != cache.meta("history_mark") or not cache.persistent:
                     logs = files.scan(files.history, ".jsonl")
-                else:
-                    logs = {k: log for k, (_, log) in stored.items()}
-                todo = sorted(
-                    k for k in mds.keys() | stored.keys()
-                    if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
-                    or any(i.endswith("~") for i in stored[k])
-                )  # fmt: skip
+                todo = sorted(_changed(stored, mds, logs))
                 rows = []
                 for n, k in enumerate(todo, 1):
                     rows.append(self._read(k) if k in mds else (None, "", "", k))
@@ -482,3 +479,16 @@ class Store:
 
     def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
         return self.index.passing(keys, filters)
+
+
+def _changed(
+    stored: dict[str, tuple[str, str]], mds: dict[str, str], logs: dict[str, str] | None
+) -> set[str]:
+    """The keys whose files are gone, new or changed since the cache read them, or were read
+    too soon after a change to trust their identity (set operations: every command runs this
+    over every memory)."""
+    out = {k for k, _ in mds.items() ^ {k: md for k, (md, _) in stored.items()}.items()}
+    if logs is not None:
+        was = {k: log for k, (_, log) in stored.items() if log}
+        out |= {k for k, _ in logs.items() ^ was.items()} & (mds.keys() | stored.keys())
+    return out | {k for k, (md, log) in stored.items() if md[-1:] == "~" or log[-1:] == "~"}

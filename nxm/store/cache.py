@@ -411,14 +411,18 @@ class Cache:
             "SELECT key, session, created FROM records WHERE session IS NOT NULL AND good = 1"
         )
 
-    def lines(self) -> tuple[list[str], int]:
-        """NEXUS_MEMORY.md's index lines in reading order, and how many memories are closed."""
+    def lines(self, limit: int) -> tuple[list[str], int, int]:
+        """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
+        and how many memories are closed (read through indexes: the cost stays that of ``limit``)."""
         lines = [
             ln
-            for (ln,) in self.query("SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord")
+            for (ln,) in self.query(
+                "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?", (limit,)
+            )
         ]
+        shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
         closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
-        return lines, int(closed)
+        return lines, int(shown), int(closed)
 
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
