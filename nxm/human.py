@@ -6,7 +6,8 @@ from typing import Any
 
 _console: Any = None
 PAST = {"add": "added", "update": "updated", "classify": "classified", "close": "closed",
-        "reopen": "reopened", "forget": "forgot", "restore": "restored", "promote": "promoted"}  # fmt: skip
+        "reopen": "reopened", "forget": "forgot", "restore": "restored", "promote": "promoted",
+        "revert": "reverted"}  # fmt: skip
 
 
 def console() -> Any:

@@ -152,13 +152,13 @@ OPERATIONS: list[Operation] = [
         writes=True,
         params=(
             KEY,
-            Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
+            INTRODUCTION,
             Param(
                 "body", help="The new full content.", max_len=200_000, aliases=("memory", "content")
             ),
             PRIORITY,
         ),
-        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*" --body "..."',
+        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*"',
     ),
     Operation(
         name="classify",
