@@ -117,6 +117,7 @@ OPERATIONS: list[Operation] = [
                 positional=True,
                 max_len=200_000,
                 aliases=("memory", "content"),
+                stdin=True,
             ),
             Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
             CATEGORY,
@@ -154,7 +155,11 @@ OPERATIONS: list[Operation] = [
             KEY,
             INTRODUCTION,
             Param(
-                "body", help="The new full content.", max_len=200_000, aliases=("memory", "content")
+                "body",
+                help="The new full content.",
+                max_len=200_000,
+                aliases=("memory", "content"),
+                stdin=True,
             ),
             PRIORITY,
         ),
