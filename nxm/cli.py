@@ -63,18 +63,6 @@ def _service(workspace: str | None) -> Any:
     return ctx.memory
 
 
-def _progress(total: int, label: str) -> Any:
-    """A rich progress bar on stderr (silent when stderr is not a terminal)."""
-    from rich.console import Console
-    from rich.progress import Progress
-
-    progress = Progress(
-        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty()
-    )
-    task = progress.add_task(label, total=total)
-    return progress, lambda n: progress.advance(task, n)
-
-
 @app.command()
 def init(
     path: Annotated[
@@ -195,8 +183,9 @@ def import_(
             raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
         records = parse_lines(data)
         service = _service(workspace)
-        progress, advance = _progress(len(records), "importing")
-        with progress:
+        from nxs import progress
+
+        with progress.items("importing memories", len(records)) as advance:
             return import_records(service, records, replace=replace, progress=advance)
 
     _admin(
