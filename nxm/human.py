@@ -157,9 +157,12 @@ def _show(out: Any, result: dict[str, Any]) -> None:
     fb = m["feedback"]
     out.print(
         f"[dim]created {when(m['created'])} · updated {when(m['updated'])} by "
-        f"{_escape(str(m['actor']))} · {len(m['events'])} events · feedback "
-        f"+{fb['POSITIVE']} {fb['NEUTRAL']} −{fb['NEGATIVE']}[/]"
-        + (f"\n[dim]{' · '.join(who)}[/]" if who else "")
+        f"{_escape(str(m['actor']))} · {len(m['events'])} events[/]"
+    )
+    out.print(
+        f"[dim]feedback +{fb['POSITIVE']} {fb['NEUTRAL']} −{fb['NEGATIVE']}"
+        + "".join(f" · {w}" for w in who)
+        + "[/]"
     )
 
 
