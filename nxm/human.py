@@ -42,7 +42,7 @@ def styled(value: Any, styles: dict[str, str]) -> str:
 
 def when(stamp: str | None) -> str:
     """An ISO timestamp as ``2026-05-29 10:00`` (minutes are enough to read a list)."""
-    return stamp[:16].replace("T", " ") if stamp else ""
+    return _escape(str(stamp)[:16].replace("T", " ")) if stamp else ""
 
 
 def line(text: Any, limit: int = 0) -> str:
@@ -117,7 +117,7 @@ def _list(out: Any, result: dict[str, Any]) -> None:
         return
     out.print(_memory_rows(result["memories"]))
     statuses = {m["status"] for m in result["memories"]}
-    which = f" {next(iter(statuses))}" if len(statuses) == 1 else ""
+    which = f" {_escape(next(iter(statuses)))}" if len(statuses) == 1 else ""
     out.print(f"[dim]page {page} of {pages} · {total}{which} memories[/]")
 
 
@@ -176,7 +176,7 @@ def change(e: dict[str, Any]) -> str:
         return styled(data.get("signal"), SIGNAL_STYLE) + said
     parts = []
     if e["type"] == "REVERTED":
-        parts.append(f"to #{data.get('to')}")
+        parts.append(f"to #{_escape(str(data.get('to')))}")
     before = data.get("before") if isinstance(data.get("before"), dict) else None
     for field in data.get("fields") or ():
         if before is None or field not in before:
@@ -199,7 +199,11 @@ def _history(out: Any, result: dict[str, Any]) -> None:
                  ("change", FILL), title=f"history of {result['key']}")  # fmt: skip
     for e in result["events"]:
         rows.add_row(
-            str(e["n"]), when(e["at"]), e["type"], _escape(str(e["actor"])), cut(change(e))
+            str(e["n"]),
+            when(e["at"]),
+            _escape(e["type"]),
+            _escape(str(e["actor"])),
+            cut(change(e)),
         )
     out.print(rows)
     shown = len(result["events"])
@@ -212,7 +216,7 @@ def _one_memory(out: Any, name: str, result: dict[str, Any]) -> None:
     verb = PAST.get(name, name) if name != "add" or result.get("created") else "already stored as"
     out.print(
         f"{verb} [cyan]{m['key']}[/] {line(m['introduction'])} "
-        f"[dim]({styled(m['status'], STATUS_STYLE)}, {m['processing']})[/]"
+        f"[dim]({styled(m['status'], STATUS_STYLE)}, {_escape(m['processing'])})[/]"
     )
 
 

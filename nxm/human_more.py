@@ -93,7 +93,9 @@ def _personas(out: Any, r: dict[str, Any]) -> None:
 
 def _persona(out: Any, r: dict[str, Any]) -> None:
     p = r["persona"]
-    out.print(f"[bold]{_escape(p['name'])}[/] · {_escape(p['title'])} [dim]({p['source']})[/]")
+    out.print(
+        f"[bold]{_escape(p['name'])}[/] · {_escape(p['title'])} [dim]({_escape(p['source'])})[/]"
+    )
     out.print(_escape(p["description"]))
     if p.get("communication_style"):
         out.print(f"[dim]style:[/] {_escape(p['communication_style'])}")
@@ -128,7 +130,7 @@ def _graph_search(out: Any, r: dict[str, Any]) -> None:
                  ("mem", FIXED), ("description", FILL))  # fmt: skip
     for e in r["entities"]:
         rows.add_row(
-            f"[bold]{_escape(e['name'])}[/]", e["type"], str(e.get("relationCount", 0)),
+            f"[bold]{_escape(e['name'])}[/]", _escape(e["type"]), str(e.get("relationCount", 0)),
             str(len(e.get("sourceMemoryIds") or ())), cut(line(e.get("description"))),
         )  # fmt: skip
     out.print(rows)
@@ -148,7 +150,7 @@ def _graph_traverse(out: Any, r: dict[str, Any]) -> None:
 
 def _graph_query(out: Any, r: dict[str, Any]) -> None:
     out.print(_escape(r["answer"]))
-    sources = ", ".join(k[:8] for k in r.get("sourceMemoryIds") or ())
+    sources = _escape(", ".join(k[:8] for k in r.get("sourceMemoryIds") or ()))
     out.print(
         f"[dim]confidence {r['confidence']:.2f} · {r['method']}"
         + (f" · from {sources}" if sources else "")
@@ -194,7 +196,7 @@ def _knowledge(out: Any, r: dict[str, Any]) -> None:
             f"{styled(e['priority'], PRIORITY_STYLE)} [dim]{e['id']}[/]"
         )
         out.print(_escape(e["content"]))
-        out.print(f"[dim]from {', '.join(k[:8] for k in e['sourceMemoryIds'])}[/]")
+        out.print(f"[dim]from {_escape(', '.join(k[:8] for k in e['sourceMemoryIds']))}[/]")
         return
     if "content" in r:
         from rich.markdown import Markdown
@@ -255,7 +257,7 @@ def _entities(out: Any, r: dict[str, Any]) -> None:
     for e in r["entities"]:
         who = e.get("userId") or e.get("agentId") or ""
         rows.add_row(
-            e["kind"], _escape(who), str(e["memoryCount"]), str(e["storedCount"]),
+            _escape(e["kind"]), _escape(who), str(e["memoryCount"]), str(e["storedCount"]),
             when(e.get("lastActivityAt")),
         )  # fmt: skip
     out.print(rows)
