@@ -32,6 +32,24 @@ These captures come from the example workspace (`.nxs-example/`), at 80 columns,
 """
 
 
+TAIL = """\
+## Progress
+
+Long work draws a bar on stderr when stderr is a terminal (never on stdout, which holds only the
+answer; nothing at all under the MCP server or in a pipe): `nxm import`, `nxm embed [--all]`,
+`nxm reindex` and the first search of a fresh clone show the count, the rate and the time
+left, moving every 64 texts the model embeds; `nxm model setup` shows pip's download bar
+(bytes, rate, time left). Frames of `nxm import` of 600 memories with the default model, on the
+2-core machine shared by six engineers (load average 5-6), 2 Dec 2026:
+
+```text
+importing memories ━━━━╺━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  64/600  -:--:--
+importing memories ━━━━━━━━━━━━━━━━━╺━━━━━━━━━━━━━━━━━━━━━━ 256/600 106/s 0:00:05
+importing memories ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╺━━━━━ 512/600 83/s 0:00:02
+```
+"""
+
+
 def nxm(args: list[str], workspace: Path, env: dict[str, str]) -> str:
     done = subprocess.run(
         [sys.executable, "-c", "from nxm.cli import main; main()", *args, "--workspace",
@@ -71,6 +89,7 @@ def main() -> int:
         for title, args in shots:
             text = nxm(args, workspace, env)
             parts.append(f"## `{title}`\n\n```text\n$ {title}\n{text}\n```\n")
+        parts.append(TAIL)
     OUT.write_text("\n".join(parts), encoding="utf-8")
     print(f"wrote {OUT}")
     return 0
