@@ -158,15 +158,15 @@ OPERATIONS: list[Operation] = [
         ("revert",),
         "insights",
         summary="Undo edits: put a memory's body, introduction, priority and classification "
-        "back as they were before its latest edit, or just after event --to of its history.",
+        "back as they were before its latest edit, or just after event `to` of its history.",
         handler=_revert,
         params=(
             KEY,
             Param(
                 "to",
                 type="int",
-                help="The history event (its #) to return to; default: the one before the "
-                "latest edit.",
+                help="The history event to return to (its n in the history); default: the one "
+                "before the latest edit.",
                 min=1,
                 max=1_000_000,
                 aliases=("event",),
