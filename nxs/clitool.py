@@ -124,7 +124,7 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
     if p.type == "object":
         help_text += " (JSON object)"
     if p.stdin:
-        help_text += " - reads it from stdin."
+        help_text += " Give - to read it from stdin."
     pytype = _TYPES[p.type]
     if p.positional:
         info: Any = typer.Argument(help=help_text, show_default=False)
