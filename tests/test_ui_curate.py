@@ -370,8 +370,14 @@ def test_reverting_from_the_history_and_a_refused_revert_writes_nothing(
     ]["key"]
     api(browser, "memory_update", {"key": key, "body": "Staging deploys run from anywhere."})
     api(browser, "memory_update", {"key": key, "priority": "HIGH"})
+    api(browser, "memory_feedback", {"key": key, "signal": "POSITIVE"})  # not an edit
     browser.view(f"#/memory/{key}")
-    assert browser.js("document.querySelector('#history li[data-n=\"3\"] .revert')") is None
+    # only events an edit came after offer a revert: not the latest edit, not the feedback
+    offered = browser.js(
+        "[...document.querySelectorAll('#history li')].filter(li => li.querySelector('.revert'))"
+        ".map(li => Number(li.dataset.n))"
+    )
+    assert offered == [2, 1]
     browser.click('#history li[data-n="1"] .revert')  # back to the memory as it was added
     flash_text(browser, "Reverted to event 1.")
     browser.wait("document.querySelector('#history li').dataset.type === 'REVERTED'", "the revert")
