@@ -64,7 +64,9 @@ def test_readers_fit_80_columns_with_one_line_per_row() -> None:
             f"history|{keys['tags']}", "recall|release tags", "stats", "entities",
             "profile|alice", "personas", "persona|jack", "facts", "graph|search|LanceDB",
             "graph|traverse|Dana Kim", "graph|query|who uses LanceDB", "knowledge|--no-merged",
-            f"feedback|{keys['lance']}|POSITIVE",
+            f"feedback|{keys['lance']}|POSITIVE", f"revert|{keys['tags']}",
+            "store-context|--conversation-id|c-1|--summary|Tags come from main only|--context|"
+            "We went over the release workflow and agreed tags come from main only.",
         )
     }  # fmt: skip
     for args, text in outputs.items():
@@ -81,6 +83,7 @@ def test_readers_fit_80_columns_with_one_line_per_row() -> None:
     assert "[bold]not bold[/bold] intro" in outputs["list"]
     assert "priority (was HIGH)" in outputs[f"history|{keys['tags']}"]
     assert "Dana Kim -USES-> LanceDB" in outputs["graph|traverse|Dana Kim"]
+    assert outputs[f"revert|{keys['tags']}"].startswith(f"reverted {keys['tags']}")
 
 
 @pytest.mark.usefixtures("workspace")
