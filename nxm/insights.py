@@ -35,7 +35,7 @@ SEARCHES_METHOD = "searches run on this machine (.nxs/cache/usage.log)"
 EVENT_FIGURES = {
     "CREATED": "created", "UPDATED": "updated", "CLASSIFIED": "classified", "CLOSED": "closed",
     "REOPENED": "reopened", "FORGOTTEN": "forgotten", "RESTORED": "restored",
-    "PROMOTED": "promoted", "IMPORTED": "imported",
+    "PROMOTED": "promoted", "IMPORTED": "imported", "REVERTED": "reverted",
 }  # fmt: skip
 
 

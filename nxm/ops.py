@@ -119,6 +119,7 @@ OPERATIONS: list[Operation] = [
                 positional=True,
                 max_len=200_000,
                 aliases=("memory", "content"),
+                stdin=True,
             ),
             Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
             CATEGORY,
@@ -155,13 +156,17 @@ OPERATIONS: list[Operation] = [
         writes=True,
         params=(
             KEY,
-            Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
+            INTRODUCTION,
             Param(
-                "body", help="The new full content.", max_len=200_000, aliases=("memory", "content")
+                "body",
+                help="The new full content.",
+                max_len=200_000,
+                aliases=("memory", "content"),
+                stdin=True,
             ),
             PRIORITY,
         ),
-        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*" --body "..."',
+        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*"',
     ),
     Operation(
         name="classify",

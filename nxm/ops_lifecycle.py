@@ -30,6 +30,12 @@ def _feedback(ctx: Context, **kw: Any) -> Any:
     return feedback(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
 
 
+def _revert(ctx: Context, **kw: Any) -> Any:
+    from nxm.lifecycle import revert
+
+    return revert(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
+
+
 def _knowledge(ctx: Context, **kw: Any) -> Any:
     from nxm.knowledge import knowledge
 
@@ -145,6 +151,29 @@ OPERATIONS: list[Operation] = [
         ),
         writes=True,
         example='nxm feedback 3f2a NEGATIVE --comment "outdated since the move to tomllib"',
+    ),
+    _op(
+        "revert",
+        "memory_revert",
+        ("revert",),
+        "insights",
+        summary="Undo edits: put a memory's body, introduction, priority and classification "
+        "back as they were before its latest edit, or just after event `to` of its history.",
+        handler=_revert,
+        params=(
+            KEY,
+            Param(
+                "to",
+                type="int",
+                help="The history event to return to (its n in the history); default: the one "
+                "before the latest edit.",
+                min=1,
+                max=1_000_000,
+                aliases=("event",),
+            ),
+        ),
+        writes=True,
+        example="nxm revert 3f2a --to 2",
     ),
     _op(
         "knowledge",

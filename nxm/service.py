@@ -257,18 +257,26 @@ class MemoryService:
         self,
         *,
         key: str,
-        introduction: str,
         now: str,
         actor: str,
+        introduction: str | None = None,
         body: str | None = None,
         priority: str | None = None,
     ) -> dict[str, Any]:
-        """Change body, introduction or priority; a call that changes nothing is refused."""
-        introduction = _intro(introduction)
+        """Change what is given of body, introduction and priority, the rest kept; the event
+        keeps the values it replaced (``before``), so `nxm revert` can restore them. A call
+        that changes nothing is refused."""
+        if introduction is None and body is None and priority is None:
+            raise ValidationError(
+                "update needs a body, an introduction or a priority",
+                suggestion="pass what changes (--body, --introduction, --priority); "
+                "the rest is kept",
+            )
+        introduction = _intro(introduction) if introduction is not None else None
         body = _body(body) if body is not None else None
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            changed = []
+            before: dict[str, Any] = {}
             if body is not None and normalise(body) != normalise(r["body"]):
                 twin = next((k for k in current.with_body(body_hash(body)) if k != r["key"]), None)
                 if twin:
@@ -276,21 +284,20 @@ class MemoryService:
                         f"memory {twin} already has that body",
                         suggestion=f"forget one of them: `nxm forget {twin}`",
                     )
-                r["body"] = body
-                changed.append("body")
-            if introduction != r["introduction"]:
-                r["introduction"] = introduction
-                changed.append("introduction")
+                before["body"] = r["body"]
+            if introduction is not None and introduction != r["introduction"]:
+                before["introduction"] = r["introduction"]
             if priority is not None and priority != r["priority"]:
-                r["priority"] = priority
-                changed.append("priority")
-            if not changed:
+                before["priority"] = r["priority"]
+            if not before:
                 raise ValidationError(
                     f"update of {r['key']} changes nothing",
                     suggestion="pass a different body, introduction or priority",
                     code="NO_CHANGE",
                 )
-            return "UPDATED", {"fields": changed}
+            new = {"body": body, "introduction": introduction, "priority": priority}
+            r.update({f: new[f] for f in before})
+            return "UPDATED", {"fields": list(before), "before": before}
 
         return self._change(key, now, actor, apply, embed=True)
 
@@ -327,8 +334,9 @@ class MemoryService:
                     suggestion="pass a different category, scope, refs or introduction",
                     code="NO_CHANGE",
                 )
+            before = {k: r[k] for k in sorted(changed)}
             r.update(changed)
-            return "CLASSIFIED", {"fields": sorted(changed)}
+            return "CLASSIFIED", {"fields": sorted(changed), "before": before}
 
         return self._change(key, now, actor, apply, embed=True)
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from nxs.clitool import JsonOpt, emit, fail
+from nxs.clitool import JsonOpt, emit, fail, standard_options
 from nxs.clitool import main as run_app
 from nxs.errors import NxsError
 from nxs.render import render
@@ -20,6 +20,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=False,
 )
+standard_options(app)
 
 
 @app.command()

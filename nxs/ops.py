@@ -46,6 +46,7 @@ class Param:
     aliases: tuple[str, ...] = ()  # other names accepted on the MCP seam (seed spellings)
     clamp: bool = False  # out-of-range numbers are clamped instead of refused
     list_aliases: bool = False  # the aliases appear in the tool's input schema too
+    stdin: bool = False  # on the CLI, the value "-" is read from standard input
 
     @property
     def flag(self) -> str:

@@ -216,7 +216,10 @@ def test_update_changes_body_in_place_and_reembeds(svc: MemoryService) -> None:
         "type": "UPDATED",
         "at": LATER,
         "actor": "bob",
-        "data": {"fields": ["body", "introduction"]},
+        "data": {
+            "fields": ["body", "introduction"],
+            "before": {"body": "Tags come from main.", "introduction": "Tags from main"},
+        },
     }
     assert svc.store.vectors([m["key"]])[m["key"]] != old_vector
     assert on_disk(svc)[m["key"]]["body"] == "Tags come from main or hotfix/* branches."
@@ -229,7 +232,10 @@ def test_update_priority_only(svc: MemoryService) -> None:
     )
     assert out["memory"]["priority"] == "HIGH"
     assert out["memory"]["body"] == m["body"]
-    assert svc.history(key=m["key"])["events"][0]["data"] == {"fields": ["priority"]}
+    assert svc.history(key=m["key"])["events"][0]["data"] == {
+        "fields": ["priority"],
+        "before": {"priority": "MEDIUM"},
+    }
 
 
 def test_update_that_changes_nothing_is_refused(svc: MemoryService) -> None:
@@ -313,7 +319,10 @@ def test_classify_sets_category_scope_and_refs(svc: MemoryService) -> None:
             "type": "CLASSIFIED",
             "at": LATER,
             "actor": "carol",
-            "data": {"fields": ["category", "refs", "scope"]},
+            "data": {
+                "fields": ["category", "refs", "scope"],
+                "before": {"category": "notes", "refs": [], "scope": "project"},
+            },
             "n": 2,
         }
     ]
@@ -552,7 +561,7 @@ def test_history_order_limit_and_total(svc: MemoryService) -> None:
             "type": "UPDATED",
             "at": "2026-06-01T00:00:00.000Z",
             "actor": ACTOR,
-            "data": {"fields": ["introduction"]},
+            "data": {"fields": ["introduction"], "before": {"introduction": "v0"}},
             "n": 2,
         },
     ]

@@ -353,14 +353,15 @@ class Store:
 
         cache = self.cache
         todo = cache.keys() if everything else cache.unready()
-        for start in range(0, len(todo), REFRESH_BATCH):
-            batch = list(cache.many(todo[start : start + REFRESH_BATCH]).values())
-            got = embed(batch)
-            cache.store_vectors({
-                text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
-                for r in batch if got.get(r["key"]) is not None
-            })  # fmt: skip
-            progress.report("embedding memories", min(start + REFRESH_BATCH, len(todo)), len(todo))
+        with progress.items("embedding memories", len(todo)) as advance:
+            for start in range(0, len(todo), REFRESH_BATCH):
+                batch = list(cache.many(todo[start : start + REFRESH_BATCH]).values())
+                got = embed(batch)
+                cache.store_vectors({
+                    text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
+                    for r in batch if got.get(r["key"]) is not None
+                })  # fmt: skip
+                advance(len(batch))
         return len(todo)
 
     def refresh(
