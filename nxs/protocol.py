@@ -21,7 +21,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("memory_search", 'nxm search "QUERY"'),
     ("memory_show", "nxm show KEY"),
     ("memory_add", 'nxm remember "BODY" --introduction "LINE"'),
-    ("memory_update", 'nxm update KEY --introduction "LINE" --body "NEW BODY"'),
+    ("memory_update", 'nxm update KEY --body "NEW BODY"'),
     ("memory_forget", "nxm forget KEY"),
     (
         "memory_store_context",
