@@ -51,11 +51,14 @@ class Store:
 
     def __init__(self, ws: Workspace, dim: int = 384) -> None:
         self.ws = ws
+        from nxs import trust
+
         config = ws.section("memory")
-        configured = config.get("store")
-        self.remote = bool(configured) and "://" in str(configured)
-        index_uri = str(configured) if self.remote else str(ws.dir / "index" / "lance")
-        self.index = Index(index_uri, config.get("storage_options") or None, dim)
+        trust.check_paths(ws.root)  # before anything is written (a committed symlink)
+        configured, options = trust.store_settings(ws.root, config)  # before anything is sent
+        self.remote = configured is not None
+        index_uri = configured if configured else str(ws.dir / "index" / "lance")
+        self.index = Index(index_uri, options or None, dim)
         self.index.root = ws.root
         self.files = Files(ws.dir)
         self.cache = Cache(ws.dir / "index" / "cache.db", config["model"])
@@ -211,6 +214,17 @@ class Store:
             return str(exc), md_ident, log_ident, key
 
     def _sync_remote(self) -> list[str]:
+        try:
+            return self._read_remote()
+        except (OSError, RuntimeError, ValueError) as exc:  # the bucket's listing failed
+            line = (str(exc).strip().splitlines() or ["?"])[0][:300]
+            raise UpstreamError(
+                f"cannot read the memory store at {self.index.uri}: {line}",
+                suggestion="check the store's URI, endpoint and credentials",
+                code="STORE_UNAVAILABLE",
+            ) from None
+
+    def _read_remote(self) -> list[str]:
         version = self.index.version()
         if version is not None and str(version) == self.cache.meta("remote_version"):
             return []
