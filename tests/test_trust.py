@@ -378,7 +378,7 @@ def test_terminal_escapes_in_stored_text_are_shown_escaped(ws: Path) -> None:
         code, out, err = run_cli("nxm", args)
         assert code == 0, (args, out, err)
         text = out.decode()
-        bad = [ch for ch in text if ch not in "\n" and (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0)]
+        bad = [ch for ch in text if ch not in "\n\t" and (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0)]
         assert bad == [] and "\u202e" not in text, (args, text)
     code, out, _ = run_cli("nxm", ["show", key])
     assert "\\x1b" in out.decode()  # shown, not hidden: a person sees something is odd
