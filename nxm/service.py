@@ -8,6 +8,7 @@ keyword arguments plus ``now`` and ``actor``. Methods return JSON-able dicts; re
 from __future__ import annotations
 
 import math
+import re
 import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,11 @@ LIST_FILTERS = (
 )  # fmt: skip
 
 
+# Control characters (C0 but tab, DEL, C1), bidi overrides and line/paragraph separators: an
+# introduction is one plain line in prime and NEXUS_MEMORY.md (issue 24).
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+
+
 def _intro(text: str) -> str:
     text = text.strip()
     if not text:
@@ -52,6 +58,11 @@ def _intro(text: str) -> str:
     if "\n" in text or "\r" in text:
         raise ValidationError(
             "introduction must be one line", suggestion="put the detail in the body"
+        )
+    if CONTROL.search(text):
+        raise ValidationError(
+            "introduction must not hold control characters (escapes, line separators)",
+            suggestion="write it as plain text",
         )
     if len(text) > INTRO_MAX:
         raise ValidationError(f"introduction is {len(text)} characters; at most {INTRO_MAX}")

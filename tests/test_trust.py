@@ -349,7 +349,7 @@ def test_an_exported_store_imports_to_the_same_keys(ws: Path, tmp_path: Path) ->
     code, answer, _ = nxm("update", key, "--introduction", "changed", "--body", "A new body now.")
     assert code == 0, answer
     out = tmp_path / "all.jsonl"
-    code, _, err = nxm("export", "-o", str(out))
+    code, _, err = run_cli("nxm", ["export", "-o", str(out)])
     assert code == 0, err
     other = make_workspace(tmp_path / "other")
     code, answer, err = nxm("import", str(out), "--workspace", str(other))
@@ -398,7 +398,7 @@ def test_an_old_or_foreign_record_cache_is_not_believed(ws: Path, tmp_path: Path
         Path(f"{cache}{suffix}").unlink(missing_ok=True)
     shutil.copy(saved, cache)  # restored over the newer one
     out = tmp_path / "out.jsonl"
-    code, _, err = nxm("export", "-o", str(out))
+    code, _, err = run_cli("nxm", ["export", "-o", str(out)])
     assert code == 0, err
     assert new in out.read_text()
     code, listed, _ = nxm("list")
