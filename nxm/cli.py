@@ -138,6 +138,17 @@ def export_(
     from nxm.port import export_lines
 
     def work() -> dict[str, Any]:
+        from nxs.errors import NotFoundError, ValidationError
+
+        if status not in ("open", "closed", "forgotten", "all"):
+            raise ValidationError(
+                f"unknown status {status!r}", suggestion="one of: open, closed, forgotten, all"
+            )
+        if output is not None and not output.parent.is_dir():  # a typo must not make folders
+            raise NotFoundError(
+                f"cannot write {output}: no directory {output.parent}",
+                suggestion="name a file in a directory that exists (or make it first)",
+            )
         records = _service(workspace).store.records()
         if status != "all":
             records = {k: r for k, r in records.items() if r["status"] == status}
