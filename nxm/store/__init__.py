@@ -485,14 +485,51 @@ class Store:
 
     # -- search -----------------------------------------------------------------------------
 
-    def pinned(self) -> Any:
-        return self.index.pinned()
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        try:
+            context = self.index.pinned()
+            context.__enter__()
+        except (OSError, RuntimeError) as exc:
+            raise self._damaged(exc) from None
+        try:
+            yield
+        finally:
+            context.__exit__(None, None, None)
 
     def keywords(self, *args: Any, **kwargs: Any) -> Any:
-        return self.index.keywords(*args, **kwargs)
+        return self._reading(self.index.keywords, *args, **kwargs)
 
     def semantic(self, *args: Any, **kwargs: Any) -> Any:
-        return self.index.semantic(*args, **kwargs)
+        return self._reading(self.index.semantic, *args, **kwargs)
 
     def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
-        return self.index.passing(keys, filters)
+        return self._reading(self.index.passing, keys, filters)
+
+    def _reading(self, read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return read(*args, **kwargs)
+        except (OSError, RuntimeError) as exc:  # lance reports a missing or cut file so
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: Exception) -> UpstreamError:
+        """The error of a search the index could not answer. A local index is derived: it is
+        removed, and the next command makes it again from the record cache (issue 24)."""
+        line = (str(exc).strip().splitlines() or ["?"])[0][:300]
+        if self.remote:
+            return UpstreamError(
+                f"cannot read the memory store at {self.index.uri}: {line}",
+                suggestion="check the store's URI, endpoint and credentials",
+                code="STORE_UNAVAILABLE",
+            )
+        with self._lock:
+            dropped = self.index.drop(line)
+            self.index = Index(self.index.uri, None, self.index.dim)
+            self.index.root = self.ws.root
+        return UpstreamError(
+            f"the search index in .nxs/index/ is damaged ({line})"
+            + ("; it was removed, and the next command makes it again" if dropped else ""),
+            suggestion="run `nxm reindex` (it reads the memory files; nothing is lost), then "
+            "search again",
+            code="INDEX_DAMAGED",
+        )
