@@ -38,12 +38,13 @@ from nxm.store.runtime import background, import_lancedb
 from nxm.store.text import KEY, FileProblem, event_line, record_of, render
 from nxm.store.watch import Watch
 from nxs import progress
-from nxs.errors import UpstreamError
+from nxs.errors import ConflictError, UpstreamError
 from nxs.workspace import Workspace
 
 __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
 
 REFRESH_BATCH = 512  # memories embedded and indexed per step of a large refresh
+READ_WAIT_S = 2.0  # how long a search waits for a writer before it answers from memory
 
 
 class Store:
@@ -70,6 +71,7 @@ class Store:
         self.problems: list[tuple[str, str]] = []
         self._syncs = 0
         self._watch: Watch | None = None
+        self._on_disk: Index | None = None  # the disk index while a busy lock keeps it behind
 
     @property
     def dim(self) -> int:
@@ -91,8 +93,9 @@ class Store:
     # -- the lock ---------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the write lock (re-entrant within this process; none for an index in memory)."""
+    def locked(self, wait: float | None = None) -> Iterator[None]:
+        """Hold the write lock (re-entrant within this process; none for an index in memory),
+        waiting at most ``wait`` seconds (default `lock.WAIT_S`)."""
         with self._lock:
             if self._held or self.index.uri.startswith("memory://"):
                 self._held += 1
@@ -101,7 +104,7 @@ class Store:
                 finally:
                     self._held -= 1
                 return
-            with lock.locked(self.lock_path):
+            with lock.locked(self.lock_path, wait):
                 self._held = 1
                 try:
                     yield
@@ -388,28 +391,34 @@ class Store:
         if self.remote:
             return
         cache = self.cache
+        if self._on_disk is not None and lock.free(self.lock_path):
+            self.index, self._on_disk = self._on_disk, None  # the holder is gone: back to disk
         if embed is not None and cache.unready():
             self.embed(embed)
         if not self.index.exists() and cache.count():
             cache.reindex_all()
         if not cache.pending() or self.index.uri.startswith("memory://"):
             return
+        reader = not self._held  # a search: it must not wait long for a writer (issue 24)
         try:
-            self._write_pending()
-        except UpstreamError as exc:
-            if exc.code != "STORE_READONLY" or self.index.uri.startswith("memory://"):
+            self._write_pending(min(READ_WAIT_S, lock.WAIT_S) if reader else None)
+        except (UpstreamError, ConflictError) as exc:
+            if exc.code not in ("STORE_READONLY", "STORE_BUSY") or not reader:
                 raise
-            # a read-only workspace (a clone on a read-only disk): an index in memory, made
-            # from the record cache, answers this process's searches
+            # a read-only workspace (a clone on a read-only disk), or a writer that holds the
+            # lock (a stopped `nxm import`): an index in memory, made from the record cache,
+            # answers this process's searches until the disk index can be written again
+            if exc.code == "STORE_BUSY":
+                self._on_disk = self.index
             self.index = Index("memory://nxs", None, self.index.dim)
             self._write_pending()
 
-    def _write_pending(self) -> None:
+    def _write_pending(self, wait: float | None = None) -> None:
         import numpy as np
 
         cache = self.cache
         in_memory = self.index.uri.startswith("memory://")  # all of it, once per process
-        with self.locked():
+        with self.locked(wait):
             pending = [(k, 0) for k in cache.keys()] if in_memory else cache.pending()
             records = Records(cache)
             for start in range(0, len(pending), REFRESH_BATCH):
