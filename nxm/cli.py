@@ -184,6 +184,10 @@ def import_(
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
     ] = False,
+    allow_secrets: Annotated[
+        bool,
+        typer.Option("--allow-secrets", help="Import text that looks like credentials too."),
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -201,7 +205,7 @@ def import_(
             data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         except OSError as exc:
             raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
-        records = parse_lines(data)
+        records = parse_lines(data, allow_secrets=allow_secrets)
         service = _service(workspace)
         progress, advance = _progress(len(records), "importing")
         with progress:

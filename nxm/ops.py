@@ -39,6 +39,11 @@ REFS = Param(
     aliases=("ref",),
 )
 PRIORITY = Param("priority", help="HIGH, MEDIUM (default) or LOW.", choices=PRIORITIES)
+ALLOW_SECRET = Param(
+    "allow_secret",
+    type="bool",
+    help="Store text that looks like a credential (an example key, not a real one).",
+)
 
 FILTERS = (
     Param("status", help="open (default), closed, forgotten or all.", choices=(*STATUSES, "all")),
@@ -136,6 +141,7 @@ OPERATIONS: list[Operation] = [
                 max=3650,
             ),
             *PROVENANCE,
+            ALLOW_SECRET,
         ),
         example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
     ),
@@ -157,6 +163,7 @@ OPERATIONS: list[Operation] = [
                 "body", help="The new full content.", max_len=200_000, aliases=("memory", "content")
             ),
             PRIORITY,
+            ALLOW_SECRET,
         ),
         example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*" --body "..."',
     ),

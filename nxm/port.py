@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from nxm import secrets
 from nxm.record import (
     FIELDS,
     LAYERS,
@@ -119,8 +120,9 @@ def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
         yield line(records[key])
 
 
-def parse_lines(data: bytes) -> list[dict[str, Any]]:
-    """Parse and check an export; refuse the whole file on the first bad line.
+def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]]:
+    """Parse and check an export; refuse the whole file on the first bad line (one holding a
+    credential-shaped string too, unless ``allow_secrets``).
 
     Raises:
         ValidationError: a line that is not a memory record.
@@ -156,10 +158,16 @@ def parse_lines(data: bytes) -> list[dict[str, Any]]:
         problem = _shape_problem(record) or _rule_problem(record)
         if problem:
             raise ValidationError(f"line {n} has {problem}", suggestion="nothing was imported")
-        record["introduction"], record["body"] = (
-            record["introduction"].strip(),
-            _body(record["body"]),
-        )
+        record["introduction"] = record["introduction"].strip()
+        record["body"] = _body(record["body"])
+        try:
+            secrets.refuse(allow_secrets, body=record["body"], introduction=record["introduction"])
+        except ValidationError as exc:
+            raise ValidationError(
+                f"line {n}: {exc.message}",
+                suggestion="nothing was imported; remove it, or pass --allow-secrets",
+                code=exc.code,
+            ) from None
         record["processing"] = "PENDING"
         out.append(record)
     return out

@@ -13,7 +13,7 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import rank
+from nxm import rank, secrets
 from nxm.categories import categorize
 from nxm.record import (
     INTRO_MAX,
@@ -191,10 +191,12 @@ class MemoryService:
         priority: str | None = None,
         layer: str | None = None,
         ttl_days: float | None = None,
+        allow_secret: bool = False,
         **provenance: Any,
     ) -> dict[str, Any]:
         """Add a memory under its content-hash key; the same body again returns the existing one."""
         body, introduction = _body(body), _intro(introduction)
+        secrets.refuse(allow_secret, body=body, introduction=introduction)
         refs = _refs(scope, refs) or []
         layer = layer or "PERMANENT"
         if ttl_days is not None and layer != "TASK":
@@ -270,10 +272,12 @@ class MemoryService:
         actor: str,
         body: str | None = None,
         priority: str | None = None,
+        allow_secret: bool = False,
     ) -> dict[str, Any]:
         """Change body, introduction or priority; a call that changes nothing is refused."""
         introduction = _intro(introduction)
         body = _body(body) if body is not None else None
+        secrets.refuse(allow_secret, body=body, introduction=introduction)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             changed = []

@@ -571,3 +571,74 @@ def test_a_fresh_clone_on_a_read_only_disk_reads(
     assert code == 0 and key.encode() in out, err
     monkeypatch.undo()
     assert tree(ws) == before
+
+
+# -- secrets (issue 17): refused at write time, never echoed ------------------------------------------
+
+AWS_KEY = "AKIAQWERTYUIOPASDFGH"
+SECRET_CASES = {
+    f"The deploy user's key is {AWS_KEY}.": True,
+    "Connect with postgres://app:s3cretPass9@db.internal:5432/app": True,
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----": True,
+    "CI reads ghp_0123456789abcdefghijABCDEFGHIJ012345 from the vault": True,
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": True,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U": True,
+    "Connect with postgres://user:<password>@localhost/db (the password is in the vault)": False,
+    "postgres://user:${DB_PASSWORD}@localhost/db": False,
+    "The api_key setting is read from the environment, never from a file.": False,
+    "ERR_LEDGER_LOCKED is raised at ledger.py:120 when the lock times out.": False,
+    "See https://github.com/org/repo/issues/12 and sha 4f9c2a7e1b3d.": False,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("text", list(SECRET_CASES), ids=range(len(SECRET_CASES)))
+def test_the_detector_finds_credentials_and_passes_plain_text(text: str) -> None:
+    from nxm.secrets import find
+
+    assert bool(find(text)) is SECRET_CASES[text], find(text)
+
+
+def test_a_secret_is_refused_on_every_write_and_never_echoed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nxs.mcpserver import Seam
+
+    before = tree(ws)
+    body = f"The deploy user's key is {AWS_KEY}; rotate it quarterly."
+    outputs: list[bytes] = []
+    code, out, err = run_cli("nxm", ["add", body, "--introduction", "deploy key", "--json"])
+    outputs += [out, err]
+    answer = json.loads(out)
+    assert (code, answer["code"]) == (2, "SECRET_REFUSED"), answer
+    assert "AWS access key" in answer["message"] and "allow-secret" in answer["suggestion"]
+    code, out, err = run_cli("nxm", ["add", "Fine body.", "--introduction", f"key {AWS_KEY}"])
+    outputs += [out, err]
+    assert code == 2
+    code, listed, _ = nxm("list")
+    key = listed["memories"][0]["key"]
+    code, out, err = run_cli(
+        "nxm", ["update", key, "--introduction", "x", "--body", body, "--json"]
+    )
+    outputs += [out, err]
+    assert code == 2 and json.loads(out)["code"] == "SECRET_REFUSED"
+    seam = Seam(str(ws), groups="all")
+    text, failed = seam.call("memory_add", {"body": body, "introduction": "deploy key"})
+    outputs.append(text.encode())
+    assert failed and json.loads(text)["code"] == "SECRET_REFUSED"
+    code, answer, err = _import(ws, {"body": body, "introduction": "deploy key"})
+    outputs += [json.dumps(answer).encode(), err]
+    assert (code, answer["code"]) == (2, "SECRET_REFUSED"), answer
+    assert tree(ws) == before
+    assert [o for o in outputs if AWS_KEY.encode() in o] == []
+
+    code, answer, err = nxm("add", body, "--introduction", "example key", "--allow-secret")
+    assert code == 0, (answer, err)  # the caller says it is not a secret (a documented example)
+    text, failed = seam.call(
+        "memory_update",
+        {"key": key, "introduction": "x", "body": body + " Again.", "allow_secret": True},
+    )
+    assert not failed, text
+    path = ws.parent / "in.jsonl"
+    path.write_text(json.dumps({"body": body + " Imported.", "introduction": "i"}) + "\n")
+    code, answer, err = nxm("import", str(path), "--allow-secrets")
+    assert code == 0 and answer["imported"] == 1, (answer, err)
