@@ -14,6 +14,7 @@ import orjson
 
 from nxm import secrets
 from nxm.record import (
+    CONTROL,
     FIELDS,
     LAYERS,
     PRIORITIES,
@@ -24,7 +25,7 @@ from nxm.record import (
     event,
     key_for,
 )
-from nxm.service import CONTROL, _body, _intro
+from nxm.service import _body, _intro
 from nxm.store.text import KEY, LOCAL, reconciled
 from nxs.context import CLI_ACTOR_ENV, resolve_actor, resolve_now
 from nxs.errors import ValidationError

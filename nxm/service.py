@@ -8,7 +8,6 @@ keyword arguments plus ``now`` and ``actor``. Methods return JSON-able dicts; re
 from __future__ import annotations
 
 import math
-import re
 import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from nxm import rank, secrets
 from nxm.categories import categorize
 from nxm.record import (
+    CONTROL,
     INTRO_MAX,
     body_hash,
     event,
@@ -41,11 +41,6 @@ PROVENANCE = (
 LIST_FILTERS = (
     "status", "category", "scope", "ref", "user_id", "agent_id", "session_id", "layer", "priority",
 )  # fmt: skip
-
-
-# Control characters (C0 but tab, DEL, C1), bidi overrides and line/paragraph separators: an
-# introduction is one plain line in prime and NEXUS_MEMORY.md (issue 24).
-CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 
 
 def _intro(text: str) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from nxm.record import body_hash, indexed_text, order_bytes
+from nxm.record import CONTROL, body_hash, indexed_text, order_bytes
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
@@ -70,7 +70,7 @@ def projection_line(record: dict[str, Any]) -> str | None:
     """The record's line in NEXUS_MEMORY.md's index (None: not shown there)."""
     if record["status"] != "open" or record["scope"] not in SHARED_SCOPES:
         return None
-    intro = " ".join(record["introduction"].split())
+    intro = " ".join(CONTROL.sub(" ", record["introduction"]).split())  # one plain line
     facets = " · ".join(f for f in (record["category"], record["priority"]) if f)
     key = record["key"]
     return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
