@@ -109,6 +109,19 @@ def test_a_symlinked_directory_pointing_outside_is_refused(
     assert tree(outside) == before
 
 
+def test_init_in_a_clone_whose_nxs_points_outside_writes_nothing(
+    tmp_path: Path, outside: Path
+) -> None:
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / ".nxs").symlink_to(outside, target_is_directory=True)
+    before = tree(outside)
+    for prog in ("nxm", "nxs"):
+        code, out, err = run_cli(prog, ["init", str(clone), "--json"])
+        assert (code, json.loads(out)["code"]) == (2, "UNSAFE_PATH"), (out, err)
+    assert tree(outside) == before
+
+
 @pytest.mark.parametrize(
     "name", ["NEXUS_MEMORY.md", ".nxs/cache/usage.log", ".nxs/index/cache.db", ".nxs/graph.jsonl"]
 )
@@ -337,8 +350,8 @@ def test_import_mints_or_verifies_keys_and_stamps_what_is_missing(ws: Path) -> N
     kinds = [e["type"] for e in history["events"]]
     assert kinds[0] == "CREATED" and "IMPORTED" in kinds, kinds
     assert history["events"][0]["at"] == "2026-01-01T00:00:00.000Z"
-    code, stats, _ = nxm("stats")
-    assert "imported" in json.dumps(stats)
+    code, stats, _ = nxm("stats", "--now", "2026-12-31T00:00:00Z")
+    assert stats["memories"]["imported"] == 4, stats["memories"]
     code, again, _ = _import(ws, {"body": BODY, "introduction": "Release train again"})
     assert code == 0 and again["imported"] == 0 and again["skipped"] == 1, again  # same body
 
