@@ -140,7 +140,7 @@ def trust(
 
     A cloned repository's store settings would receive your cloud credentials, so nxs uses
     them only after this (kept in your config directory; a later change to them needs it
-    again). Read [memory] store and storage_options first.
+    again). Read memory.store and memory.storage_options in .nxs/config.toml first.
 
     Example:
 

@@ -141,11 +141,11 @@ def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dic
     if entry.get("fingerprint") != _fingerprint(root, store, options):
         where = endpoint(options)
         raise ValidationError(
-            f"[memory] store in {root}/.nxs/config.toml names {store!r}"
+            f"memory.store in {root}/.nxs/config.toml names {store!r}"
             + (f" at {where}" if where else "")
             + ", which would receive your own cloud credentials; a cloned repository's "
             "settings are not used until you confirm them",
-            suggestion="check [memory] store and storage_options in .nxs/config.toml, then "
+            suggestion="check memory.store and memory.storage_options in .nxs/config.toml, then "
             f"run `nxs trust` in the workspace (or set {ENV_STORE} yourself)",
             code="UNTRUSTED_STORE",
         )
