@@ -30,13 +30,14 @@ ENV_STORE = "NXS_STORE"
 ENV_OPTIONS = "NXS_STORAGE_OPTIONS"
 TRUST_FILE = "trusted.json"
 
-# What nxs writes in a workspace (relative to its root): each must resolve inside it.
+# What nxs writes in a workspace (relative to its root): each must resolve inside it. (Files
+# only `init` writes, config.toml and the git files, are replaced whole: a link there is
+# replaced, never written through.)
 WRITES = (
     ".nxs", ".nxs/index", ".nxs/index/lance", ".nxs/index/cache.db", ".nxs/index/cache.db-wal",
     ".nxs/index/cache.db-shm", ".nxs/index/cache.db.old", ".nxs/index/journal", ".nxs/index/lock",
     ".nxs/index/maintain.lock", ".nxs/memories", ".nxs/history", ".nxs/cache",
     ".nxs/cache/usage.log", ".nxs/graph.jsonl", ".nxs/graph.json", ".nxs/memory",
-    ".nxs/config.toml", ".nxs/.gitignore", ".nxs/.gitattributes", ".gitattributes",
     "NEXUS_MEMORY.md",
 )  # fmt: skip
 
