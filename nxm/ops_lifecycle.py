@@ -292,7 +292,7 @@ OPERATIONS: list[Operation] = [
         ("graph", "remove"),
         "knowledge",
         summary="Remove what an agent wrote in the graph: an entity (with the relations stated "
-        "on it), or one relation with --relation and --target; kept in the graph's history.",
+        "on it), or one relation of it (relation and target); kept in the graph's history.",
         handler=_graph_remove,
         params=(
             Param(
@@ -302,7 +302,7 @@ OPERATIONS: list[Operation] = [
                 positional=True,
                 max_len=200,
             ),  # fmt: skip
-            Param("relation", help="Remove only this relation of it (needs --target).", max_len=40),
+            Param("relation", help="Remove only this relation of it (with target).", max_len=40),
             Param("target", help="The relation's other end (id or name).", max_len=200),
             Param("reason", help="Why, for the history.", max_len=500),
         ),

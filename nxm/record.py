@@ -131,6 +131,15 @@ def order_bytes(record: dict[str, Any]) -> bytes:
     )
 
 
+def ref_matches(ref: str, wanted: str) -> bool:
+    """Whether a ref filter takes this ref: the same ref, or a path under it
+    (``tests/integration`` takes ``tests/integration/`` and ``tests/integration/test_a.py``)."""
+    if ref == wanted:
+        return True
+    base = wanted.rstrip("/")
+    return bool(base) and (ref.rstrip("/") == base or ref.startswith(base + "/"))
+
+
 def reading_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records sorted in reading order (a total order: ties end at the key)."""
     return sorted(records, key=reading_sort_key)

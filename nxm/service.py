@@ -23,6 +23,7 @@ from nxm.record import (
     key_for,
     new_record,
     normalise,
+    ref_matches,
     summary,
 )
 from nxm.store import Records, Store, background
@@ -192,6 +193,8 @@ class MemoryService:
         """Add a memory under its content-hash key; the same body again returns the existing one."""
         body, introduction = _body(body), _intro(introduction)
         secrets.refuse(allow_secret, body=body, introduction=introduction)
+        if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
+            provenance["user_id"] = actor
         refs = _refs(scope, refs) or []
         layer = layer or "PERMANENT"
         if ttl_days is not None and layer != "TASK":
@@ -413,7 +416,8 @@ class MemoryService:
         for r in records:
             if status != "all" and r["status"] != status:
                 continue
-            if filters.get("ref") is not None and filters["ref"] not in r["refs"]:
+            wanted = filters.get("ref")
+            if wanted is not None and not any(ref_matches(x, wanted) for x in r["refs"]):
                 continue
             if any(
                 filters.get(f) is not None and r[f] != filters[f]
@@ -488,6 +492,11 @@ class MemoryService:
             raise ValidationError("query must not be empty", suggestion="say what to look for")
         status = filters.pop("status", None) or "open"
         lance_filters = {k: v for k, v in filters.items() if v is not None}
+        if "ref" in lance_filters:  # a path takes what lies under it: the refs it stands for
+            wanted = lance_filters.pop("ref")
+            heads = self.store.records().heads()
+            refs = {x for r in heads for x in r["refs"] if ref_matches(x, wanted)}
+            lance_filters["ref_in"] = sorted(refs) or [wanted]
         if status != "all":
             lance_filters["status"] = status
         lance_filters["not_expired"] = now
@@ -511,7 +520,9 @@ class MemoryService:
             keyword, context = texts.get("text", []), texts.get("context", [])
             # what ranking reads of the candidates and their session neighbours, in one query
             found = {k for hits in (keyword, context, semantic) for k, _ in hits}
-            brief = records.cache.heads_of(found | {n for k in found for n, _ in near.get(k, ())})
+            brief = records.cache.many(
+                found | {n for k in found for n, _ in near.get(k, ())}, "head"
+            )
             hits = rank.fuse(
                 keyword, semantic, brief, mode, near, context, limit, spread, pool,
                 period(query, now), brief, lambda keys: self.store.passing(keys, lance_filters),

@@ -73,19 +73,43 @@ def prime(
             help="Print nothing where no workspace is found (for a hook every project runs).",
         ),
     ] = False,
+    seam: Annotated[
+        str,
+        typer.Option(
+            "--seam",
+            help="cli: name the nxm verbs (a shell); mcp: name the MCP tools served here (a "
+            "host, e.g. Claude Code's hook).",
+        ),
+    ] = "cli",
+    tools: Annotated[
+        str | None,
+        typer.Option("--tools", help="With --seam mcp: the server's --tools (default: config)."),
+    ] = None,
     now: Annotated[str | None, typer.Option("--now", hidden=True)] = None,
 ) -> None:
-    """Print the session bootstrap: the rules and the memory index. Never fails a session.
+    """Print the session bootstrap: the protocol, the rules and the memory index. Never fails.
 
     Example:
 
         nxs prime --format claude-code
     """
-    from nxs.prime import FORMATS, output  # deferred: the CLI's other verbs skip it
+    from nxs.prime import FORMATS, SEAMS, output  # deferred: the CLI's other verbs skip it
 
     if format_ not in FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(FORMATS)}", param_hint="--format")
-    emit(output(workspace, budget=budget, format_=format_, now=now, quiet_outside=quiet_outside))
+    if seam not in SEAMS:
+        raise typer.BadParameter(f"use one of {', '.join(SEAMS)}", param_hint="--seam")
+    emit(
+        output(
+            workspace,
+            budget=budget,
+            format_=format_,
+            now=now,
+            quiet_outside=quiet_outside,
+            seam=seam,
+            tools=tools,
+        )
+    )
 
 
 @app.command()

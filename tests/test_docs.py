@@ -70,6 +70,20 @@ def test_commands_md_is_current(generated: dict) -> None:
         pytest.fail(f"docs/commands.md is stale: {REGENERATE}\n{diff}")
 
 
+def test_mcp_md_prime_examples_are_current() -> None:
+    """docs/mcp.md shows the prime text at 0, 50 and 500 memories, as the code prints it."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "gen_prime.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_docs_link_to_existing_files() -> None:
     import re
 

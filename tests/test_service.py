@@ -93,7 +93,7 @@ def test_add_creates_a_memory_under_its_content_hash_key(svc: MemoryService) -> 
             "actor": ACTOR,
             "created": NOW,
             "updated": NOW,
-            "user_id": None,
+            "user_id": ACTOR,  # no user_id given: the actor's (docs/concepts.md)
             "agent_id": None,
             "session_id": None,
             "persona": None,

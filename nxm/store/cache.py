@@ -377,22 +377,16 @@ class Cache:
         )
         return self._record(*got[0]) if got else None
 
-    def many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def many(self, keys: Iterable[str], column: str = "doc") -> dict[str, dict[str, Any]]:
+        """The records of ``keys`` that exist, in one query; ``column="head"``: without body
+        and events (what ranking and summaries read)."""
+        assert column in ("doc", "head")
         got = self.query(
-            "SELECT d.key, d.doc, r.ready FROM json_each(?) j JOIN docs d ON d.key = j.value "
-            "JOIN records r ON r.key = j.value",
+            f"SELECT d.key, d.{column}, r.ready FROM json_each(?) j "
+            "JOIN docs d ON d.key = j.value JOIN records r ON r.key = j.value",
             (orjson.dumps(list(keys)).decode(),),
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
-
-    def heads_of(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """The records of ``keys`` that exist, without body and events, in one query."""
-        got = self.query(
-            "SELECT d.key, d.head, r.ready FROM json_each(?) j JOIN docs d ON d.key = j.value "
-            "JOIN records r ON r.key = j.value",
-            (orjson.dumps(list(keys)).decode(),),
-        )
-        return {k: self._record(head, ready) for k, head, ready in got}
 
     def keys(self) -> list[str]:
         return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]

@@ -73,6 +73,8 @@ def where(filters: dict[str, Any]) -> str | None:
             continue
         if name == "ref":
             parts.append(f"array_has(refs, {_sql(value)})")
+        elif name == "ref_in":  # any of these refs
+            parts.append("(" + " OR ".join(f"array_has(refs, {_sql(v)})" for v in value) + ")")
         elif name == "not_expired":
             parts.append(f"(expires IS NULL OR expires > {_sql(value)})")
         elif name == "status_in":
