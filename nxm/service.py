@@ -317,6 +317,7 @@ class MemoryService:
     ) -> dict[str, Any]:
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
+        secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             new = {"category": category, "scope": scope, "refs": refs, "introduction": introduction}

@@ -658,6 +658,13 @@ def test_a_secret_is_refused_on_every_write_and_never_echoed(
     )
     outputs += [out, err]
     assert code == 2 and json.loads(out)["code"] == "SECRET_REFUSED"
+    code, out, err = run_cli("nxm", ["classify", key, "--introduction", f"k {AWS_KEY}", "--json"])
+    outputs += [out, err]
+    assert code == 2 and json.loads(out)["code"] == "SECRET_REFUSED"
+    code, out, err = run_cli("nxm", ["store-context", "--summary", "Deployed.", "--context",
+                                     body, "--conversation-id", "c1", "--json"])  # fmt: skip
+    outputs += [out, err]
+    assert code == 2 and json.loads(out)["code"] == "SECRET_REFUSED", out
     seam = Seam(str(ws), groups="all")
     text, failed = seam.call("memory_add", {"body": body, "introduction": "deploy key"})
     outputs.append(text.encode())
