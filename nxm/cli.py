@@ -133,6 +133,17 @@ def export_(
     from nxm.port import export_lines
 
     def work() -> dict[str, Any] | None:
+        from nxs.errors import NotFoundError, ValidationError
+
+        if status not in ("open", "closed", "forgotten", "all"):
+            raise ValidationError(
+                f"unknown status {status!r}", suggestion="one of: open, closed, forgotten, all"
+            )
+        if output is not None and not output.parent.is_dir():  # a typo must not make folders
+            raise NotFoundError(
+                f"cannot write {output}: no directory {output.parent}",
+                suggestion="name a file in a directory that exists (or make it first)",
+            )
         records = _service(workspace).store.records()
         if status != "all":
             records = {k: r for k, r in records.items() if r["status"] == status}
@@ -140,7 +151,7 @@ def export_(
         if output is None:
             emit(data)
             return None
-        from nxs.errors import NotFoundError, UpstreamError
+        from nxs.errors import UpstreamError
         from nxs.paths import atomic_write
 
         try:
@@ -164,6 +175,10 @@ def import_(
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
     ] = False,
+    allow_secrets: Annotated[
+        bool,
+        typer.Option("--allow-secrets", help="Import text that looks like credentials too."),
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -181,7 +196,7 @@ def import_(
             data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         except OSError as exc:
             raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
-        records = parse_lines(data)
+        records = parse_lines(data, allow_secrets=allow_secrets)
         service = _service(workspace)
         from nxs import progress
 

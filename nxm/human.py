@@ -28,8 +28,15 @@ def console() -> Any:
 
 
 def _escape(text: str) -> str:
+    """Stored text made safe to print: rich markup escaped, and control characters (ANSI/OSC
+    escapes, carriage returns, C1 codes, bidi overrides, line separators) shown as ``\\x1b``
+    so a memory cannot rewrite what the terminal shows (issue 24)."""
+    import re
+
     from rich.markup import escape
 
+    unsafe = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+    text = unsafe.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
     return escape(text)
 
 

@@ -37,6 +37,11 @@ REFS = Param(
     aliases=("ref",),
 )
 PRIORITY = Param("priority", help="Default MEDIUM.", choices=PRIORITIES)
+ALLOW_SECRET = Param(
+    "allow_secret",
+    type="bool",
+    help="Store text that looks like a credential (an example, not a real one).",
+)
 
 FILTERS = (
     Param("status", help="Default open.", choices=(*STATUSES, "all")),
@@ -139,6 +144,7 @@ OPERATIONS: list[Operation] = [
                 max=3650,
             ),
             *PROVENANCE,
+            ALLOW_SECRET,
         ),
         example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
     ),
@@ -165,6 +171,7 @@ OPERATIONS: list[Operation] = [
                 stdin=True,
             ),
             PRIORITY,
+            ALLOW_SECRET,
         ),
         example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*"',
     ),

@@ -24,6 +24,9 @@ EVENTS = (
     "PROMOTED", "FEEDBACK_SUBMITTED", "LINKED", "EMBEDDED", "IMPORTED", "REVERTED",
 )  # fmt: skip
 INTRO_MAX = 200
+# Control characters (C0 but tab, DEL, C1), bidi overrides and line/paragraph separators: an
+# introduction is one plain line in prime and NEXUS_MEMORY.md (issue 24).
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 KEY_LEN = 16
 
 FIELDS: dict[str, Any] = {

@@ -12,9 +12,10 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import rank
+from nxm import rank, secrets
 from nxm.categories import categorize
 from nxm.record import (
+    CONTROL,
     INTRO_MAX,
     body_hash,
     event,
@@ -53,6 +54,11 @@ def _intro(text: str) -> str:
     if "\n" in text or "\r" in text:
         raise ValidationError(
             "introduction must be one line", suggestion="put the detail in the body"
+        )
+    if CONTROL.search(text):
+        raise ValidationError(
+            "introduction must not hold control characters (escapes, line separators)",
+            suggestion="write it as plain text",
         )
     if len(text) > INTRO_MAX:
         raise ValidationError(f"introduction is {len(text)} characters; at most {INTRO_MAX}")
@@ -181,10 +187,12 @@ class MemoryService:
         priority: str | None = None,
         layer: str | None = None,
         ttl_days: float | None = None,
+        allow_secret: bool = False,
         **provenance: Any,
     ) -> dict[str, Any]:
         """Add a memory under its content-hash key; the same body again returns the existing one."""
         body, introduction = _body(body), _intro(introduction)
+        secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
             provenance["user_id"] = actor
         refs = _refs(scope, refs) or []
@@ -262,6 +270,7 @@ class MemoryService:
         introduction: str | None = None,
         body: str | None = None,
         priority: str | None = None,
+        allow_secret: bool = False,
     ) -> dict[str, Any]:
         """Change what is given of body, introduction and priority, the rest kept; the event
         keeps the values it replaced (``before``), so `nxm revert` can restore them. A call
@@ -274,6 +283,7 @@ class MemoryService:
             )
         introduction = _intro(introduction) if introduction is not None else None
         body = _body(body) if body is not None else None
+        secrets.refuse(allow_secret, body=body, introduction=introduction)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             before: dict[str, Any] = {}
@@ -314,6 +324,7 @@ class MemoryService:
     ) -> dict[str, Any]:
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
+        secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             new = {"category": category, "scope": scope, "refs": refs, "introduction": introduction}

@@ -154,6 +154,40 @@ def ui(
         pass
 
 
+@app.command()
+def trust(
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", help="Workspace root (default: found from here).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Confirm the team store this workspace's .nxs/config.toml names (URI and endpoint).
+
+    A cloned repository's store settings would receive your cloud credentials, so nxs uses
+    them only after this (kept in your config directory; a later change to them needs it
+    again). Read memory.store and memory.storage_options in .nxs/config.toml first.
+
+    Example:
+
+        nxs trust
+    """
+    from nxs import trust as trusting
+    from nxs.workspace import find
+
+    try:
+        ws = find(workspace)
+        result = trusting.trust(ws.root, ws.section("memory"))
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    if as_json:
+        emit(render(result))
+    elif result["store"]:
+        where = f" at {result['endpoint']}" if result["endpoint"] else ""
+        typer.echo(f"trusted the store {result['store']}{where} for {result['workspace']}")
+    else:
+        typer.echo(f"{result['workspace']} names no team store: nothing to trust")
+
+
 from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
 from nxs.clitool import register  # noqa: E402
 from nxs.linear import cli as linear_cli  # noqa: E402

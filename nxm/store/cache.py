@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from nxm.record import body_hash, indexed_text, order_bytes
+from nxm.record import CONTROL, FIELDS, body_hash, indexed_text, order_bytes
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, dat
 """
 VERSION = "4"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
+HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 
 
 def text_hash(record: dict[str, Any]) -> str:
@@ -70,7 +71,7 @@ def projection_line(record: dict[str, Any]) -> str | None:
     """The record's line in NEXUS_MEMORY.md's index (None: not shown there)."""
     if record["status"] != "open" or record["scope"] not in SHARED_SCOPES:
         return None
-    intro = " ".join(record["introduction"].split())
+    intro = " ".join(CONTROL.sub(" ", record["introduction"]).split())  # one plain line
     facets = " · ".join(f for f in (record["category"], record["priority"]) if f)
     key = record["key"]
     return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
@@ -357,6 +358,14 @@ class Cache:
 
     def _record(self, doc: bytes, ready: int) -> dict[str, Any]:
         record = orjson.loads(doc)
+        if not isinstance(record, dict) or len(record) < HEAD_FIELDS:  # not a row `_row` wrote
+            self.reset()
+            raise UpstreamError(
+                f"the record cache {self.path} is damaged (a row lacks fields); it was removed, "
+                "and the next command reads the memory files again",
+                suggestion="run the command again, or `nxm reindex` (nothing is lost)",
+                code="CACHE_DAMAGED",
+            )
         record["processing"] = "READY" if ready else "PENDING"
         record["model"] = self.model if ready else None
         return record
