@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nxs.clitool import printable as _escape
+
 _console: Any = None
 PAST = {"add": "added", "update": "updated", "classify": "classified", "close": "closed",
         "reopen": "reopened", "forget": "forgot", "restore": "restored", "promote": "promoted",
@@ -25,19 +27,6 @@ def console() -> Any:
 
         _console = Console(highlight=False, soft_wrap=False)
     return _console
-
-
-def _escape(text: str) -> str:
-    """Stored text made safe to print: rich markup escaped, and control characters (ANSI/OSC
-    escapes, carriage returns, C1 codes, bidi overrides, line separators) shown as ``\\x1b``
-    so a memory cannot rewrite what the terminal shows (issue 24)."""
-    import re
-
-    from rich.markup import escape
-
-    unsafe = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-    text = unsafe.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
-    return escape(text)
 
 
 def styled(value: Any, styles: dict[str, str]) -> str:

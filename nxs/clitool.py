@@ -58,6 +58,18 @@ def emit(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
+def printable(text: str) -> str:
+    """Text made safe to print through rich: markup escaped, and control characters (ANSI/OSC
+    escapes, carriage returns, C1 codes, bidi overrides, line separators) shown as ``\\x1b``,
+    so stored text or input echoed in an error cannot rewrite what the terminal shows."""
+    import re
+
+    from rich.markup import escape
+
+    unsafe = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+    return escape(unsafe.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text))
+
+
 def fail(err: NxsError, as_json: bool) -> typer.Exit:
     """Report an error (JSON on stdout with --json, a message on stderr otherwise)."""
     if as_json:
@@ -66,9 +78,9 @@ def fail(err: NxsError, as_json: bool) -> typer.Exit:
         from rich.console import Console
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
-        console.print(f"[bold red]error[/]: {err.message}", markup=True)
+        console.print(f"[bold red]error[/]: {printable(err.message)}", markup=True)
         if err.suggestion:
-            console.print(f"[dim]hint[/]: {err.suggestion}", markup=True)
+            console.print(f"[dim]hint[/]: {printable(err.suggestion)}", markup=True)
     return typer.Exit(err.exit_code)
 
 

@@ -137,3 +137,13 @@ def test_version_and_short_help_on_both_clis(cli, prog: str) -> None:
     assert "--version" in runner.invoke(cli, ["-h"]).stdout
     verb = runner.invoke(cli, ["init", "-h"])
     assert verb.exit_code == 0 and "Usage:" in verb.stdout
+
+
+@pytest.mark.usefixtures("workspace")
+def test_an_error_shows_brackets_and_escapes_as_text() -> None:
+    """What an error echoes (a key, a path, a config line) is text: rich markup is not read
+    and a terminal escape is shown, not obeyed."""
+    result = runner.invoke(app, ["show", "[bold]zz\x1b[2J"], env={"COLUMNS": "200"})
+    assert result.exit_code != 0
+    assert "[bold]zz\\x1b[2j" in result.stderr  # keys are read lowercased
+    assert "\x1b[" not in result.stderr
