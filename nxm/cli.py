@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from nxm import human
-from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register
+from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register, standard_options
 from nxs.clitool import main as run_app
 from nxs.errors import NxsError
 from nxs.registry import operations
@@ -26,6 +26,7 @@ model_app = typer.Typer(
     no_args_is_help=True, help="The embedding model: set it up offline, check it."
 )
 app.add_typer(model_app, name="model")
+standard_options(app)
 
 
 _opened: list[Any] = []  # the contexts an administration verb opened (`_admin` releases them)
@@ -44,6 +45,8 @@ def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
     finally:
         while _opened:
             _opened.pop().release()
+    if result is None:  # the verb wrote its answer itself (export to stdout)
+        return
     if as_json or human_line is None:
         emit(render(result))
     else:
@@ -58,18 +61,6 @@ def _service(workspace: str | None) -> Any:
     ctx = Context(now="", actor="", workspace_arg=workspace)
     _opened.append(ctx)
     return ctx.memory
-
-
-def _progress(total: int, label: str) -> Any:
-    """A rich progress bar on stderr (silent when stderr is not a terminal)."""
-    from rich.console import Console
-    from rich.progress import Progress
-
-    progress = Progress(
-        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty()
-    )
-    task = progress.add_task(label, total=total)
-    return progress, lambda n: progress.advance(task, n)
 
 
 @app.command()
@@ -128,8 +119,12 @@ def export_(
     ] = None,
     status: Annotated[str, typer.Option(help="open, closed, forgotten or all.")] = "all",
     workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Write memories as JSON Lines: one per line, key order, history included, stable bytes.
+
+    With --output, --json prints {"exported": N, "output": PATH}; to stdout the lines are the
+    answer (a refusal is the JSON error envelope under --json).
 
     Example:
 
@@ -137,32 +132,39 @@ def export_(
     """
     from nxm.port import export_lines
 
-    def work() -> dict[str, Any]:
+    def work() -> dict[str, Any] | None:
+        from nxs.errors import NotFoundError, ValidationError
+
+        if status not in ("open", "closed", "forgotten", "all"):
+            raise ValidationError(
+                f"unknown status {status!r}", suggestion="one of: open, closed, forgotten, all"
+            )
+        if output is not None and not output.parent.is_dir():  # a typo must not make folders
+            raise NotFoundError(
+                f"cannot write {output}: no directory {output.parent}",
+                suggestion="name a file in a directory that exists (or make it first)",
+            )
         records = _service(workspace).store.records()
         if status != "all":
             records = {k: r for k, r in records.items() if r["status"] == status}
         data = b"".join(export_lines(records))
         if output is None:
             emit(data)
-        else:
-            from nxs.errors import NotFoundError, UpstreamError
-            from nxs.paths import atomic_write
+            return None
+        from nxs.errors import UpstreamError
+        from nxs.paths import atomic_write
 
-            try:
-                atomic_write(output, data)
-            except OSError as exc:
-                kind = NotFoundError if isinstance(exc, FileNotFoundError) else UpstreamError
-                raise kind(
-                    f"cannot write {output}: {exc.strerror}",
-                    suggestion="name a file in a directory that exists and is writable",
-                ) from None
-        return {"exported": len(records), "output": str(output) if output else None}
+        try:
+            atomic_write(output, data)
+        except OSError as exc:
+            kind = NotFoundError if isinstance(exc, FileNotFoundError) else UpstreamError
+            raise kind(
+                f"cannot write {output}: {exc.strerror}",
+                suggestion="name a file in a directory that exists and is writable",
+            ) from None
+        return {"exported": len(records), "output": str(output)}
 
-    _admin(
-        False,
-        work,
-        lambda r: f"exported {r['exported']} memories to {r['output']}" if r["output"] else "",
-    )
+    _admin(as_json, work, lambda r: f"exported {r['exported']} memories to {r['output']}")
 
 
 @app.command("import")
@@ -172,6 +174,10 @@ def import_(
     ],
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
+    ] = False,
+    allow_secrets: Annotated[
+        bool,
+        typer.Option("--allow-secrets", help="Import text that looks like credentials too."),
     ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
@@ -190,10 +196,11 @@ def import_(
             data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         except OSError as exc:
             raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
-        records = parse_lines(data)
+        records = parse_lines(data, allow_secrets=allow_secrets)
         service = _service(workspace)
-        progress, advance = _progress(len(records), "importing")
-        with progress:
+        from nxs import progress
+
+        with progress.items("importing memories", len(records)) as advance:
             return import_records(service, records, replace=replace, progress=advance)
 
     _admin(

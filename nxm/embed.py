@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from nxm.model import DIM, MODEL_NAME, ModelError, cache_root, model_dir, model_status
+from nxs import progress
 
 if TYPE_CHECKING:
     import numpy
@@ -122,7 +123,12 @@ class FastEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        rows = list(self._model.embed([texts[i] for i in order], batch_size=max(1, batch_size)))
+        batch_size = max(1, batch_size)
+        rows = []
+        for row in self._model.embed([texts[i] for i in order], batch_size=batch_size):
+            rows.append(row)
+            if len(rows) % batch_size == 0:
+                progress.tick(batch_size)  # a bulk embed's bar moves batch by batch
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         out[order] = np.stack(rows)
         return _normalise_rows(out)  # fastembed normalises this model; not every model it runs
@@ -235,6 +241,8 @@ class HashEmbedder:
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
+            if row and row % batch_size == 0:
+                progress.tick(batch_size)
             vec = out[row]
             for feature in self.features(text):
                 slot, sign = _slot(feature, self.dim)

@@ -1,12 +1,23 @@
-"""Human output for the nxm verbs: rich tables and panels on a terminal (``--json`` skips this)."""
+"""Human output for the nxm verbs: rich tables and lines that fit 80 columns (``--json`` skips
+this). Every verb has a rendering here or in `nxm.human_more`; stored text goes through
+`_escape` (rich markup) before it is printed, and long cells end in an ellipsis instead of
+wrapping a table row over many lines.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from nxs.clitool import printable as _escape
+
 _console: Any = None
 PAST = {"add": "added", "update": "updated", "classify": "classified", "close": "closed",
-        "reopen": "reopened", "forget": "forgot", "restore": "restored", "promote": "promoted"}  # fmt: skip
+        "reopen": "reopened", "forget": "forgot", "restore": "restored", "promote": "promoted",
+        "revert": "reverted"}  # fmt: skip
+PRIORITY_STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "dim"}
+STATUS_STYLE = {"open": "green", "closed": "dim", "forgotten": "red", "expired": "dim"}
+SIGNAL_STYLE = {"POSITIVE": "green", "NEGATIVE": "red", "NEUTRAL": "dim"}
+TEXT_FIELDS = ("body", "introduction")
 
 
 def console() -> Any:
@@ -18,102 +29,208 @@ def console() -> Any:
     return _console
 
 
-def _table(
-    rows: list[dict[str, Any]], columns: list[tuple[str, str]], title: str | None = None
-) -> Any:
+def styled(value: Any, styles: dict[str, str]) -> str:
+    """A stored word (a status, a priority) escaped and coloured by its value."""
+    text = _escape("" if value is None else str(value))
+    style = styles.get(str(value))
+    return f"[{style}]{text}[/]" if style and text else text
+
+
+def when(stamp: str | None) -> str:
+    """An ISO timestamp as ``2026-05-29 10:00`` (minutes are enough to read a list)."""
+    return _escape(str(stamp)[:16].replace("T", " ")) if stamp else ""
+
+
+def line(text: Any, limit: int = 0) -> str:
+    """Stored text as one escaped line: the first line, cut at ``limit`` with an ellipsis."""
+    first = str(text or "").strip().split("\n", 1)[0]
+    if limit and len(first) > limit:
+        first = first[: limit - 1].rstrip() + "…"
+    return _escape(first)
+
+
+def table(*columns: tuple[str, dict[str, Any]], title: str | None = None) -> Any:
+    """A borderless table; a column's options say how it gives way at 80 columns."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=title, show_lines=False, header_style="bold", title_justify="left")
-    for _, header in columns:
-        table.add_column(header, overflow="fold")
-    for row in rows:
-        table.add_row(*[_cell(row.get(field)) for field, _ in columns])
-    return table
+    out = Table(
+        title=title, box=box.SIMPLE_HEAD, header_style="bold", title_justify="left",
+        title_style="bold", pad_edge=False, show_edge=False,
+    )  # fmt: skip
+    for header, options in columns:
+        out.add_column(header, **options)
+    return out
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    return str(value)
+FIXED = {"no_wrap": True}  # keys, words, numbers: never cut
+# The text: the one column rich narrows to fit (it is wrapable), each cell kept to one line
+# by `cut`; so a long introduction ends in an ellipsis and its row stays one line.
+FILL = {"overflow": "ellipsis"}
+SHORT = {"no_wrap": True, "overflow": "ellipsis", "max_width": 16}  # categories, names
 
 
-def _escape(text: str) -> str:
-    from rich.markup import escape
+def cut(markup: str) -> Any:
+    """A cell of a `FILL` column: one line, an ellipsis where the column ends."""
+    from rich.text import Text
 
-    return escape(text)
+    text = Text.from_markup(markup, overflow="ellipsis")
+    text.no_wrap = True
+    return text
+
+
+def _memory_rows(rows: list[dict[str, Any]], *, score: bool = False) -> Any:
+    # A status column only when the rows differ in it (a list is of one status by default).
+    mixed = len({m["status"] for m in rows}) > 1
+    columns = [("score", FIXED)] if score else []
+    columns += [("key", FIXED), ("introduction", FILL), ("category", SHORT), ("priority", FIXED)]
+    columns += [("status", FIXED)] if mixed else []
+    out = table(*columns)
+    for m in rows:
+        cells = [f"{m['score']:.3f}"] if score else []
+        cells += [
+            f"[cyan]{_escape(m['key'][:8])}[/]",
+            cut(line(m["introduction"])),
+            _escape(m.get("category") or ""),
+            styled(m["priority"], PRIORITY_STYLE),
+        ]
+        cells += [styled(m["status"], STATUS_STYLE)] if mixed else []
+        out.add_row(*cells)
+    return out
+
+
+def _list(out: Any, result: dict[str, Any]) -> None:
+    page, pages, total = result["page"], result["total_pages"], result["total"]
+    if not total:
+        out.print("[dim]no memories match[/] (see `nxm list --status all`)")
+        return
+    if not result["memories"]:
+        out.print(
+            f"[yellow]page {page} is past the end[/]: {total} memories fill {pages} "
+            f"page{'s' if pages != 1 else ''} of {result['page_size']} "
+            f"(try `--page {pages}`)"
+        )
+        return
+    out.print(_memory_rows(result["memories"]))
+    statuses = {m["status"] for m in result["memories"]}
+    which = f" {_escape(next(iter(statuses)))}" if len(statuses) == 1 else ""
+    out.print(f"[dim]page {page} of {pages} · {total}{which} memories[/]")
+
+
+def _search(out: Any, result: dict[str, Any]) -> None:
+    if result["results"]:
+        out.print(_memory_rows(result["results"], score=True))
+    else:
+        out.print(f"[dim]nothing found for[/] {line(result['query'], 60)}")
+    if result.get("note"):
+        out.print(f"[yellow]{_escape(result['note'])}[/]")
+
+
+def _show(out: Any, result: dict[str, Any]) -> None:
+    from rich.panel import Panel
+
+    m = result["memory"]
+    facts = " · ".join(
+        x
+        for x in (
+            _escape(m["category"] or ""),
+            _escape(m["scope"]),
+            styled(m["priority"], PRIORITY_STYLE),
+            _escape(m["layer"]),
+            styled(m["status"], STATUS_STYLE),
+            _escape(m["processing"]),
+        )
+        if x
+    )
+    head = f"[bold]{_escape(m['introduction'])}[/]\n[cyan]{m['key']}[/] · {facts}"
+    if m["refs"]:
+        head += f"\n[dim]refs:[/] {_escape(', '.join(m['refs']))}"
+    if m.get("expires"):
+        head += f"\n[dim]expires {when(m['expires'])}[/]"
+    out.print(Panel(f"{head}\n\n{_escape(m['body'])}", expand=False))
+    who = [f"{k.replace('_id', '')} {_escape(str(m[k]))}" for k in ("user_id", "agent_id",
+           "session_id") if m.get(k)]  # fmt: skip
+    fb = m["feedback"]
+    out.print(
+        f"[dim]created {when(m['created'])} · updated {when(m['updated'])} by "
+        f"{_escape(str(m['actor']))} · {len(m['events'])} events[/]"
+    )
+    out.print(
+        f"[dim]feedback +{fb['POSITIVE']} {fb['NEUTRAL']} −{fb['NEGATIVE']}"
+        + "".join(f" · {w}" for w in who)
+        + "[/]"
+    )
+
+
+def change(e: dict[str, Any]) -> str:
+    """What one history event did, in one escaped line."""
+    data = e.get("data") or {}
+    if "from" in data and "to" in data and e["type"] != "REVERTED":
+        return f"{_escape(str(data['from']))} → {_escape(str(data['to']))}"
+    if e["type"] == "FEEDBACK_SUBMITTED":
+        said = f" “{line(data['comment'])}”" if data.get("comment") else ""
+        return styled(data.get("signal"), SIGNAL_STYLE) + said
+    parts = []
+    if e["type"] == "REVERTED":
+        parts.append(f"to #{_escape(str(data.get('to')))}")
+    before = data.get("before") if isinstance(data.get("before"), dict) else None
+    for field in data.get("fields") or ():
+        if before is None or field not in before:
+            parts.append(_escape(field))
+        elif field in TEXT_FIELDS:
+            parts.append(f"{_escape(field)} (was “{line(before[field], 30)}”)")
+        else:
+            old = before[field]
+            old = ", ".join(old) if isinstance(old, list) else old
+            parts.append(
+                f"{_escape(field)} (was {_escape(str(old if old not in (None, '') else '-'))})"
+            )
+    rest = {k: v for k, v in data.items() if k not in ("fields", "before", "to", "from")}
+    parts += [f"{_escape(k)}: {line(v)}" for k, v in rest.items()]
+    return ", ".join(parts)
+
+
+def _history(out: Any, result: dict[str, Any]) -> None:
+    rows = table(("#", FIXED), ("at", FIXED), ("event", FIXED), ("actor", SHORT),
+                 ("change", FILL), title=f"history of {result['key']}")  # fmt: skip
+    for e in result["events"]:
+        rows.add_row(
+            str(e["n"]),
+            when(e["at"]),
+            _escape(e["type"]),
+            _escape(str(e["actor"])),
+            cut(change(e)),
+        )
+    out.print(rows)
+    shown = len(result["events"])
+    if shown < result["total"]:
+        out.print(f"[dim]{shown} of {result['total']} events (--limit for more)[/]")
+
+
+def _one_memory(out: Any, name: str, result: dict[str, Any]) -> None:
+    m = result["memory"]
+    verb = PAST.get(name, name) if name != "add" or result.get("created") else "already stored as"
+    out.print(
+        f"{verb} [cyan]{m['key']}[/] {line(m['introduction'])} "
+        f"[dim]({styled(m['status'], STATUS_STYLE)}, {_escape(m['processing'])})[/]"
+    )
+
+
+READERS = {"list": _list, "search": _search, "show": _show, "history": _history}
 
 
 def show(name: str, result: Any) -> None:
     """Print an operation's result for a person."""
+    from nxm import human_more
+
     out = console()
-    if name == "list":
-        rows = [
-            {**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])}
-            for m in result["memories"]
-        ]
-        out.print(_table(rows, [("key", "key"), ("introduction", "introduction"), ("category", "category"),
-                                ("priority", "priority"), ("status", "status"), ("scope", "scope")]))  # fmt: skip
-        out.print(
-            f"[dim]page {result['page']} of {max(result['total_pages'], 1)} · {result['total']} memories[/]"
-        )
-    elif name == "search":
-        rows = [
-            {**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])}
-            for m in result["results"]
-        ]
-        out.print(_table(rows, [("score", "score"), ("key", "key"), ("introduction", "introduction"),
-                                ("category", "category"), ("keyword", "keyword"), ("semantic", "semantic")]))  # fmt: skip
-        if result.get("note"):
-            out.print(f"[yellow]{_escape(result['note'])}[/]")
-    elif name == "show":
-        from rich.panel import Panel
-
-        m = result["memory"]
-        facts = " · ".join(
-            str(x)
-            for x in (
-                m["category"],
-                m["scope"],
-                m["priority"],
-                m["layer"],
-                m["status"],
-                m["processing"],
-            )
-            if x
-        )
-        head = f"[bold]{_escape(m['introduction'])}[/]\n[dim]{m['key']} · {facts}[/]"
-        if m["refs"]:
-            head += f"\n[dim]refs: {_escape(', '.join(m['refs']))}[/]"
-        out.print(Panel(f"{head}\n\n{_escape(m['body'])}", expand=False))
-        out.print(
-            f"[dim]created {m['created']} · updated {m['updated']} by {_escape(str(m['actor']))} · {len(m['events'])} events[/]"
-        )
-    elif name == "knowledge" and "content" in result:
-        from rich.markdown import Markdown
-
-        out.print(Markdown(result["content"] or "_(no open memories)_"))
-    elif name == "history":
-        out.print(
-            _table(
-                result["events"],
-                [("n", "#"), ("at", "at"), ("type", "event"), ("actor", "actor"), ("data", "data")],
-            )
-        )
+    if name in READERS:
+        READERS[name](out, result)
+    elif name in human_more.READERS:
+        human_more.READERS[name](out, result)
     elif isinstance(result, dict) and "memory" in result:
-        m = result["memory"]
-        verb = (
-            PAST.get(name, name) if name != "add" or result.get("created") else "already stored as"
-        )
-        out.print(
-            f"{verb} [bold]{m['key']}[/] {_escape(m['introduction'])} [dim]({m['status']}, {m['processing']})[/]"
-        )
-    else:
-        from rich.json import JSON
-
+        _one_memory(out, name, result)
+    else:  # a verb without its own rendering: the JSON answer, whole and valid (never wrapped)
         from nxs.render import render
 
-        out.print(JSON(render(result).decode()))
+        out.print(_escape(render(result).decode().rstrip("\n")), soft_wrap=True)

@@ -35,7 +35,7 @@ SEARCHES_METHOD = "searches run on this machine (.nxs/cache/usage.log)"
 EVENT_FIGURES = {
     "CREATED": "created", "UPDATED": "updated", "CLASSIFIED": "classified", "CLOSED": "closed",
     "REOPENED": "reopened", "FORGOTTEN": "forgotten", "RESTORED": "restored",
-    "PROMOTED": "promoted", "IMPORTED": "imported",
+    "PROMOTED": "promoted", "IMPORTED": "imported", "REVERTED": "reverted",
 }  # fmt: skip
 
 
@@ -48,7 +48,7 @@ def log_search(ws: Workspace, now: str, mode: str) -> None:
     line = orjson.dumps({"at": now, "mode": mode, "op": "search"}) + b"\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             os.write(fd, line)  # one small O_APPEND write: lines from several processes never mix
         finally:

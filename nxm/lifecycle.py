@@ -5,7 +5,9 @@ TASK memories carry an ``expires`` timestamp (set by add from ``ttl_days`` or th
 prime leave it out (`is_expired`), but it stays stored, listed, and promotable. `promote` makes
 a TASK memory PERMANENT (no expiry, a PROMOTED event). `feedback` counts a POSITIVE, NEGATIVE or
 NEUTRAL signal on a memory and records a FEEDBACK_SUBMITTED event; ranking reads the counts
-(`nxm.rank.feedback_factor`). Both refuse before writing anything.
+(`nxm.rank.feedback_factor`). `revert` puts back what edits replaced: each UPDATED, CLASSIFIED
+and REVERTED event keeps the previous values of the fields it changed (``data.before``). All
+refuse before writing anything.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from nxm.record import event
-from nxs.errors import ConflictError
+from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.render import parse_timestamp
 
+# What revert restores (status, layer and expiry have their own verbs: reopen, restore, promote).
+CONTENT = ("body", "introduction", "category", "scope", "refs", "priority")
+EDITS = ("UPDATED", "CLASSIFIED", "REVERTED")  # the events whose ``before`` revert reads
 _ISO_MS = 24  # len("2026-05-29T10:00:00.000Z"): the form `nxs.render.timestamp` writes
 
 
@@ -82,4 +87,91 @@ def feedback(
     return {"feedback": counts, "key": after["key"], "recorded": True, "signal": signal}
 
 
-__all__ = ["feedback", "is_expired", "live", "promote"]
+def _restored(key: str, events: list[dict[str, Any]], target: int) -> dict[str, Any]:
+    """The content fields as they were just after event ``target`` (1-based), read back from
+    the ``before`` of every edit after it, newest first (so the oldest edit's value wins).
+
+    Raises:
+        ConflictError: an edit after it did not record what it replaced (an older store's).
+    """
+    out: dict[str, Any] = {}
+    for n in range(len(events), target, -1):
+        e = events[n - 1]
+        data = e.get("data") or {}
+        if e["type"] not in EDITS or not data.get("fields"):
+            continue
+        before = data.get("before")
+        if not isinstance(before, dict):
+            raise ConflictError(
+                f"event {n} ({e['type']}) of memory {key} did not keep the values it replaced, "
+                "so it cannot be reverted",
+                suggestion=f"correct it by hand with `nxm update {key[:8]}` or `nxm classify`",
+                code="NOT_REVERTIBLE",
+            )
+        out.update({f: v for f, v in before.items() if f in CONTENT})
+    return out
+
+
+def revert(
+    service: Any, *, key: str, now: str, actor: str, to: int | None = None
+) -> dict[str, Any]:
+    """Put a memory's content back as it was just after event ``to`` (default: before its
+    latest edit), as one REVERTED event that keeps what it replaced (so it is revertible too).
+
+    Raises:
+        NotFoundError: no such key, or no such event.
+        ConflictError: nothing to revert, an edit without its previous values, or another
+            memory already has the body it would restore.
+        ValidationError: the memory is already as it was then (NO_CHANGE).
+    """
+    from nxm.record import body_hash, normalise
+
+    def apply(r: dict[str, Any], current: Any) -> tuple[str, dict[str, Any]]:
+        events = r["events"]
+        target = to
+        if target is None:
+            edits = [n for n, e in enumerate(events, 1) if e["type"] in EDITS]
+            edits = [n for n in edits if (events[n - 1].get("data") or {}).get("fields")]
+            if not edits:
+                raise ConflictError(
+                    f"memory {r['key']} has no edit to revert",
+                    suggestion=f"see what happened to it with `nxm history {r['key'][:8]}`",
+                    code="NOTHING_TO_REVERT",
+                )
+            target = edits[-1] - 1
+        elif target > len(events):
+            raise NotFoundError(
+                f"memory {r['key']} has {len(events)} events; there is no event {target}",
+                suggestion=f"see its events with `nxm history {r['key'][:8]}`",
+                code="NO_SUCH_EVENT",
+            )
+        changes = {f: v for f, v in _restored(r["key"], events, target).items() if r.get(f) != v}
+        if "body" in changes:
+            if normalise(changes["body"]) == normalise(r["body"]):
+                del changes["body"]
+            else:
+                twin = next(
+                    (k for k in current.with_body(body_hash(changes["body"])) if k != r["key"]),
+                    None,
+                )
+                if twin:
+                    raise ConflictError(
+                        f"memory {twin} already has the body this revert would restore",
+                        suggestion=f"forget one of them first: `nxm forget {twin}`",
+                    )
+        if not changes:
+            raise ValidationError(
+                f"memory {r['key']} is already as it was after event {target}",
+                suggestion=f"name an earlier event: see `nxm history {r['key'][:8]}`",
+                code="NO_CHANGE",
+            )
+        fields = [f for f in CONTENT if f in changes]
+        before = {f: r[f] for f in fields}
+        r.update({f: changes[f] for f in fields})
+        return "REVERTED", {"fields": fields, "before": before, "to": target}
+
+    out = service._change(key, now, actor, apply, embed=True)
+    return {"reverted": True, **out}
+
+
+__all__ = ["feedback", "is_expired", "live", "promote", "revert"]

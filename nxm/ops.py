@@ -14,7 +14,7 @@ from nxs.ops import Operation, Param
 
 KEY = Param(
     "key",
-    help="Memory key or an unambiguous prefix of it.",
+    help="Key, or an unambiguous prefix of it.",
     required=True,
     positional=True,
     max_len=64,
@@ -22,29 +22,32 @@ KEY = Param(
 )
 INTRODUCTION = Param(
     "introduction",
-    help="One line, at most 200 characters: the only part a session start sees.",
+    help="One line: the only part a session start sees.",
     max_len=200,
 )
 CATEGORY = Param(
-    "category", help="What kind of knowledge, e.g. conventions, decisions, gotchas.", max_len=64
+    "category", help="Kind of knowledge: conventions, decisions, gotchas, owners, ...", max_len=64
 )
-SCOPE = Param(
-    "scope", help="project (default), item (the item in refs), user or session.", choices=SCOPES
-)
+SCOPE = Param("scope", help="Default project; item needs the item in refs.", choices=SCOPES)
 REFS = Param(
     "refs",
     type="list",
-    help="Item ids, file paths or issue ids this memory is about.",
+    help="Issue ids, file paths or items it is about.",
     max_len=50,
     aliases=("ref",),
 )
-PRIORITY = Param("priority", help="HIGH, MEDIUM (default) or LOW.", choices=PRIORITIES)
+PRIORITY = Param("priority", help="Default MEDIUM.", choices=PRIORITIES)
+ALLOW_SECRET = Param(
+    "allow_secret",
+    type="bool",
+    help="Store text that looks like a credential (an example, not a real one).",
+)
 
 FILTERS = (
-    Param("status", help="open (default), closed, forgotten or all.", choices=(*STATUSES, "all")),
+    Param("status", help="Default open.", choices=(*STATUSES, "all")),
     Param("category", help="Only this category.", max_len=64),
     Param("scope", help="Only this scope.", choices=SCOPES),
-    Param("ref", help="Only memories whose refs include this.", max_len=200),
+    Param("ref", help="Only memories with this ref, or a path under it.", max_len=200),
     Param("user_id", help="Only this user's memories.", max_len=200),
     Param("agent_id", help="Only this agent's memories.", max_len=200),
     Param(
@@ -53,7 +56,7 @@ FILTERS = (
         max_len=200,
         aliases=("conversation_id",),
     ),
-    Param("layer", help="PERMANENT or TASK.", choices=LAYERS),
+    Param("layer", help="Only this layer.", choices=LAYERS),
     Param("priority", help="Only this priority.", choices=PRIORITIES),
 )
 PROVENANCE = (
@@ -65,7 +68,7 @@ PROVENANCE = (
         max_len=200,
         aliases=("conversation_id",),
     ),
-    Param("metadata", type="object", help="Free-form JSON object kept with the memory."),
+    Param("metadata", type="object", help="Free-form JSON object."),
 )
 
 
@@ -89,10 +92,11 @@ def _search(ctx: Context, **kw: Any) -> Any:
     return ctx.memory.search(now=ctx.now, **kw)
 
 
-def _state(name: str, summary: str, example: str, group: str = "core") -> Operation:
+def _state(name: str, summary: str, example: str, group: str = "core", when: str = "") -> Operation:
     return Operation(
         name=name, tool=f"memory_{name}", cli="nxm", verb=(name,), module="memory", group=group,
         summary=summary, handler=_write(name), params=(KEY,), writes=True, example=example,
+        when=when,
     )  # fmt: skip
 
 
@@ -105,8 +109,11 @@ OPERATIONS: list[Operation] = [
         aliases=("remember",),
         module="memory",
         group="core",
-        summary="Save a durable project fact (convention, decision and its reason, gotcha, owner). "
-        "The same body twice returns the existing memory.",
+        summary="Save a durable project fact under a content-hash key; the same body twice "
+        "returns the existing memory.",
+        when="as soon as you learn something still true after this task (a convention, a "
+        "decision and its reason, a gotcha, who owns what). The memory rule: never keep such a "
+        "fact in an ad-hoc MEMORY.md or notes file; nothing reads one back.",
         handler=_write("add"),
         writes=True,
         params=(
@@ -117,6 +124,7 @@ OPERATIONS: list[Operation] = [
                 positional=True,
                 max_len=200_000,
                 aliases=("memory", "content"),
+                stdin=True,
             ),
             Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
             CATEGORY,
@@ -125,7 +133,7 @@ OPERATIONS: list[Operation] = [
             PRIORITY,
             Param(
                 "layer",
-                help="PERMANENT (default) or TASK (expires; see --ttl-days).",
+                help="Default PERMANENT; TASK expires after ttl_days.",
                 choices=LAYERS,
             ),
             Param(
@@ -136,6 +144,7 @@ OPERATIONS: list[Operation] = [
                 max=3650,
             ),
             *PROVENANCE,
+            ALLOW_SECRET,
         ),
         example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
     ),
@@ -146,19 +155,25 @@ OPERATIONS: list[Operation] = [
         verb=("update",),
         module="memory",
         group="core",
-        summary="Correct a memory in place under its key (body, introduction, priority). "
-        "Use when a memory contradicts what you now know.",
+        summary="Correct a memory in place under its key (body, introduction, priority).",
+        when="when a memory contradicts what you find. The correction rule: you are the "
+        "best-informed corrector it will ever have; never work around a wrong memory.",
         handler=_write("update"),
         writes=True,
         params=(
             KEY,
-            Param("introduction", help=INTRODUCTION.help, required=True, max_len=200),
+            INTRODUCTION,
             Param(
-                "body", help="The new full content.", max_len=200_000, aliases=("memory", "content")
+                "body",
+                help="The new full content.",
+                max_len=200_000,
+                aliases=("memory", "content"),
+                stdin=True,
             ),
             PRIORITY,
+            ALLOW_SECRET,
         ),
-        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*" --body "..."',
+        example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*"',
     ),
     Operation(
         name="classify",
@@ -181,6 +196,7 @@ OPERATIONS: list[Operation] = [
         "forget",
         "Forget a wrong memory: hidden everywhere, reversible with restore.",
         "nxm forget 3f2a",
+        when="when a memory is no longer true at all.",
     ),
     _state("restore", "Restore a forgotten memory.", "nxm restore 3f2a"),
     # Destructive, so not in the default tool surface: the "insights" (lifecycle) group.
@@ -198,6 +214,7 @@ OPERATIONS: list[Operation] = [
         module="memory",
         group="core",
         summary="Fetch one memory in full (body, classification, provenance, history) by key.",
+        when="when a memory matters to the task and its introduction is not enough.",
         handler=_read("show"),
         params=(KEY,),
         example="nxm show 3f2a",
@@ -233,7 +250,9 @@ OPERATIONS: list[Operation] = [
         verb=("search",),
         module="memory",
         group="core",
-        summary="Find memories about something mid-session (hybrid keyword + semantic by default).",
+        summary="Find memories by meaning and words (hybrid keyword + semantic by default).",
+        when="before deciding what the project may already have settled, and whenever the "
+        "work reaches a new area.",
         handler=_search,
         logs=True,  # counts the search for `nxm stats`
         params=(
@@ -246,14 +265,13 @@ OPERATIONS: list[Operation] = [
             ),
             Param(
                 "mode",
-                help="hybrid (default), semantic or keyword.",
                 default="hybrid",
                 choices=("hybrid", "semantic", "keyword"),
             ),
             Param(
                 "limit",
                 type="int",
-                help="Results to return (default 5, at most 20).",
+                help="Results to return.",
                 default=5,
                 min=1,
                 max=20,
@@ -261,17 +279,17 @@ OPERATIONS: list[Operation] = [
             ),
             Param(
                 "user_query_full",
-                help="The user's verbatim message; searched instead of query when given.",
+                help="The user's whole message, verbatim; matched instead of query.",
                 max_len=20_000,
             ),
             Param(
                 "use_full_query",
                 type="bool",
-                help="Search on user_query_full when present (default true).",
+                help="Match on user_query_full when given.",
             ),
             Param(
                 "conversation_id",
-                help="The thread this search belongs to (a label, not a filter: see session_id).",
+                help="Thread label, not a filter (see session_id).",
                 max_len=200,
             ),
             *(p for p in FILTERS if p.name != "session_id"),
@@ -293,7 +311,7 @@ OPERATIONS: list[Operation] = [
             Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),
             Param(
                 "order",
-                help="newest (default) or oldest first.",
+                help="Which end first.",
                 default="newest",
                 choices=("newest", "oldest"),
             ),

@@ -30,6 +30,12 @@ def _feedback(ctx: Context, **kw: Any) -> Any:
     return feedback(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
 
 
+def _revert(ctx: Context, **kw: Any) -> Any:
+    from nxm.lifecycle import revert
+
+    return revert(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
+
+
 def _knowledge(ctx: Context, **kw: Any) -> Any:
     from nxm.knowledge import knowledge
 
@@ -145,6 +151,29 @@ OPERATIONS: list[Operation] = [
         ),
         writes=True,
         example='nxm feedback 3f2a NEGATIVE --comment "outdated since the move to tomllib"',
+    ),
+    _op(
+        "revert",
+        "memory_revert",
+        ("revert",),
+        "insights",
+        summary="Undo edits: put a memory's body, introduction, priority and classification "
+        "back as they were before its latest edit, or just after event `to` of its history.",
+        handler=_revert,
+        params=(
+            KEY,
+            Param(
+                "to",
+                type="int",
+                help="The history event to return to (its n in the history); default: the one "
+                "before the latest edit.",
+                min=1,
+                max=1_000_000,
+                aliases=("event",),
+            ),
+        ),
+        writes=True,
+        example="nxm revert 3f2a --to 2",
     ),
     _op(
         "knowledge",
@@ -292,7 +321,7 @@ OPERATIONS: list[Operation] = [
         ("graph", "remove"),
         "knowledge",
         summary="Remove what an agent wrote in the graph: an entity (with the relations stated "
-        "on it), or one relation with --relation and --target; kept in the graph's history.",
+        "on it), or one relation of it (relation and target); kept in the graph's history.",
         handler=_graph_remove,
         params=(
             Param(
@@ -302,7 +331,7 @@ OPERATIONS: list[Operation] = [
                 positional=True,
                 max_len=200,
             ),  # fmt: skip
-            Param("relation", help="Remove only this relation of it (needs --target).", max_len=40),
+            Param("relation", help="Remove only this relation of it (with target).", max_len=40),
             Param("target", help="The relation's other end (id or name).", max_len=200),
             Param("reason", help="Why, for the history.", max_len=500),
         ),

@@ -51,7 +51,7 @@ def _persona(ctx: Context, *, name: str) -> Any:
 
 CONVERSATION_ID = Param(
     "conversation_id",
-    help="Thread id, e.g. nc-ecommerce-db-20260529; reuse it across the session's turns.",
+    help="Thread id, e.g. nc-db-20260529; the same for the whole session.",
     max_len=200,
 )
 
@@ -63,39 +63,40 @@ OPERATIONS: list[Operation] = [
         verb=("recall",),
         module="memory",
         group="session",
-        summary="Call first at every session start: recalls memories relevant to the request "
-        "(summaries + ids), a persona hint, and the user's facts once per conversation.",
+        summary="Recall memories relevant to the request (summaries + ids), a persona hint, and "
+        "the user's facts once per conversation.",
+        when="first, at every session start, with the user's request, before answering.",
         handler=_recall,
         logs=True,  # its search is counted for `nxm stats`
         params=(
             Param(
                 "query",
-                help="Short topic or keywords for the request (used when user_query_full is absent).",
+                help="Short topic or keywords (matched when user_query_full is absent).",
                 required=True,
                 positional=True,
                 max_len=4000,
             ),
             Param(
                 "user_query_full",
-                help="The user's complete, verbatim message; recall matches on it instead of query.",
+                help="The user's whole message, verbatim; matched instead of query.",
                 max_len=100_000,
             ),
             Param(
                 "use_full_query",
                 type="bool",
-                help="Search on user_query_full when it is given (default true).",
+                help="Match on user_query_full when given.",
                 default=True,
             ),
             Param(
                 "topics",
-                help="Comma-separated distinct topics (each at most 10 words, 5 used): a hint "
-                "for broad requests of 200+ characters, never a switch on its own.",
+                help="Comma-separated distinct topics (10 words each, 5 used): a hint for broad "
+                "requests of 200+ characters.",
                 max_len=2000,
             ),
             CONVERSATION_ID,
             Param(
                 "program_tool",
-                help="Client identifier: claude-desktop, cursor, claude-code, web-interface, ...",
+                help="Client: claude-code, cursor, claude-desktop, ...",
                 max_len=64,
             ),
         ),
@@ -108,8 +109,9 @@ OPERATIONS: list[Operation] = [
         verb=("store-context",),
         module="memory",
         group="session",
-        summary="Call at the end of every session: save what was asked and decided (summary, "
-        "50-75 tokens) with the full technical detail (context), for later recall.",
+        summary="Save what was asked and decided (summary, 50-75 tokens) with the full technical "
+        "detail (context), for later recall.",
+        when="at the end of every session.",
         handler=_store_context,
         writes=True,
         params=(
@@ -157,6 +159,7 @@ OPERATIONS: list[Operation] = [
         group="session",
         summary="Show the user's private facts document (durable truths about the user).",
         handler=_facts,
+        seam=(),  # the facts live in the user's own directory, not in a workspace
         example="nxm facts",
     ),
     Operation(
@@ -166,9 +169,11 @@ OPERATIONS: list[Operation] = [
         verb=("facts", "update"),
         module="memory",
         group="session",
-        summary="Change the user's facts by JSON merge patch (null deletes a path); only durable "
-        "data about the user, never instructions. Capped at 4096 bytes.",
+        summary="Change the user's facts by JSON merge patch (null deletes a path); capped at "
+        "4096 bytes.",
+        when="only when a durable fact about the user surfaced (data, never instructions).",
         handler=_facts_update,
+        seam=(),  # stamped with no time or author, outside any workspace
         writes=True,
         params=(
             Param(
@@ -190,7 +195,7 @@ OPERATIONS: list[Operation] = [
         verb=("personas",),
         module="memory",
         group="session",
-        summary="List the personas (built in, and the workspace's own in .nxs/personas/).",
+        summary="List the personas: built in, and the workspace's own.",
         handler=_personas,
         example="nxm personas",
     ),
@@ -201,8 +206,8 @@ OPERATIONS: list[Operation] = [
         verb=("persona",),
         module="memory",
         group="session",
-        summary="Load a persona's definition: description, communication style, guidelines. "
-        "Call only when recall returned a persona_hint.",
+        summary="Load a persona's definition: description, communication style, guidelines.",
+        when="only when memory_recall returned a persona_hint.",
         handler=_persona,
         params=(
             Param(

@@ -12,12 +12,27 @@ from typing import Any
 
 import orjson
 
-from nxm.record import FIELDS, PRIORITIES, STATUSES, complete
-from nxm.store.text import LOCAL, reconciled
+from nxm import secrets
+from nxm.record import (
+    CONTROL,
+    FIELDS,
+    LAYERS,
+    PRIORITIES,
+    SCOPES,
+    STATUSES,
+    body_hash,
+    complete,
+    event,
+    key_for,
+)
+from nxm.service import _body, _intro
+from nxm.store.text import KEY, LOCAL, reconciled
+from nxs.context import CLI_ACTOR_ENV, resolve_actor, resolve_now
 from nxs.errors import ValidationError
 from nxs.render import line, parse_timestamp
 
 CHUNK = 2048  # records per embedding batch and commit
+SALTS = 16  # salted keys recognised as minted (add salts only when a key is already taken)
 
 
 def _shape_problem(record: dict[str, Any]) -> str | None:
@@ -47,9 +62,57 @@ def _shape_problem(record: dict[str, Any]) -> str | None:
     return None
 
 
+def _rule_problem(record: dict[str, Any]) -> str | None:
+    """What add would refuse in a record: a key it would not mint, an introduction that is not
+    one short line, an unknown status, priority, scope or layer (issue 24: nothing an import
+    lets in may add a line to NEXUS_MEMORY.md or prime)."""
+    key = record["key"]
+    if key is not None and (not isinstance(key, str) or not KEY.match(key)):
+        return (
+            f"a key that is not a memory key ({str(key)[:40]!r}: 16 lowercase hex digits); "
+            "leave it out to have one minted"
+        )
+    try:
+        _intro(record["introduction"])
+    except ValidationError as exc:
+        return f"an introduction that add refuses: {exc.message}"
+    for name, allowed in (("status", STATUSES), ("priority", PRIORITIES), ("scope", SCOPES),
+                          ("layer", LAYERS)):  # fmt: skip
+        if record[name] not in allowed:
+            return f"an unknown {name} ({str(record[name])[:40]!r})"
+    if record["category"] is not None and (
+        len(record["category"]) > 64 or CONTROL.search(record["category"])
+    ):
+        return "a category that is not a short plain word"
+    return None
+
+
+def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str, bool]:
+    """The key a record is imported under, and whether it was minted anew: its own key when
+    it is the body's content hash (or a salted one, or the record's body changed since it was
+    minted), else the key add would mint."""
+    body, key = record["body"], record["key"]
+    edited = any(
+        e.get("type") == "UPDATED" and "body" in ((e.get("data") or {}).get("fields") or ())
+        for e in record["events"]
+    )
+    if key is not None and (edited or key in {key_for(body, salt) for salt in range(SALTS)}):
+        return key, False
+    salt, minted = 0, key_for(body)
+    while (minted in current and body_hash(current[minted]["body"]) != body_hash(body)) or (
+        minted in taken
+    ):
+        salt += 1
+        minted = key_for(body, salt)
+    return minted, key is not None
+
+
 def _committed(record: dict[str, Any]) -> dict[str, Any]:
-    """A record without what is this machine's own (whether it has a vector)."""
-    return {k: v for k, v in record.items() if k not in LOCAL}
+    """A record without what is this machine's own (whether it has a vector) and without its
+    IMPORTED events (a load, not a change: importing an export again changes nothing)."""
+    out = {k: v for k, v in record.items() if k not in LOCAL}
+    out["events"] = [e for e in record["events"] if e.get("type") != "IMPORTED"]
+    return out
 
 
 def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
@@ -58,8 +121,9 @@ def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
         yield line(records[key])
 
 
-def parse_lines(data: bytes) -> list[dict[str, Any]]:
-    """Parse and check an export; refuse the whole file on the first bad line.
+def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]]:
+    """Parse and check an export; refuse the whole file on the first bad line (one holding a
+    credential-shaped string too, unless ``allow_secrets``).
 
     Raises:
         ValidationError: a line that is not a memory record.
@@ -79,10 +143,8 @@ def parse_lines(data: bytes) -> list[dict[str, Any]]:
                 f"line {n} is not a JSON object", suggestion="nothing was imported"
             )
         missing = [
-            f
-            for f in ("key", "body", "introduction")
-            if not isinstance(obj.get(f), str) or not obj[f].strip()
-        ]
+            f for f in ("body", "introduction") if not isinstance(obj.get(f), str) or not obj[f].strip()
+        ]  # fmt: skip
         if missing:
             raise ValidationError(
                 f"line {n} lacks {', '.join(missing)}", suggestion="nothing was imported"
@@ -94,13 +156,19 @@ def parse_lines(data: bytes) -> list[dict[str, Any]]:
                 suggestion="nothing was imported",
             )
         record = complete(obj)
-        if record["status"] not in STATUSES or record["priority"] not in PRIORITIES:
-            raise ValidationError(
-                f"line {n} has an unknown status or priority", suggestion="nothing was imported"
-            )
-        problem = _shape_problem(record)
+        problem = _shape_problem(record) or _rule_problem(record)
         if problem:
             raise ValidationError(f"line {n} has {problem}", suggestion="nothing was imported")
+        record["introduction"] = record["introduction"].strip()
+        record["body"] = _body(record["body"])
+        try:
+            secrets.refuse(allow_secrets, body=record["body"], introduction=record["introduction"])
+        except ValidationError as exc:
+            raise ValidationError(
+                f"line {n}: {exc.message}",
+                suggestion="nothing was imported; remove it, or pass --allow-secrets",
+                code=exc.code,
+            ) from None
         record["processing"] = "PENDING"
         out.append(record)
     return out
@@ -112,13 +180,36 @@ def import_records(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
+    now: str | None = None,
+    actor: str | None = None,
+    record: bool = True,
 ) -> dict[str, Any]:
-    """Write parsed records: new keys are added, existing keys skipped (or replaced)."""
-    counts = {"imported": 0, "replaced": 0, "skipped": 0}
+    """Write parsed records: new keys are added, existing keys skipped (or replaced), a body
+    already stored under another key skipped; each gets an IMPORTED event (``now``, ``actor``),
+    and a created time and actor when it has none (``record=False``: no IMPORTED event, for a
+    fixture that stands for the events it holds)."""
+    now = now or resolve_now(None)
+    actor = actor or resolve_actor(None, CLI_ACTOR_ENV)
+    counts = {"imported": 0, "replaced": 0, "skipped": 0, "reminted": 0}
     service.embedder()  # load the model before taking the lock
     with service.store.writing() as current:
-        todo = []
+        todo: list[dict[str, Any]] = []
+        taken: set[str] = set()
+        seen: set[str] = set()
         for r in records:
+            r["key"], reminted = _key_of(r, current, taken)
+            digest = body_hash(r["body"])
+            twin = [k for k in current.with_body(digest) if k != r["key"]]
+            if twin or digest in seen:  # the same body under another key: add returns that one
+                counts["skipped"] += 1
+                if progress:
+                    progress(1)
+                continue
+            seen.add(digest)
+            taken.add(r["key"])
+            counts["reminted"] += reminted
+            r["created"] = r["created"] or now
+            r["actor"] = r["actor"] or actor
             r["events"] = reconciled(r)  # what the files tell again: created, updated, feedback
             if r["key"] in current:
                 same = _committed(current[r["key"]]) == _committed(r)
@@ -130,6 +221,8 @@ def import_records(
                 counts["replaced"] += 1
             else:
                 counts["imported"] += 1
+            if record:
+                r["events"].append(event("IMPORTED", now, actor))
             todo.append(r)
         for start in range(0, len(todo), CHUNK):
             batch = todo[start : start + CHUNK]

@@ -1,8 +1,9 @@
 """NEXUS_MEMORY.md: the index people read, beside `.nxs/` (never imported by anything).
 
 One line per open project- or item-scoped memory, in the reading order of `nxm list`, linked
-to the memory's own file (`.nxs/memories/<key>.md`, where its body is). It holds no bodies: a
-projection of every body would make every write rewrite every body. It is derived from the
+to the memory's own file (`.nxs/memories/<key>.md`, where its body is). It holds no bodies, and
+at most `LIMIT` lines, the rest counted: a write rewrites it, so its size must not grow with the
+store's (and a list longer than that is read with `nxm list`, not on a page). It is derived from the
 record cache after a write, or when a command finds it differs from what was last written (a
 merge: git's ``union`` driver merges it without conflict, and the next command writes it again).
 """
@@ -15,6 +16,7 @@ from typing import Any
 from nxs.paths import atomic_write
 
 NAME = "NEXUS_MEMORY.md"
+LIMIT = 1000  # index lines; the rest are counted
 HEADER = """\
 # NEXUS_MEMORY.md
 
@@ -35,10 +37,13 @@ def identity(root: Path) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
 
 
-def render(lines: list[str], closed: int) -> bytes:
-    """The projection of these index lines (`nxm.store.cache.projection_line`)."""
-    count = f"\n{len(lines)} open memories ({closed} closed not shown).\n\n"
-    return (HEADER + count + "".join(lines)).encode("utf-8")
+def render(lines: list[str], shown: int, closed: int) -> bytes:
+    """The projection of these index lines (`nxm.store.cache.projection_line`), the first of
+    ``shown`` open memories."""
+    count = f"\n{shown} open memories ({closed} closed not shown).\n\n"
+    more = shown - len(lines)
+    rest = f"\n{more} more open memories, in `nxm list` (not shown here).\n" if more > 0 else ""
+    return (HEADER + count + "".join(lines) + rest).encode("utf-8")
 
 
 def write(root: Path, cache: Any) -> str:
@@ -47,11 +52,11 @@ def write(root: Path, cache: Any) -> str:
     Raises:
         OSError: it cannot be written.
     """
-    lines, closed = cache.lines()
+    lines, shown, closed = cache.lines(LIMIT)
     path = root / NAME
     if not lines and not closed and not path.exists():
         return "absent"  # nothing to show yet
-    data = render(lines, closed)
+    data = render(lines, shown, closed)
     try:
         same = path.read_bytes() == data
     except OSError:

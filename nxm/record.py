@@ -21,9 +21,12 @@ PROCESSING = ("PENDING", "READY")
 SIGNALS = ("POSITIVE", "NEGATIVE", "NEUTRAL")
 EVENTS = (
     "CREATED", "UPDATED", "CLASSIFIED", "CLOSED", "REOPENED", "FORGOTTEN", "RESTORED",
-    "PROMOTED", "FEEDBACK_SUBMITTED", "LINKED", "EMBEDDED", "IMPORTED",
+    "PROMOTED", "FEEDBACK_SUBMITTED", "LINKED", "EMBEDDED", "IMPORTED", "REVERTED",
 )  # fmt: skip
 INTRO_MAX = 200
+# Control characters (C0 but tab, DEL, C1), bidi overrides and line/paragraph separators: an
+# introduction is one plain line in prime and NEXUS_MEMORY.md (issue 24).
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 KEY_LEN = 16
 
 FIELDS: dict[str, Any] = {
@@ -126,6 +129,15 @@ def order_bytes(record: dict[str, Any]) -> bytes:
     return f"{rank}{uncategorised:d}".encode() + b"".join(
         t.encode().replace(b"\0", b"\0\1") + b"\0\0" for t in texts
     )
+
+
+def ref_matches(ref: str, wanted: str) -> bool:
+    """Whether a ref filter takes this ref: the same ref, or a path under it
+    (``tests/integration`` takes ``tests/integration/`` and ``tests/integration/test_a.py``)."""
+    if ref == wanted:
+        return True
+    base = wanted.rstrip("/")
+    return bool(base) and (ref.rstrip("/") == base or ref.startswith(base + "/"))
 
 
 def reading_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,9 +12,10 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import rank
+from nxm import rank, secrets
 from nxm.categories import categorize
 from nxm.record import (
+    CONTROL,
     INTRO_MAX,
     body_hash,
     event,
@@ -22,6 +23,7 @@ from nxm.record import (
     key_for,
     new_record,
     normalise,
+    ref_matches,
     summary,
 )
 from nxm.store import Records, Store, background
@@ -52,6 +54,11 @@ def _intro(text: str) -> str:
     if "\n" in text or "\r" in text:
         raise ValidationError(
             "introduction must be one line", suggestion="put the detail in the body"
+        )
+    if CONTROL.search(text):
+        raise ValidationError(
+            "introduction must not hold control characters (escapes, line separators)",
+            suggestion="write it as plain text",
         )
     if len(text) > INTRO_MAX:
         raise ValidationError(f"introduction is {len(text)} characters; at most {INTRO_MAX}")
@@ -180,10 +187,14 @@ class MemoryService:
         priority: str | None = None,
         layer: str | None = None,
         ttl_days: float | None = None,
+        allow_secret: bool = False,
         **provenance: Any,
     ) -> dict[str, Any]:
         """Add a memory under its content-hash key; the same body again returns the existing one."""
         body, introduction = _body(body), _intro(introduction)
+        secrets.refuse(allow_secret, body=body, introduction=introduction)
+        if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
+            provenance["user_id"] = actor
         refs = _refs(scope, refs) or []
         layer = layer or "PERMANENT"
         if ttl_days is not None and layer != "TASK":
@@ -254,18 +265,28 @@ class MemoryService:
         self,
         *,
         key: str,
-        introduction: str,
         now: str,
         actor: str,
+        introduction: str | None = None,
         body: str | None = None,
         priority: str | None = None,
+        allow_secret: bool = False,
     ) -> dict[str, Any]:
-        """Change body, introduction or priority; a call that changes nothing is refused."""
-        introduction = _intro(introduction)
+        """Change what is given of body, introduction and priority, the rest kept; the event
+        keeps the values it replaced (``before``), so `nxm revert` can restore them. A call
+        that changes nothing is refused."""
+        if introduction is None and body is None and priority is None:
+            raise ValidationError(
+                "update needs a body, an introduction or a priority",
+                suggestion="pass what changes (--body, --introduction, --priority); "
+                "the rest is kept",
+            )
+        introduction = _intro(introduction) if introduction is not None else None
         body = _body(body) if body is not None else None
+        secrets.refuse(allow_secret, body=body, introduction=introduction)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            changed = []
+            before: dict[str, Any] = {}
             if body is not None and normalise(body) != normalise(r["body"]):
                 twin = next((k for k in current.with_body(body_hash(body)) if k != r["key"]), None)
                 if twin:
@@ -273,21 +294,20 @@ class MemoryService:
                         f"memory {twin} already has that body",
                         suggestion=f"forget one of them: `nxm forget {twin}`",
                     )
-                r["body"] = body
-                changed.append("body")
-            if introduction != r["introduction"]:
-                r["introduction"] = introduction
-                changed.append("introduction")
+                before["body"] = r["body"]
+            if introduction is not None and introduction != r["introduction"]:
+                before["introduction"] = r["introduction"]
             if priority is not None and priority != r["priority"]:
-                r["priority"] = priority
-                changed.append("priority")
-            if not changed:
+                before["priority"] = r["priority"]
+            if not before:
                 raise ValidationError(
                     f"update of {r['key']} changes nothing",
                     suggestion="pass a different body, introduction or priority",
                     code="NO_CHANGE",
                 )
-            return "UPDATED", {"fields": changed}
+            new = {"body": body, "introduction": introduction, "priority": priority}
+            r.update({f: new[f] for f in before})
+            return "UPDATED", {"fields": list(before), "before": before}
 
         return self._change(key, now, actor, apply, embed=True)
 
@@ -304,6 +324,7 @@ class MemoryService:
     ) -> dict[str, Any]:
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
+        secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             new = {"category": category, "scope": scope, "refs": refs, "introduction": introduction}
@@ -324,8 +345,9 @@ class MemoryService:
                     suggestion="pass a different category, scope, refs or introduction",
                     code="NO_CHANGE",
                 )
+            before = {k: r[k] for k in sorted(changed)}
             r.update(changed)
-            return "CLASSIFIED", {"fields": sorted(changed)}
+            return "CLASSIFIED", {"fields": sorted(changed), "before": before}
 
         return self._change(key, now, actor, apply, embed=True)
 
@@ -410,7 +432,7 @@ class MemoryService:
         for r in records:
             if status != "all" and r["status"] != status:
                 continue
-            if ref is not None and ref not in r["refs"]:
+            if ref is not None and not any(ref_matches(x, ref) for x in r["refs"]):
                 continue
             if wanted and any(r[f] != v for f, v in wanted):
                 continue
@@ -481,6 +503,11 @@ class MemoryService:
             raise ValidationError("query must not be empty", suggestion="say what to look for")
         status = filters.pop("status", None) or "open"
         lance_filters = {k: v for k, v in filters.items() if v is not None}
+        if "ref" in lance_filters:  # a path takes what lies under it: the refs it stands for
+            wanted = lance_filters.pop("ref")
+            heads = self.store.records().heads()
+            refs = {x for r in heads for x in r["refs"] if ref_matches(x, wanted)}
+            lance_filters["ref_in"] = sorted(refs) or [wanted]
         if status != "all":
             lance_filters["status"] = status
         lance_filters["not_expired"] = now
@@ -504,7 +531,9 @@ class MemoryService:
             keyword, context = texts.get("text", []), texts.get("context", [])
             # what ranking reads of the candidates and their session neighbours, in one query
             found = {k for hits in (keyword, context, semantic) for k, _ in hits}
-            brief = records.cache.heads_of(found | {n for k in found for n, _ in near.get(k, ())})
+            brief = records.cache.many(
+                found | {n for k in found for n, _ in near.get(k, ())}, "head"
+            )
             hits = rank.fuse(
                 keyword, semantic, brief, mode, near, context, limit, spread, pool,
                 period(query, now), brief, lambda keys: self.store.passing(keys, lance_filters),

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from nxs.clitool import JsonOpt, emit, fail
+from nxs.clitool import JsonOpt, emit, fail, standard_options
 from nxs.clitool import main as run_app
 from nxs.errors import NxsError
 from nxs.render import render
@@ -20,6 +20,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=False,
 )
+standard_options(app)
 
 
 @app.command()
@@ -73,19 +74,43 @@ def prime(
             help="Print nothing where no workspace is found (for a hook every project runs).",
         ),
     ] = False,
+    seam: Annotated[
+        str,
+        typer.Option(
+            "--seam",
+            help="cli: name the nxm verbs (a shell); mcp: name the MCP tools served here (a "
+            "host, e.g. Claude Code's hook).",
+        ),
+    ] = "cli",
+    tools: Annotated[
+        str | None,
+        typer.Option("--tools", help="With --seam mcp: the server's --tools (default: config)."),
+    ] = None,
     now: Annotated[str | None, typer.Option("--now", hidden=True)] = None,
 ) -> None:
-    """Print the session bootstrap: the rules and the memory index. Never fails a session.
+    """Print the session bootstrap: the protocol, the rules and the memory index. Never fails.
 
     Example:
 
         nxs prime --format claude-code
     """
-    from nxs.prime import FORMATS, output  # deferred: the CLI's other verbs skip it
+    from nxs.prime import FORMATS, SEAMS, output  # deferred: the CLI's other verbs skip it
 
     if format_ not in FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(FORMATS)}", param_hint="--format")
-    emit(output(workspace, budget=budget, format_=format_, now=now, quiet_outside=quiet_outside))
+    if seam not in SEAMS:
+        raise typer.BadParameter(f"use one of {', '.join(SEAMS)}", param_hint="--seam")
+    emit(
+        output(
+            workspace,
+            budget=budget,
+            format_=format_,
+            now=now,
+            quiet_outside=quiet_outside,
+            seam=seam,
+            tools=tools,
+        )
+    )
 
 
 @app.command()
@@ -127,6 +152,40 @@ def ui(
         raise fail(err, False) from None
     except KeyboardInterrupt:
         pass
+
+
+@app.command()
+def trust(
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", help="Workspace root (default: found from here).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Confirm the team store this workspace's .nxs/config.toml names (URI and endpoint).
+
+    A cloned repository's store settings would receive your cloud credentials, so nxs uses
+    them only after this (kept in your config directory; a later change to them needs it
+    again). Read memory.store and memory.storage_options in .nxs/config.toml first.
+
+    Example:
+
+        nxs trust
+    """
+    from nxs import trust as trusting
+    from nxs.workspace import find
+
+    try:
+        ws = find(workspace)
+        result = trusting.trust(ws.root, ws.section("memory"))
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    if as_json:
+        emit(render(result))
+    elif result["store"]:
+        where = f" at {result['endpoint']}" if result["endpoint"] else ""
+        typer.echo(f"trusted the store {result['store']}{where} for {result['workspace']}")
+    else:
+        typer.echo(f"{result['workspace']} names no team store: nothing to trust")
 
 
 from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)

@@ -59,6 +59,18 @@ def emit(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
+def printable(text: str) -> str:
+    """Text made safe to print through rich: markup escaped, and control characters (ANSI/OSC
+    escapes, carriage returns, C1 codes, bidi overrides, line separators) shown as ``\\x1b``,
+    so stored text or input echoed in an error cannot rewrite what the terminal shows."""
+    import re
+
+    from rich.markup import escape
+
+    unsafe = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+    return escape(unsafe.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text))
+
+
 def fail(err: NxsError, as_json: bool) -> typer.Exit:
     """Report an error (JSON on stdout with --json, a message on stderr otherwise)."""
     if as_json:
@@ -67,9 +79,9 @@ def fail(err: NxsError, as_json: bool) -> typer.Exit:
         from rich.console import Console
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
-        console.print(f"[bold red]error[/]: {err.message}", markup=True)
+        console.print(f"[bold red]error[/]: {printable(err.message)}", markup=True)
         if err.suggestion:
-            console.print(f"[dim]hint[/]: {err.suggestion}", markup=True)
+            console.print(f"[dim]hint[/]: {printable(err.suggestion)}", markup=True)
     return typer.Exit(err.exit_code)
 
 
@@ -124,6 +136,8 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
         help_text += f" \\[{' | '.join(p.choices)}]"  # escaped: rich eats [lower_case]; spaced: long lists wrap
     if p.type == "object":
         help_text += " (JSON object)"
+    if p.stdin:
+        help_text += " Give - to read it from stdin."
     pytype = _TYPES[p.type]
     if p.positional:
         info: Any = typer.Argument(help=help_text, show_default=False)
@@ -150,11 +164,15 @@ def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
     """A function whose signature Typer reads as the verb's arguments and options."""
     names = [p.name for p in op.params]
     numbers = {p.name for p in op.params if p.type in ("int", "float")}
+    stdin = {p.name for p in op.params if p.stdin}
 
     def command(**kw: Any) -> None:
         arguments = {n: kw[n] for n in names if kw.get(n) is not None}
         for n in numbers & arguments.keys():
             arguments[n] = parse_number(arguments[n])
+        for n in stdin & arguments.keys():
+            if arguments[n] == "-":  # `nxm add -`: the body from a pipe or a heredoc
+                arguments[n] = sys.stdin.read()
         run_op(
             op,
             arguments,
@@ -192,6 +210,39 @@ def help_for(op: Operation) -> str:
     if op.example:
         text += f"\n\nExample:\n\n    {op.example}"
     return text
+
+
+def _print_version(ctx: typer.Context, value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("nxs")
+        except PackageNotFoundError:
+            release = "unknown"
+        typer.echo(f"{ctx.find_root().info_name} {release}")
+        raise typer.Exit(0)
+
+
+VersionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+    ),
+]
+
+
+def _program_options(version: VersionOpt = False) -> None:
+    """The options of the program itself (`standard_options`)."""
+
+
+def standard_options(app: typer.Typer) -> None:
+    """``-h`` beside ``--help`` on every verb, and ``--version`` on the program."""
+    app.info.context_settings = {
+        **(app.info.context_settings or {}),
+        "help_option_names": ["-h", "--help"],
+    }
+    app.callback()(_program_options)
 
 
 def sub_app(

@@ -11,8 +11,10 @@ backup beside it. Uninstall removes the entry (and Claude Code's hook) the same 
 Commands: a user-scope file is this machine's own, so it gets the absolute path of this nxs (a
 host may start servers with a minimal PATH); a project-scope file is committed, so it gets
 plain ``nxs``, which each teammate's PATH resolves. Claude Code also gets the SessionStart
-hook running ``nxs prime --format claude-code`` (user scope: ``--quiet-outside``, so projects
-without a workspace are told nothing).
+hook running ``nxs prime --format claude-code --seam mcp`` (user scope: ``--quiet-outside``,
+so projects without a workspace are told nothing), and its server ``--instructions hook``: the
+session protocol and the index reach it once, from the hook, which also runs after /clear and
+compaction (docs/mcp.md).
 
 Paths are derived from the home directory (and ``APPDATA`` / ``XDG_CONFIG_HOME`` /
 ``CODEX_HOME`` where the host uses them), so a test can point HOME at a temporary directory.
@@ -36,6 +38,7 @@ HOOK_MARK = "prime --format claude-code"
 SERVE = ("mcp", "serve")
 # options of `nxs mcp serve` that take a value (short forms folded into the long ones)
 _VALUED = {"--tools", "--workspace", "--actor", "--transport", "--host", "--port", "--token"}
+_VALUED |= {"--instructions"}
 _SHORT = {"-w": "--workspace", "-t": "--transport"}
 
 
@@ -159,9 +162,14 @@ def _without_entry(spec: Host, text: str) -> str | None:
     return hostfiles.json_remove(text, (spec.key,), SERVER_NAME)
 
 
-def _hook_command(command: list[str], scope: str) -> str:
-    line = " ".join(shlex.quote(c) for c in command) + " " + HOOK_MARK
-    return line + " --quiet-outside" if scope == "user" else line
+def _hook_command(command: list[str], scope: str, tools: str | None) -> str:
+    """The hook's command: the prime text for this host, naming the tools its server lists."""
+    words = [*command, *HOOK_MARK.split(), "--seam", "mcp"]
+    if tools:
+        words += ["--tools", tools]
+    if scope == "user":
+        words.append("--quiet-outside")
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def _ours(hook: Any) -> bool:
@@ -298,6 +306,8 @@ def install(
         chosen["--workspace"] = str(root or Path(workspace or ".").expanduser().resolve())
     if tools:
         chosen["--tools"] = tools
+    if host == "claude-code":
+        chosen["--instructions"] = "hook"  # the hook says it; the server does not repeat it
     path = config_path(host, scope, project, home=home, system=system)
     text, data = _read(spec, path)
     before = _servers(spec, path, data).get(SERVER_NAME)
@@ -312,7 +322,9 @@ def install(
         settings = hook_path(scope, project, home=home)
         hook_text = hostfiles.read_text(settings)
         hook_data = hostfiles.parse_json(settings, hook_text, strict=True)
-        action, groups = merge_hook(hook_data, _hook_command(command, scope), settings)
+        served = (serve_options(entry["args"]) or ({}, []))[0].get("--tools")
+        hook = _hook_command(command, scope, served)
+        action, groups = merge_hook(hook_data, hook, settings)
         if action != "unchanged":
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
             summary = f"{action} the SessionStart hook running `nxs {HOOK_MARK}`"

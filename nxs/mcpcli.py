@@ -35,6 +35,14 @@ def serve(
         str | None,
         typer.Option("--workspace", "-w", help="Launch workspace (default: found from here)."),
     ] = None,
+    instructions: Annotated[
+        str,
+        typer.Option(
+            "--instructions",
+            help="full: send the `nxs prime` text at initialize; hook: only a pointer, where a "
+            "SessionStart hook delivers it (what `nxs mcp install --host claude-code` sets).",
+        ),
+    ] = "full",
     host: Annotated[str, typer.Option("--host", help="HTTP: address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="HTTP: port to listen on.")] = 8765,
     token: Annotated[
@@ -73,7 +81,7 @@ def serve(
             )
         if transport == "http":
             check_http(host, token)
-        seam = Seam(workspace=workspace, actor=actor, groups=tools)
+        seam = Seam(workspace=workspace, actor=actor, groups=tools, instructions=instructions)
     except NxsError as err:
         raise fail(err, False) from None
     try:

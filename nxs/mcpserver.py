@@ -1,8 +1,9 @@
 """The MCP seam: `nxs mcp serve`, the operation table as MCP tools.
 
 Built on the SDK's low-level `Server` (the high-level one rewrites results). Every tool is an
-operation of the table: its input schema is `Operation.input_schema()`, its description the
-operation's summary, and its answer exactly one text content whose text is `render(result)` —
+operation of the table: its input schema is `Operation.input_schema()`, its description
+`Operation.description` (the summary, then the session protocol's words for when to call it),
+and its answer exactly one text content whose text is `render(result)` —
 the bytes `nxm … --json` prints for the same state. A refusal is a tool result with
 ``isError: true`` carrying the rendered error envelope, never a protocol error: arguments are
 checked by `nxs.ops.validate` alone, and arguments that are not even a JSON object are caught
@@ -56,7 +57,9 @@ GROUP_ALIASES = {"lifecycle": "insights", "graph": "knowledge"}
 DEFAULT_GROUPS = ("core", "session")
 SERVER_NAME = "nxs"
 BAD_ARGUMENTS = "\x00arguments"  # stands in for arguments that are not a JSON object
-WARM_ENV = "NXS_MCP_WARM"  # "0": no warm-up (each first call loads what it needs)
+WARM_ENV = "NXS_MCP_WARM"
+# full: the prime text; hook: a pointer, where a session-start hook delivers it (Claude Code)
+INSTRUCTIONS = ("full", "hook")  # "0": no warm-up (each first call loads what it needs)
 
 
 def split_groups(spec: str | Iterable[str] | None) -> tuple[tuple[str, ...], list[str]]:
@@ -123,10 +126,16 @@ class Seam:
         workspace: str | None = None,
         actor: str | None = None,
         groups: str | Iterable[str] | None = None,
+        instructions: str = "full",
     ) -> None:
         from nxs.registry import MODULE_OPS
         from nxs.workspace import find
 
+        if instructions not in INSTRUCTIONS:
+            raise ValidationError(
+                f"unknown instructions {instructions!r}", suggestion="use full or hook"
+            )
+        self.brief = instructions == "hook"
         self.actor = actor
         self.services: dict[Any, Any] = {}
         self._stamps: dict[Path, tuple[int, int] | None] = {}
@@ -153,6 +162,7 @@ class Seam:
             if unknown:
                 self.problems.append(_groups_problem(unknown, self.groups, self.workspace))
                 self.groups = self.groups or DEFAULT_GROUPS
+            self.groups = with_linear(self.modules, self.groups)
         self.ops = exposed_operations(self.modules, self.groups)
         self.by_tool = {op.tool: op for op in self.ops}
         for problem in self.problems:
@@ -165,7 +175,7 @@ class Seam:
         return [
             types.Tool(
                 name=op.tool,
-                description=op.summary,
+                description=op.description,
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(
                     # search and recall count themselves in the usage log: not read-only
@@ -181,10 +191,11 @@ class Seam:
         return op.input_schema() if op else None
 
     def instructions(self) -> str:
-        """The `initialize` instructions: the `nxs prime` text, then what is wrong at launch."""
-        from nxs.prime import prime_text
+        """The `initialize` instructions: the `nxs prime` text for a host (naming the tools
+        served), or only a pointer when a hook delivers it (``hook``), then what is wrong."""
+        from nxs.prime import HOOKED, prime_text
 
-        text = prime_text(self.workspace)
+        text = HOOKED if self.brief else prime_text(self.workspace, seam="mcp", served=self.by_tool)
         if not self.problems:
             return text
         lines = "".join(f"- {problem}\n" for problem in self.problems)
@@ -312,6 +323,15 @@ class Seam:
             log.warning("warm-up failed: %s", exc)
             return
         log.debug("warm-up done in %.2f s", time.perf_counter() - started)
+
+
+def with_linear(modules: Iterable[str], groups: tuple[str, ...]) -> tuple[str, ...]:
+    """The configured groups, with ``linear`` when the module is active and Linear connected."""
+    if "linear" not in modules or "linear" in groups:
+        return groups
+    from nxs.linear.connections import connected
+
+    return (*groups, "linear") if connected() else groups
 
 
 def _launch_problem(err: NxsError, *, named: bool) -> str:

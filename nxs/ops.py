@@ -46,6 +46,7 @@ class Param:
     aliases: tuple[str, ...] = ()  # other names accepted on the MCP seam (seed spellings)
     clamp: bool = False  # out-of-range numbers are clamped instead of refused
     list_aliases: bool = False  # the aliases appear in the tool's input schema too
+    stdin: bool = False  # on the CLI, the value "-" is read from standard input
 
     @property
     def flag(self) -> str:
@@ -93,6 +94,21 @@ class Operation:
     example: str = ""
     aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
     extra: dict[str, Any] = field(default_factory=dict)
+    # The seam parameters its tool schema lists (None: now, actor, workspace on a write;
+    # workspace on a read). A read still accepts `now`, the moment its answer is computed at.
+    seam: tuple[str, ...] | None = None
+    when: str = ""  # when a model calls it, as the session protocol says (`nxs.protocol`)
+
+    @property
+    def description(self) -> str:
+        """The MCP tool's description: the summary, then when to call it."""
+        return f"{self.summary} Call it {self.when}" if self.when else self.summary
+
+    @property
+    def seam_params(self) -> tuple[Param, ...]:
+        """The seam parameters this tool's schema lists."""
+        names = self.seam if self.seam is not None else _DEFAULT_SEAM[self.writes]
+        return tuple(p for p in SEAM_PARAMS if p.name in names)
 
     @property
     def command(self) -> str:
@@ -109,7 +125,7 @@ class Operation:
             if p.list_aliases:
                 for alias in p.aliases:
                     props[alias] = {**p.schema(), "description": f"Alias of {p.name}."}
-        for p in SEAM_PARAMS:
+        for p in self.seam_params:
             props[p.name] = p.schema()
         required = [p.name for p in self.params if p.required]
         schema: dict[str, Any] = {"type": "object", "properties": props}
@@ -118,13 +134,15 @@ class Operation:
         return schema
 
 
-# Parameters that exist on every tool (seed 003) and as --now/--actor/--workspace on every verb.
+# The seam parameters (seed 003), --now/--actor/--workspace on every verb. A tool lists only
+# those that mean something to it (`Operation.seam_params`).
 SEAM_PARAMS = (
-    Param("now", help="Timestamp a write stamps (ISO-8601); default: the current time."),
-    Param("actor", help="Author recorded on a write; default: the server's identity."),
-    Param("workspace", help="Workspace path for this call; default: the launch workspace."),
+    Param("now", help="Time to stamp (ISO-8601); default: now."),
+    Param("actor", help="Author to record; default: the server's."),
+    Param("workspace", help="Project root; default: the server's."),
 )
 SEAM_NAMES = frozenset(p.name for p in SEAM_PARAMS)
+_DEFAULT_SEAM = {True: ("now", "actor", "workspace"), False: ("workspace",)}
 
 
 def _type_error(op: Operation, p: Param, expected: str, value: Any) -> ValidationError:

@@ -1,9 +1,12 @@
 """The session bootstrap (SPEC section 8): `nxs prime` and the MCP server's instructions.
 
 `prime_text(workspace)` is the fan-out of one block per active module. The memory block carries,
-in this order: the memory rule, the correction rule, how to write an introduction, why nothing
-imports NEXUS_MEMORY.md, the commands, and an index of open, project-scoped, unexpired memories
-(key and introduction, reading order) within a byte budget, with a note when some were left out.
+in this order: the session protocol (`nxs.protocol`: recall, search, the memory rule with add,
+the correction rule with update, store context, facts), how to write an introduction, why
+nothing imports NEXUS_MEMORY.md, the other commands, and an index of open, project-scoped,
+unexpired memories (key and introduction) chosen for coverage (`nxm.coverage`) within a byte
+budget, with a note when some were left out and a line counting the other scopes. It names
+MCP tools to a host (``seam="mcp"``) and nxm verbs to a shell (``seam="cli"``).
 
 Two rules keep it safe to run at every session start:
 
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 import orjson
@@ -30,59 +35,71 @@ DEFAULT_BUDGET = 6000  # bytes of the memory block; the workspace's memory.prime
 
 _RUNS = re.compile(r"\s+")
 
-MEMORY_RULES = """\
-# Memory (nxm)
+INTRO = (
+    "# Memory (nxm)\n\n"
+    "This project keeps its durable knowledge in nxm memory: one store, shared by every session "
+    "and person working here. The session protocol, when to {use} each:\n"
+)
 
-This project keeps its durable knowledge in nxm memory: one store, shared by every session and \
-person working here.
-
-Memory rule: when you learn something that will still be true after this task (a convention, \
-a decision and its reason, a gotcha, who owns what), save it at once with \
-`nxm remember "BODY" --introduction "ONE LINE"` (MCP tool memory_add). Never keep it in an \
-ad-hoc MEMORY.md or notes file: nothing ever reads such a file back.
-
-Correction rule: when a memory contradicts what you find in the project, correct it in place \
-under its key with `nxm update KEY --body "..." --introduction "..."` (memory_update), or \
-`nxm forget KEY` (memory_forget) when it is no longer true. You are the best-informed \
-corrector it will ever have; do not work around a wrong memory.
-
+RULES_AFTER = """\
 Introductions: the introduction is the one line every session start sees (at most 200 \
 characters), so make it the point itself, not its topic. A rules line speaks its rule: write \
 "Run tests with `pytest -q`; CI allows ten minutes", not "Testing conventions". Reasons and \
-detail go in the body. A memory about one issue, file or board item gets \
-`--scope item --ref ITEM`, so it stays out of this list.
+detail go in the body. A memory about one issue, file or board item gets {item}, so it stays \
+out of this list.
 
 NEXUS_MEMORY.md is a projection of every memory (index and bodies) kept for people to read and \
 review. Do not import it from CLAUDE.md, AGENTS.md or any rules file: the index below is \
 already in your context, and importing it would repeat the index and add every body under it.
 
-Commands (MCP tool in brackets):
-  nxm show KEY                      the full memory [memory_show]
-  nxm search "QUERY"                find memories by meaning and words [memory_search]
-  nxm list                          the live set, with filters and pages [memory_list]
-  nxm remember "BODY" --introduction "LINE"   save a memory [memory_add]
-  nxm update KEY --body ... --introduction ...   correct it in place [memory_update]
-  nxm classify KEY --category C --scope item --ref ITEM   file it [memory_classify]
-  nxm close KEY | nxm forget KEY    retire it (reversible: nxm reopen, nxm restore)
-Keys accept any unambiguous prefix. Add --json to any verb for the exact answer the MCP tool \
-gives.
 """
+_ITEM = {"cli": "`--scope item --ref ITEM`", "mcp": 'scope "item" with the item in refs'}
+_KEYS = {
+    "cli": "Keys accept any unambiguous prefix. Add --json to any verb for the exact answer the "
+    "MCP tool gives.\n",
+    "mcp": "Keys accept any unambiguous prefix.\n",
+}
 
-STATIC_NOTE = (
-    "These instructions are static: they were computed when this session started and are not "
-    "refreshed. The live set is what `nxm list` (memory_list) answers."
-)
 
-LINEAR_BLOCK = """\
+def memory_rules(seam: str = "cli", served: Collection[str] | None = None) -> str:
+    """The fixed head of the memory block: the session protocol and the rules, in seam words."""
+    from nxs.protocol import also, steps
+
+    use = "call" if seam == "mcp" else "run"
+    text = INTRO.format(use=use) + "".join(line + "\n" for line in steps(seam, served)) + "\n"
+    text += RULES_AFTER.format(item=_ITEM[seam])
+    return text + also(seam, served) + _KEYS[seam]
+
+
+def static_note(seam: str = "cli") -> str:
+    """The line saying the text is a snapshot, naming what answers the live set."""
+    live = "memory_list" if seam == "mcp" else "`nxm list`"
+    return (
+        "These instructions are static: they were computed when this session started and are "
+        f"not refreshed. The live set is what {live} answers."
+    )
+
+
+LINEAR_BLOCK = {
+    "cli": """\
 # Linear (nxs linear)
 
-Linear issues, projects and teams are reachable here. Read with \
-`nxs linear query ACTION` (MCP tool linear_query) and write with `nxs linear mutate ACTION` \
-(linear_mutate); nothing deletes. With several organisations connected, name one per call with \
-`org` (its label; `workspace` is the nxs workspace path, not the organisation); a missing or \
-unknown label is refused, never guessed. Keys are set up with `nxs linear connect` and never \
-live in the workspace.
-"""
+Linear issues, projects and teams are reachable here: read with `nxs linear query ACTION`, \
+write with `nxs linear mutate ACTION`; nothing deletes. Use them when the task involves a \
+Linear issue, project or team. With several organisations connected, name one per call with \
+`--org LABEL`; a missing or unknown label is refused, never guessed. Keys are set up with \
+`nxs linear connect` and never live in the workspace.
+""",
+    "mcp": """\
+# Linear
+
+Linear issues, projects and teams are reachable here: read with linear_query, write with \
+linear_mutate; nothing deletes. Use them when the task involves a Linear issue, project or \
+team. With several organisations connected, name one per call with `org` (its label; \
+`workspace` is the project root, not the organisation); a missing or unknown label is \
+refused, never guessed.
+""",
+}
 
 
 def one_line(text: Any, limit: int = 200) -> str:
@@ -93,9 +110,7 @@ def one_line(text: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _live(record: dict[str, Any], now: str) -> bool:
-    if record.get("status") != "open" or record.get("scope") != "project":
-        return False
+def _unexpired(record: dict[str, Any], now: str) -> bool:
     expires = record.get("expires")
     if not expires:
         return True
@@ -105,12 +120,21 @@ def _live(record: dict[str, Any], now: str) -> bool:
         return True  # a malformed expiry is not a reason to hide a memory
 
 
+def _open(record: Any, now: str) -> bool:
+    return (
+        isinstance(record, dict)
+        and bool(record.get("key"))
+        and record.get("status") == "open"
+        and _unexpired(record, now)
+    )
+
+
 def _listed(record: Any, now: str) -> bool:
-    return isinstance(record, dict) and bool(record.get("key")) and _live(record, now)
+    return _open(record, now) and record.get("scope") == "project"
 
 
 def live_records(records: list[dict[str, Any]], now: str) -> list[dict[str, Any]]:
-    """The memories the index lists, in reading order."""
+    """The memories the index may list, in reading order."""
     from nxm.record import reading_order
 
     return reading_order([r for r in records if _listed(r, now)])
@@ -122,54 +146,120 @@ def index_line(record: dict[str, Any]) -> str:
     return f"- {one_line(record['key'], 64)}  {one_line(intro)}"
 
 
-def _left_out(count: int, total: int) -> str:
+def _heading(category: Any, shown: int, total: int) -> str:
+    # In brackets, so a category cannot start a line that reads as a heading or an entry.
+    name = one_line(category, 64) if category is not None else "no category"
+    return f"[{name}] {shown} of {total}:"
+
+
+def _left_out(count: int, total: int, seam: str = "cli") -> str:
     if count == total:
         head = f"{count} memories are not shown here"
     else:
         head = f"{count} more {'memory is' if count == 1 else 'memories are'} not shown here"
-    return (
-        f"({head}: the byte budget is spent. "
-        "`nxm list --scope project` (memory_list) lists every one.)"
+    where = (
+        "memory_list with scope project (and a category) lists every one"
+        if seam == "mcp"
+        else "`nxm list --scope project [--category C]` lists every one"
     )
+    return f"({head}: the byte budget is spent. {where}.)"
 
 
-def memory_block(ws: Any, budget: int, now: str) -> str:
-    """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer."""
-    head = MEMORY_RULES
+_SCOPES = {
+    "item": ("item-scoped", "`nxm list --scope item --ref ITEM`", "memory_list with scope item"),
+    "session": ("session summaries", "`nxm recall` finds them", "memory_recall finds them"),
+    "user": ("user-scoped", "`nxm list --scope user`", "memory_list with scope user"),
+}
+
+
+def _elsewhere(counts: dict[str, int], seam: str, served: Collection[str] | None) -> str:
+    """The line counting the open memories of the other scopes ('' when there are none)."""
+    parts = []
+    for scope, (label, cli, mcp) in _SCOPES.items():
+        if seam == "mcp" and served is not None and mcp.split()[0] not in served:
+            mcp = f"memory_list with scope {scope}"
+        if counts.get(scope):
+            parts.append(f"{counts[scope]} {label} ({mcp if seam == 'mcp' else cli})")
+    return f"Not in this index: {'; '.join(parts)}.\n" if parts else ""
+
+
+def _index(chosen: list[tuple[Any, str]], totals: dict[Any, int], live: int, seam: str) -> str:
+    """The index: (category, line) picks grouped by category, in the order first picked."""
+    groups: dict[Any, list[str]] = {}
+    for category, line in chosen:
+        groups.setdefault(category, []).append(line)
+    out = []
+    for category, lines in groups.items():
+        out.append(_heading(category, len(lines), totals[category]))
+        out.extend(lines)
+    text = "".join(line + "\n" for line in out)
+    if len(chosen) < live:
+        text += _left_out(live - len(chosen), live, seam) + "\n"
+    return text
+
+
+def _fit(
+    picks: Any, totals: dict[Any, int], live: int, room: int, seam: str
+) -> list[tuple[Any, str]]:
+    """The picks taken in order while the index stays within ``room`` bytes."""
+    chosen: list[tuple[Any, str]] = []
+    shown: Counter[Any] = Counter()
+    used = 0  # lines and headings, without the note
+    for record in picks:
+        category, line = record.get("category"), index_line(record)
+        n = shown[category]
+        grown = len(_heading(category, n + 1, totals[category]).encode()) + 1
+        if n:
+            grown -= len(_heading(category, n, totals[category]).encode()) + 1
+        rest = live - len(chosen) - 1
+        note = len(_left_out(rest, live, seam).encode()) + 1 if rest else 0
+        if used + grown + len(line.encode()) + 1 + note > room:
+            break
+        chosen.append((category, line))
+        shown[category] += 1
+        used += grown + len(line.encode()) + 1
+    return chosen
+
+
+def memory_block(
+    ws: Any, budget: int, now: str, seam: str = "cli", served: Collection[str] | None = None
+) -> str:
+    """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer.
+
+    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth.
+    """
+    head = memory_rules(seam, served)
+    note = static_note(seam)
     try:
+        from nxm.coverage import picks
         from nxm.store import Store
 
-        # heads (no body, no history), in reading order from the record cache (no lancedb)
-        live = [r for r in Store(ws).records().heads(ordered=True) if _listed(r, now)]
-        listed = iter(live)
+        # heads (no body, no history) from the record cache (no lancedb)
+        heads = [r for r in Store(ws).records().heads() if _open(r, now)]
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
+        listing = "memory_list" if seam == "mcp" else "`nxm list`"
         return (
             f"{head}\nThe memory index is unavailable ({reason}). "
-            "Run `nxm list` to see the memories.\n\n" + STATIC_NOTE + "\n"
+            f"{listing} shows the memories.\n\n" + note + "\n"
         )
+    live = [r for r in heads if r.get("scope") == "project"]
+    others = Counter(str(r.get("scope")) for r in heads if r.get("scope") != "project")
+    elsewhere = _elsewhere(others, seam, served)
     if not live:
         return (
             f"{head}\nNo open project memories yet: the first durable fact you learn is the "
-            "first one.\n\n" + STATIC_NOTE + "\n"
+            f"first one.\n{elsewhere}\n" + note + "\n"
         )
-    title = "\nMemories (open, project-scoped, in reading order; key, then introduction):\n"
-    tail = "\n" + STATIC_NOTE + "\n"
-    used = len((head + title + tail).encode())
-    shown: list[str] = []
-    for n, record in enumerate(listed):  # lines are made only while the budget lasts
-        entry = index_line(record)
-        size = len(entry.encode()) + 1
-        rest = len(live) - n - 1
-        note = len(_left_out(rest, len(live)).encode()) + 1 if rest else 0
-        if used + size + note > budget:
-            break
-        shown.append(entry)
-        used += size
-    body = "".join(x + "\n" for x in shown)
-    if len(shown) < len(live):
-        body += _left_out(len(live) - len(shown), len(live)) + "\n"
-    return head + title + body + tail
+    title = (
+        "\nMemories (open, project-scoped; the most useful of each category first; "
+        "key, then introduction):\n"
+    )
+    tail = elsewhere + "\n" + note + "\n"
+    fixed = len((head + title + tail).encode())
+    totals = Counter(r.get("category") for r in live)
+    chosen = _fit(picks(live, now), totals, len(live), budget - fixed, seam)
+    return head + title + _index(chosen, totals, len(live), seam) + tail
 
 
 def _budget(ws: Any, budget: int | None) -> int:
@@ -179,10 +269,31 @@ def _budget(ws: Any, budget: int | None) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET
 
 
+def served_tools(ws: Any, tools: str | None = None) -> set[str]:
+    """The tools `nxs mcp serve` would list in this workspace (``tools``: its ``--tools``)."""
+    from nxs.mcpserver import DEFAULT_GROUPS, exposed_operations, split_groups, with_linear
+
+    groups = split_groups(tools if tools is not None else ws.section("mcp").get("tools"))[0]
+    groups = groups or DEFAULT_GROUPS
+    if tools is None:
+        groups = with_linear(ws.modules, groups)
+    return {op.tool for op in exposed_operations(ws.modules, groups)}
+
+
 def prime_text(
-    workspace: str | None = None, *, budget: int | None = None, now: str | None = None
+    workspace: str | None = None,
+    *,
+    budget: int | None = None,
+    now: str | None = None,
+    seam: str = "cli",
+    served: Collection[str] | None = None,
+    tools: str | None = None,
 ) -> str:
-    """The bootstrap text for a workspace: one block per active module. Never raises."""
+    """The bootstrap text for a workspace: one block per active module. Never raises.
+
+    ``seam`` "cli" names verbs (a shell), "mcp" names tools (a host), only those in ``served``
+    (default: what the server would list here, with ``tools`` as its ``--tools``).
+    """
     now = now or timestamp()
     try:
         from nxs.workspace import find
@@ -201,12 +312,17 @@ def prime_text(
             f"({reason}). To keep project memory, run `nxm init` in the project's root; "
             "`nxs prime` then lists what is remembered.\n"
         )
+    if seam == "mcp" and served is None:
+        try:
+            served = served_tools(ws, tools)
+        except Exception:  # noqa: BLE001 - prime never fails; name every tool then
+            served = None
     blocks = []
     for module in ws.modules:
         if module == "memory":
-            blocks.append(memory_block(ws, _budget(ws, budget), now))
-        elif module == "linear":
-            blocks.append(LINEAR_BLOCK)
+            blocks.append(memory_block(ws, _budget(ws, budget), now, seam, served))
+        elif module == "linear" and (seam == "cli" or served is None or "linear_query" in served):
+            blocks.append(LINEAR_BLOCK[seam])
     if not blocks:
         blocks.append(
             f"# nxs\n\nThe workspace at {ws.root} has no active module. "
@@ -216,6 +332,15 @@ def prime_text(
 
 
 FORMATS = ("text", "claude-code")
+SEAMS = ("cli", "mcp")
+
+# The instructions of a server whose host gets the prime text from a hook (Claude Code): said
+# once, by the hook, which also refreshes it after /clear and compaction.
+HOOKED = (
+    "# nxs\n\nThe session protocol (when to call each tool) and this project's memory index "
+    "reach you from the `nxs prime` session-start hook, so they are not repeated here. Each "
+    "tool's description says when to call it.\n"
+)
 
 
 def output(
@@ -225,6 +350,8 @@ def output(
     format_: str = "text",
     now: str | None = None,
     quiet_outside: bool = False,
+    seam: str = "cli",
+    tools: str | None = None,
 ) -> bytes:
     """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it.
 
@@ -233,7 +360,7 @@ def output(
     """
     if quiet_outside and _outside(workspace):
         return b""
-    text = prime_text(workspace, budget=budget, now=now)
+    text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools)
     return claude_code_hook(text) if format_ == "claude-code" else text.encode()
 
 
@@ -254,7 +381,7 @@ def fast_main(argv: list[str]) -> bool:
     itself. Anything unusual (--help, a bad value, an unknown option) goes the normal way.
     """
     names = {"--budget": "budget", "--format": "format_", "--workspace": "workspace"}
-    names |= {"-w": "workspace", "--now": "now"}
+    names |= {"-w": "workspace", "--now": "now", "--seam": "seam", "--tools": "tools"}
     values: dict[str, Any] = {}
     args = list(argv)
     while args:
@@ -265,7 +392,7 @@ def fast_main(argv: list[str]) -> bool:
         if name not in names or (not eq and not args):
             return False
         values[names[name]] = value if eq else args.pop(0)
-    if values.get("format_", "text") not in FORMATS:
+    if values.get("format_", "text") not in FORMATS or values.get("seam", "cli") not in SEAMS:
         return False
     if "budget" in values:
         if not values["budget"].isdigit():
@@ -286,11 +413,17 @@ def claude_code_hook(text: str) -> bytes:
 __all__ = [
     "DEFAULT_BUDGET",
     "FORMATS",
+    "HOOKED",
+    "LINEAR_BLOCK",
+    "SEAMS",
     "claude_code_hook",
     "fast_main",
     "index_line",
     "live_records",
+    "memory_rules",
     "one_line",
     "output",
     "prime_text",
+    "served_tools",
+    "static_note",
 ]

@@ -170,8 +170,11 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
         raise ValidationError(
             f"unknown module {unknown[0]!r}", suggestion=f"modules: {', '.join(MODULES)}"
         )
+    from nxs.trust import check_paths
+
     root = path.resolve()
     nxs_dir = root / DIRNAME
+    check_paths(root)  # a cloned `.nxs` symlinked elsewhere: nothing is written there
     config = _read_config(nxs_dir / "config.toml")
     active = list(config.get("nxs", {}).get("modules", []))
     added = [m for m in modules if m not in active]

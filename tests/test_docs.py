@@ -70,6 +70,20 @@ def test_commands_md_is_current(generated: dict) -> None:
         pytest.fail(f"docs/commands.md is stale: {REGENERATE}\n{diff}")
 
 
+def test_mcp_md_prime_examples_are_current() -> None:
+    """docs/mcp.md shows the prime text at 0, 50 and 500 memories, as the code prints it."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "gen_prime.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_docs_link_to_existing_files() -> None:
     import re
 
@@ -105,7 +119,7 @@ def test_example_workspace_is_committed_whole() -> None:
 
 
 def test_example_store_matches_its_export(example: Path) -> None:
-    from nxm.projection import render
+    from nxm.projection import LIMIT, render
     from nxm.service import MemoryService
     from nxm.store.text import LOCAL
     from nxs.workspace import find
@@ -121,8 +135,7 @@ def test_example_store_matches_its_export(example: Path) -> None:
         ".nxs-example/memories.jsonl differs from its memory files: rebuild with "
         "`bash .nxs-example/build.sh` and commit the workspace"
     )
-    lines, closed = store.cache.lines()
-    assert render(lines, closed) == (EXAMPLE / "NEXUS_MEMORY.md").read_bytes()
+    assert render(*store.cache.lines(LIMIT)) == (EXAMPLE / "NEXUS_MEMORY.md").read_bytes()
 
 
 def test_example_workspace_answers_the_cli(example: Path) -> None:

@@ -46,7 +46,7 @@ def test_windows_count_events_searches_and_estimated_tokens(tmp_path: Path) -> N
     assert (got["from"], got["to"], got["days"]) == ("2026-04-29T10:00:00.000Z", NOW, 30)
     assert got["memories"] == {
         "classified": 0, "closed": 1, "created": 1, "forgotten": 0, "imported": 0,
-        "promoted": 0, "reopened": 0, "restored": 0, "updated": 1,
+        "promoted": 0, "reopened": 0, "restored": 0, "reverted": 0, "updated": 1,
     }  # fmt: skip
     assert got["feedback"] == {"NEGATIVE": 1, "NEUTRAL": 0, "POSITIVE": 0}
     assert (got["searches"], got["tokens"]) == (2, 2)  # ceil(7 / 4)

@@ -292,13 +292,19 @@ def test_claude_code_registers_the_session_start_hook_once(home: Path, workspace
             {
                 "type": "command",
                 # user scope: every project runs it, so it is silent outside a workspace
-                "command": "/opt/nxs/bin/nxs prime --format claude-code --quiet-outside",
+                "command": "/opt/nxs/bin/nxs prime --format claude-code --seam mcp --quiet-outside",
                 "timeout": 30,
             }
         ]
     }
+    # The protocol reaches Claude Code once: the hook says it, the server only points to it.
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["nxs"]
+    assert server["args"] == ["mcp", "serve", "--instructions", "hook"]
     install("claude-code", home=home, command=CMD)
     assert len(json.loads(settings.read_text())["hooks"]["SessionStart"]) == 2
+    install("claude-code", home=home, command=CMD, tools="core")  # the hook names those tools
+    hook = json.loads(settings.read_text())["hooks"]["SessionStart"][1]["hooks"][0]["command"]
+    assert hook.endswith("prime --format claude-code --seam mcp --tools core --quiet-outside")
     install("claude-code", home=home, command=["/moved/nxs"])
     hooks = json.loads(settings.read_text())["hooks"]["SessionStart"]
     assert len(hooks) == 2 and hooks[1]["hooks"][0]["command"].startswith("/moved/nxs prime")
@@ -316,12 +322,13 @@ def test_project_scope_writes_a_command_every_machine_resolves(
     path = Path(result["path"])
     assert path.is_relative_to(workspace)
     entry = servers(host, path)["nxs"]
-    assert entry["command"] == "nxs" and entry["args"] == ["mcp", "serve"]
+    brief = ["--instructions", "hook"] if host == "claude-code" else []
+    assert entry["command"] == "nxs" and entry["args"] == ["mcp", "serve", *brief]
     assert str(workspace) not in path.read_text()  # nothing machine-local in a committed file
     if host == "claude-code":
         hook = json.loads((workspace / ".claude/settings.json").read_text())
         command = hook["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-        assert command == "nxs prime --format claude-code"
+        assert command == "nxs prime --format claude-code --seam mcp"
     assert not (home / ".claude.json").exists()
 
 

@@ -39,6 +39,17 @@ def test_connect_reads_stdin_and_stores_the_key_owner_only(workspace: Path) -> N
             assert AV.encode() not in file.read_bytes(), file
 
 
+def test_connect_says_how_the_linear_tools_get_served(workspace: Path) -> None:
+    from nxs.workspace import init
+
+    done = nxs("linear", "connect", "AV", input=AV + "\n")
+    assert done.exit_code == 0, done.output
+    assert "run `nxs init --module linear` there" in done.stdout
+    init(workspace, ["linear"])
+    again = nxs("linear", "connect", "AV", input=AV + "\n")
+    assert "now lists linear_query and linear_mutate" in again.stdout
+
+
 def test_connect_from_env_oauth_replace_and_list_labels_only(monkeypatch) -> None:
     monkeypatch.setenv("MY_LINEAR", "lin_oauth_av_test")
     assert nxs("linear", "connect", "av", "--from-env", "MY_LINEAR", "--oauth").exit_code == 0

@@ -78,15 +78,16 @@ def test_lists_the_default_groups_with_schemas(served: tuple[StdioSession, Path]
     for tool in tools:
         op = by_name[tool.name]
         assert tool.input_schema == op.input_schema()
-        assert tool.description == op.summary
-        assert {"now", "actor", "workspace"} <= set(tool.input_schema["properties"])
+        assert tool.description == op.description
+        seam = {"now", "actor", "workspace"} & set(tool.input_schema["properties"])
+        assert seam == {p.name for p in op.seam_params}
         assert tool.annotations.read_only_hint is (not (op.writes or op.logs))
 
 
 def test_instructions_are_the_prime_text(served: tuple[StdioSession, Path]) -> None:
     session, root = served
     out = subprocess.run(
-        [sys.executable, "-m", "nxs", "prime", "--workspace", str(root)],
+        [sys.executable, "-m", "nxs", "prime", "--workspace", str(root), "--seam", "mcp"],
         capture_output=True,
         check=True,
         env={**os.environ, "NXS_WORKSPACE": ""},
@@ -546,3 +547,21 @@ def test_http_serves_with_token_and_dns_rebinding_protection(tmp_path: Path) -> 
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def test_a_connected_linear_is_served_within_twenty_tools(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`nxs linear connect` is enough: the linear group joins the configured groups."""
+    from nxs.workspace import init
+
+    init(workspace, ["linear"])
+    assert anyio.run(_listing, Seam(str(workspace))) == CORE_SESSION  # nothing connected
+    monkeypatch.setenv("LINEAR_API_KEY", "lin_api_" + "k" * 40)
+    served = anyio.run(_listing, Seam(str(workspace)))
+    assert served == [*CORE_SESSION, "linear_query", "linear_mutate"]
+    assert len(served) <= 20
+    # The command line is exact; a workspace without the linear module serves none of it.
+    assert anyio.run(_listing, Seam(str(workspace), groups="core,session")) == CORE_SESSION
+    memory_only, _ = init(workspace.parent / "memory-only", ["memory"])
+    assert "linear_query" not in anyio.run(_listing, Seam(str(memory_only.root)))

@@ -65,6 +65,9 @@ def _remote_workspace(root: Path, endpoint: str, prefix: str) -> Path:
         1,
     )
     cfg.write_text(text)
+    from nxs.trust import trust
+
+    trust(root, find(str(root)).section("memory"))  # the user confirms the committed store
     return root
 
 

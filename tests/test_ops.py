@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from nxm.ops import OPERATIONS
@@ -172,7 +173,35 @@ def test_input_schema_is_json_schema_with_seam_parameters() -> None:
         "enum": ["hybrid", "keyword"],
         "default": "hybrid",
     }
-    assert set(schema["properties"]) == {p.name for p in OP.params} | SEAM_NAMES
+    assert set(schema["properties"]) == {p.name for p in OP.params} | {"workspace"}  # a read
+
+
+def test_seam_parameters_are_listed_only_where_they_mean_something() -> None:
+    """A write lists now, actor and workspace; a read only workspace; the facts, none."""
+    from nxs.registry import operations
+
+    for op in operations():
+        listed = set(op.input_schema()["properties"]) & SEAM_NAMES
+        if op.tool in ("memory_facts", "memory_facts_update"):  # the user's own directory
+            assert listed == set(), op.tool
+        elif op.writes:
+            assert listed == SEAM_NAMES, op.tool
+        else:
+            assert listed == {"workspace"}, op.tool
+    # A read still takes the moment it is answered at (expiry depends on it), unlisted.
+    assert validate(OP, {"key": "abc", "now": "2026-01-01"}) == {"key": "abc", **DEFAULTS}
+
+
+def test_schemas_and_descriptions_hold_no_cli_words() -> None:
+    """A model calling a tool cannot type `--ttl-days` or run `nxs linear workspaces`."""
+    import re
+
+    from nxs.registry import operations
+
+    cli = re.compile(r"--[a-z]|`nx[ms] |\bnx[ms] [a-z]|docs/")
+    for op in operations():
+        text = orjson.dumps({"d": op.description, "s": op.input_schema()}).decode()
+        assert not cli.search(text), (op.tool, cli.search(text))
 
 
 def test_core_table_names_one_tool_and_one_verb_per_operation() -> None:

@@ -283,7 +283,7 @@ def test_every_operation_is_a_tool(servers: Any) -> None:
     assert sorted(server.tools) == sorted(OPS)
     for tool, op in OPS.items():
         assert server.tools[tool].input_schema == op.input_schema()
-        assert server.tools[tool].description == op.summary
+        assert server.tools[tool].description == op.description
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])

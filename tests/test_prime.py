@@ -14,10 +14,12 @@ from typer.testing import CliRunner
 
 from nxm.record import key_for, new_record
 from nxs.cli import app
-from nxs.prime import MEMORY_RULES, STATIC_NOTE, one_line, prime_text
+from nxs.prime import memory_rules, one_line, prime_text, static_note
 from nxs.workspace import init
 
 NOW = "2026-05-29T10:00:00.000Z"
+MEMORY_RULES = memory_rules()
+STATIC_NOTE = static_note()
 
 
 def record(body: str, introduction: str, **values: Any) -> dict[str, Any]:
@@ -53,12 +55,15 @@ def test_block_carries_the_rules_in_order(ws: Path) -> None:
     write_cache(ws, [record("Body one.", "Intro one.")])
     text = prime(ws)
     marks = [
-        "Memory rule:",
-        "Correction rule:",
+        "The session protocol, when to run each:",
+        "`nxm recall",
+        "The memory rule:",
+        "The correction rule:",
+        "`nxm store-context",
         "Introductions:",
         "A rules line speaks its rule",
         "NEXUS_MEMORY.md is a projection",
-        "Commands (MCP tool in brackets):",
+        "Also: `nxm list`",
         "Memories (open, project-scoped",
         "Intro one.",
         STATIC_NOTE,
@@ -82,14 +87,21 @@ def test_index_is_open_project_unexpired_in_reading_order(ws: Path) -> None:
         record("b10", "Low", priority="LOW"),
     ]
     write_cache(ws, records)
-    lines = [line for line in prime(ws).splitlines() if line.startswith("- ")]
-    assert lines == [
-        f"- {key_for('b2')}  High priority",
-        f"- {key_for('b3')}  Categorised medium",
-        f"- {key_for('b1')}  Medium, oldest",
-        f"- {key_for('b9')}  Live task",
-        f"- {key_for('b10')}  Low",
-    ]
+    text = prime(ws)
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    assert sorted(lines) == sorted(
+        [
+            f"- {key_for('b2')}  High priority",
+            f"- {key_for('b3')}  Categorised medium",
+            f"- {key_for('b1')}  Medium, oldest",
+            f"- {key_for('b9')}  Live task",
+            f"- {key_for('b10')}  Low",
+        ]
+    )
+    # Grouped by category, each heading counting what it shows of how many.
+    uncategorised = text.index("[no category] 4 of 4:\n")
+    assert uncategorised < text.index(f"- {key_for('b2')}") < text.index("[convention] 1 of 1:")
+    assert "Not in this index: 1 item-scoped" in text and "1 user-scoped" in text
 
 
 def test_budget_bounds_the_block_and_the_note_counts_the_rest(ws: Path) -> None:
@@ -105,7 +117,7 @@ def test_budget_bounds_the_block_and_the_note_counts_the_rest(ws: Path) -> None:
         assert 0 < len(shown) < 60
         note = f"({60 - len(shown)} more memories are not shown here"
         assert note in text
-        assert "`nxm list --scope project` (memory_list) lists every one" in text
+        assert "`nxm list --scope project [--category C]` lists every one" in text
     everything = prime(ws, "--budget", "100000")
     assert len([line for line in everything.splitlines() if line.startswith("- ")]) == 60
     assert "not shown here" not in everything
@@ -156,7 +168,7 @@ def test_broken_store_prints_what_it_can(ws: Path) -> None:
     text = prime(ws)
     assert text.startswith(MEMORY_RULES)
     assert "The memory index is unavailable (NotADirectoryError" in text
-    assert "Run `nxm list`" in text
+    assert "`nxm list` shows the memories" in text
 
 
 def test_broken_config_and_missing_workspace_exit_zero(tmp_path: Path) -> None:
@@ -173,7 +185,10 @@ def test_linear_block_follows_memory(ws: Path) -> None:
     init(ws, ["linear"])
     text = prime(ws)
     assert text.index("# Memory (nxm)") < text.index("# Linear (nxs linear)")
-    assert "linear_query" in text
+    assert "`nxs linear query ACTION`" in text and "linear_query" not in text
+    hosted = prime(ws, "--seam", "mcp", "--tools", "all")
+    assert hosted.index("# Memory (nxm)") < hosted.index("# Linear\n")
+    assert "read with linear_query" in hosted
 
 
 def test_claude_code_format_wraps_the_same_text(ws: Path) -> None:
@@ -220,14 +235,17 @@ def test_fast_path_prints_what_the_typer_command_prints(
     from nxs.prime import fast_main
 
     write_cache(ws, [record(f"b{n}", f"Intro {n}") for n in range(40)])
-    for args in ([], ["--budget", "3000"], ["--format=claude-code", "-w", str(ws)]):
+    cases = ([], ["--budget", "3000"], ["--format=claude-code", "-w", str(ws)])
+    cases += (["--seam", "mcp"], ["--seam=mcp", "--tools", "core"])
+    for args in cases:
         argv = ["--workspace", str(ws), "--now", NOW, *args]
         assert fast_main(argv) is True
         fast = capsysbinary.readouterr().out
         slow = CliRunner().invoke(app, ["prime", *argv])
         assert slow.exit_code == 0
         assert fast == slow.stdout_bytes
-    for odd in (["--help"], ["--format", "xml"], ["--budget", "-3"], ["--budget"], ["--x", "1"]):
+    odd_ones = (["--help"], ["--format", "xml"], ["--budget", "-3"], ["--budget"], ["--x", "1"])
+    for odd in (*odd_ones, ["--seam", "rpc"]):
         assert fast_main(odd) is False
     assert capsysbinary.readouterr().out == b""
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from conftest import make_workspace
 
-from nxm.projection import HEADER, render
+from nxm.projection import HEADER, LIMIT, render
 from nxm.service import MemoryService
 from nxm.store.cache import Cache
 from nxm.store.text import LOCAL
@@ -173,7 +173,7 @@ def _next_write(root: Path, n: int, expected: collections.Counter[Any]) -> None:
     assert _committed(dict(service.store.records().items())) == _committed(docs)
     fresh = Cache(None, "hash")
     fresh.put([(r, "", "", k) for k, r in docs.items()])
-    assert (root / "NEXUS_MEMORY.md").read_bytes() == render(*fresh.lines())
+    assert (root / "NEXUS_MEMORY.md").read_bytes() == render(*fresh.lines(LIMIT))
 
 
 def test_killed_writers_lose_nothing_acknowledged(tmp_path: Path) -> None:

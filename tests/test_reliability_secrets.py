@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import unicodedata
@@ -257,6 +258,7 @@ def test_memory_text_stays_on_its_own_line_of_prime(tmp_path: Path) -> None:
     from mcp import Client
 
     from nxm.port import import_records, parse_lines
+    from nxm.record import key_for
     from nxm.service import MemoryService
     from nxs.mcpserver import Seam, build_server
     from nxs.prime import prime_text
@@ -275,11 +277,15 @@ def test_memory_text_stays_on_its_own_line_of_prime(tmp_path: Path) -> None:
             assert getattr(exc, "kind", None) == "validation", exc
             continue
         keys.append(made["memory"]["key"])
+    from nxs.errors import ValidationError
+
     line = json.dumps(
         {"key": "feedfacefeedface", "body": "Imported body", "introduction": IMPORTED}
     )
-    import_records(service, parse_lines(line.encode()))
-    keys.append("feedfacefeedface")
+    with pytest.raises(ValidationError):  # import enforces add's rules (issue 24)
+        parse_lines(line.encode())
+    line = json.dumps({"body": "Imported body", "introduction": HOSTILE[-1]})
+    keys.append(import_records(service, parse_lines(line.encode())) and key_for("Imported body"))
 
     text = prime_text(str(root), now="2026-05-29T10:00:00Z")
     seam = Seam(str(root))
@@ -294,6 +300,9 @@ def test_memory_text_stays_on_its_own_line_of_prime(tmp_path: Path) -> None:
         lines = out.split("\n")
         index = [ln for ln in lines if any(ln.startswith(f"- {k}  ") for k in keys)]
         assert len(index) == len(keys), index
-        assert [ln for ln in lines if ln not in index] == before.split("\n")
+        # Besides its line, a memory changes only its category heading's count.
+        heading = re.compile(r"\[[^\n]*\] \d+ of \d+:")
+        rest = [ln for ln in lines if ln not in index and not heading.fullmatch(ln)]
+        assert rest == [ln for ln in before.split("\n") if not heading.fullmatch(ln)]
         assert all(ch == "\n" or unicodedata.category(ch)[0] != "C" for ch in out)
         assert "\u2028" not in out and "\u2029" not in out

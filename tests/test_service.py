@@ -93,7 +93,7 @@ def test_add_creates_a_memory_under_its_content_hash_key(svc: MemoryService) -> 
             "actor": ACTOR,
             "created": NOW,
             "updated": NOW,
-            "user_id": None,
+            "user_id": ACTOR,  # no user_id given: the actor's (docs/concepts.md)
             "agent_id": None,
             "session_id": None,
             "persona": None,
@@ -216,7 +216,10 @@ def test_update_changes_body_in_place_and_reembeds(svc: MemoryService) -> None:
         "type": "UPDATED",
         "at": LATER,
         "actor": "bob",
-        "data": {"fields": ["body", "introduction"]},
+        "data": {
+            "fields": ["body", "introduction"],
+            "before": {"body": "Tags come from main.", "introduction": "Tags from main"},
+        },
     }
     assert svc.store.vectors([m["key"]])[m["key"]] != old_vector
     assert on_disk(svc)[m["key"]]["body"] == "Tags come from main or hotfix/* branches."
@@ -229,7 +232,10 @@ def test_update_priority_only(svc: MemoryService) -> None:
     )
     assert out["memory"]["priority"] == "HIGH"
     assert out["memory"]["body"] == m["body"]
-    assert svc.history(key=m["key"])["events"][0]["data"] == {"fields": ["priority"]}
+    assert svc.history(key=m["key"])["events"][0]["data"] == {
+        "fields": ["priority"],
+        "before": {"priority": "MEDIUM"},
+    }
 
 
 def test_update_that_changes_nothing_is_refused(svc: MemoryService) -> None:
@@ -313,7 +319,10 @@ def test_classify_sets_category_scope_and_refs(svc: MemoryService) -> None:
             "type": "CLASSIFIED",
             "at": LATER,
             "actor": "carol",
-            "data": {"fields": ["category", "refs", "scope"]},
+            "data": {
+                "fields": ["category", "refs", "scope"],
+                "before": {"category": "notes", "refs": [], "scope": "project"},
+            },
             "n": 2,
         }
     ]
@@ -552,7 +561,7 @@ def test_history_order_limit_and_total(svc: MemoryService) -> None:
             "type": "UPDATED",
             "at": "2026-06-01T00:00:00.000Z",
             "actor": ACTOR,
-            "data": {"fields": ["introduction"]},
+            "data": {"fields": ["introduction"], "before": {"introduction": "v0"}},
             "n": 2,
         },
     ]
@@ -823,7 +832,7 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
 def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryService) -> None:
     """After a mix of writes in one long-lived service, NEXUS_MEMORY.md is what a fresh
     process makes from the files, and one edited by hand is written again by the next command."""
-    from nxm.projection import render
+    from nxm.projection import LIMIT, render
     from nxm.store.cache import Cache
 
     keys = [
@@ -837,7 +846,25 @@ def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryServi
     fresh = Cache(None, "hash")
     fresh.put([(r, "", "", k) for k, r in on_disk(svc).items()])
     path = svc.ws.root / "NEXUS_MEMORY.md"
-    assert path.read_bytes() == render(*fresh.lines())
+    assert path.read_bytes() == render(*fresh.lines(LIMIT))
     path.write_text("edited by hand\n")
     MemoryService(find(svc.ws.root)).list()
-    assert path.read_bytes() == render(*fresh.lines())
+    assert path.read_bytes() == render(*fresh.lines(LIMIT))
+
+
+def test_the_projection_lists_the_first_lines_and_counts_the_rest(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write rewrites NEXUS_MEMORY.md, so it holds at most LIMIT lines (the first in reading
+    order) and counts the others: its size does not grow with the store's."""
+    import nxm.projection
+
+    monkeypatch.setattr(nxm.projection, "LIMIT", 3)
+    for i, priority in enumerate(["LOW", "LOW", "HIGH", "MEDIUM", "HIGH"]):
+        svc.add(body=f"fact {i}", introduction=f"Fact {i}", priority=priority, now=NOW, actor="t")
+    text = (svc.ws.root / "NEXUS_MEMORY.md").read_text()
+    listed = [m["introduction"] for m in svc.list()["memories"]]
+    shown = [ln for ln in text.splitlines() if ln.startswith("- [`")]
+    assert [ln.split(") ", 1)[1].split(" _(")[0] for ln in shown] == listed[:3]
+    assert "5 open memories (0 closed not shown)." in text
+    assert text.endswith("\n2 more open memories, in `nxm list` (not shown here).\n")

@@ -442,6 +442,9 @@ def test_a_uri_store_keeps_records_in_its_table_and_writes_no_memory_file(tmp_pa
     cfg.write_text(
         cfg.read_text().replace("[memory]\n", f'[memory]\nstore = "file://{store_dir}"\n')
     )
+    from nxs.trust import trust
+
+    trust(root, find(root).section("memory"))  # a store outside: the user confirms it
     svc = MemoryService(find(root))
     assert svc.store.remote
     k = add(svc, "kept remotely")

@@ -156,7 +156,10 @@ def test_editing_text_and_classification_refuses_inline(
     browser.click("#edit-save")
     browser.wait("document.querySelector('#history li').dataset.type === 'UPDATED'", "the update")
     assert api(browser, "memory_show", {"key": key})["memory"]["body"] == new_body
-    assert "changed body, introduction" in browser.text("#history li")
+    diffs = browser.js(
+        "[...document.querySelectorAll('#history li')[0].querySelectorAll('.change')].map(c => c.dataset.field)"
+    )
+    assert diffs == ["body", "introduction"]  # the edit kept what it replaced: a diff of each
     assert browser.text("#memory-title") == "Nightly export needs billing; S3 at 02:00 UTC"
     # Classification: an item scope with no refs is refused; a new category is filed.
     browser.js("document.querySelector('#classify-panel').open = true")
@@ -345,12 +348,60 @@ def test_history_shows_a_diff_when_the_event_keeps_previous_values(
         f"[...document.querySelectorAll('{intro} ins')].map(x => x.textContent).join('')"
     )
     assert "from" in added and "main" in added
-    # An edit whose event has no previous values says which fields changed.
-    release = dashboard["keys"]["release"]
-    browser.view(f"#/memory/{release}")
-    assert "changed introduction" in browser.text('#history li[data-type="UPDATED"]')
+    # An edit whose event has no previous values (an older release wrote it) says which
+    # fields changed.
+    older = {"actor": "teammate", "at": "2026-01-03T03:04:05.000Z", "type": "UPDATED",
+             "data": {"fields": ["priority"]}}  # fmt: skip
+    with log.open("ab") as f:
+        f.write(orjson.dumps(older, option=orjson.OPT_SORT_KEYS) + b"\n")
+    browser.view(f"#/memory/{key}")
+    assert "changed priority" in browser.text('#history li[data-type="UPDATED"]')
     browser.view(f"#/memory/{key}")
     shoot(browser, shots, "memory")
+
+
+def test_reverting_from_the_history_and_a_refused_revert_writes_nothing(
+    browser: Browser, dashboard: dict[str, Any]
+) -> None:
+    root = dashboard["root"]
+    first = "Staging deploys run from the deploy-staging job; it needs the VPN."
+    key = api(browser, "memory_add", {"body": first, "introduction": "Staging deploys need VPN"})[
+        "memory"
+    ]["key"]
+    api(browser, "memory_update", {"key": key, "body": "Staging deploys run from anywhere."})
+    api(browser, "memory_update", {"key": key, "priority": "HIGH"})
+    api(browser, "memory_feedback", {"key": key, "signal": "POSITIVE"})  # not an edit
+    browser.view(f"#/memory/{key}")
+    # only events an edit came after offer a revert: not the latest edit, not the feedback
+    offered = browser.js(
+        "[...document.querySelectorAll('#history li')].filter(li => li.querySelector('.revert'))"
+        ".map(li => Number(li.dataset.n))"
+    )
+    assert offered == [2, 1]
+    browser.click('#history li[data-n="1"] .revert')  # back to the memory as it was added
+    flash_text(browser, "Reverted to event 1.")
+    browser.wait("document.querySelector('#history li').dataset.type === 'REVERTED'", "the revert")
+    m = api(browser, "memory_show", {"key": key})["memory"]
+    assert (m["body"], m["priority"]) == (first, "MEDIUM")
+    assert browser.text("#memory-body") == first
+    # the revert's own diff: what it replaced
+    fields = browser.js(
+        "[...document.querySelectorAll('#history li[data-type=REVERTED] .change')]"
+        ".map(c => c.dataset.field)"
+    )
+    assert fields == ["body", "priority"]
+    # An edit an older release wrote (no previous values) cannot be reverted: refused, shown,
+    # nothing written.
+    older = {"actor": "teammate", "at": "2999-01-01T00:00:00.000Z", "type": "UPDATED",
+             "data": {"fields": ["body"]}}  # fmt: skip
+    with (root / ".nxs" / "history" / f"{key}.jsonl").open("ab") as f:
+        f.write(orjson.dumps(older, option=orjson.OPT_SORT_KEYS) + b"\n")
+    browser.view(f"#/memory/{key}")
+    before = committed(root)
+    browser.click('#history li[data-n="1"] .revert')
+    assert "did not keep the values it replaced" in flash_text(browser, "cannot be reverted")
+    assert committed(root) == before
+    assert api(browser, "memory_show", {"key": key})["memory"]["body"] == first
 
 
 def test_live_refresh_when_another_process_writes(

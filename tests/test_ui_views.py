@@ -193,6 +193,7 @@ def test_every_write_is_guarded_and_a_refusal_writes_nothing(
         ("memory_classify", {"key": keys["billing"], "category": "owners"}),
         ("memory_close", {"key": keys["billing"]}),
         ("memory_feedback", {"key": keys["billing"], "signal": "POSITIVE"}),
+        ("memory_revert", {"key": keys["release"], "to": 1}),
     ]  # fmt: skip
     before = committed(workspace)
     for tool, args in writes:
@@ -207,6 +208,8 @@ def test_every_write_is_guarded_and_a_refusal_writes_nothing(
         ("memory_update", {"key": keys["billing"], "introduction": "Dana Kim owns billing; it runs on PostgreSQL and Stripe"}, 400),
         ("memory_update", {"key": keys["billing"], "introduction": "z", "body": "Releases are tagged vX.Y.Z from main after CI passes; never tag a branch."}, 409),
         ("memory_classify", {"key": keys["export"], "refs": []}, 400),
+        ("memory_revert", {"key": keys["billing"]}, 409),
+        ("memory_revert", {"key": keys["release"], "to": 99}, 404),
     ):  # fmt: skip
         got = post(http, f"/api/call/{tool}", args)
         assert got.status_code == status and got.json()["error"] is True, (tool, got.text)

@@ -38,12 +38,13 @@ from nxm.store.runtime import background, import_lancedb
 from nxm.store.text import KEY, FileProblem, event_line, record_of, render
 from nxm.store.watch import Watch
 from nxs import progress
-from nxs.errors import UpstreamError
+from nxs.errors import ConflictError, UpstreamError
 from nxs.workspace import Workspace
 
 __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
 
 REFRESH_BATCH = 512  # memories embedded and indexed per step of a large refresh
+READ_WAIT_S = 2.0  # how long a search waits for a writer before it answers from memory
 
 
 class Store:
@@ -51,11 +52,14 @@ class Store:
 
     def __init__(self, ws: Workspace, dim: int = 384) -> None:
         self.ws = ws
+        from nxs import trust
+
         config = ws.section("memory")
-        configured = config.get("store")
-        self.remote = bool(configured) and "://" in str(configured)
-        index_uri = str(configured) if self.remote else str(ws.dir / "index" / "lance")
-        self.index = Index(index_uri, config.get("storage_options") or None, dim)
+        trust.check_paths(ws.root)  # before anything is written (a committed symlink)
+        configured, options = trust.store_settings(ws.root, config)  # before anything is sent
+        self.remote = configured is not None
+        index_uri = configured if configured else str(ws.dir / "index" / "lance")
+        self.index = Index(index_uri, options or None, dim)
         self.index.root = ws.root
         self.files = Files(ws.dir)
         self.cache = Cache(ws.dir / "index" / "cache.db", config["model"])
@@ -67,6 +71,7 @@ class Store:
         self.problems: list[tuple[str, str]] = []
         self._syncs = 0
         self._watch: Watch | None = None
+        self._on_disk: Index | None = None  # the disk index while a busy lock keeps it behind
 
     @property
     def dim(self) -> int:
@@ -88,8 +93,9 @@ class Store:
     # -- the lock ---------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the write lock (re-entrant within this process; none for an index in memory)."""
+    def locked(self, wait: float | None = None) -> Iterator[None]:
+        """Hold the write lock (re-entrant within this process; none for an index in memory),
+        waiting at most ``wait`` seconds (default `lock.WAIT_S`)."""
         with self._lock:
             if self._held or self.index.uri.startswith("memory://"):
                 self._held += 1
@@ -98,7 +104,7 @@ class Store:
                 finally:
                     self._held -= 1
                 return
-            with lock.locked(self.lock_path):
+            with lock.locked(self.lock_path, wait):
                 self._held = 1
                 try:
                     yield
@@ -160,15 +166,12 @@ class Store:
                 mark = files.mark(files.history)
                 stored = cache.idents()
                 mds = files.scan(files.memories, ".md")
+                logs = (
+                    None  # the logs' identities are those stored while no log was made or renamed
+                )
                 if mark != cache.meta("history_mark") or not cache.persistent:
                     logs = files.scan(files.history, ".jsonl")
-                else:
-                    logs = {k: log for k, (_, log) in stored.items()}
-                todo = sorted(
-                    k for k in mds.keys() | stored.keys()
-                    if k not in mds or stored.get(k) != (mds[k], logs.get(k, ""))
-                    or any(i.endswith("~") for i in stored[k])
-                )  # fmt: skip
+                todo = sorted(_changed(stored, mds, logs))
                 rows = []
                 for n, k in enumerate(todo, 1):
                     rows.append(self._read(k) if k in mds else (None, "", "", k))
@@ -211,6 +214,17 @@ class Store:
             return str(exc), md_ident, log_ident, key
 
     def _sync_remote(self) -> list[str]:
+        try:
+            return self._read_remote()
+        except (OSError, RuntimeError, ValueError) as exc:  # the bucket's listing failed
+            line = (str(exc).strip().splitlines() or ["?"])[0][:300]
+            raise UpstreamError(
+                f"cannot read the memory store at {self.index.uri}: {line}",
+                suggestion="check the store's URI, endpoint and credentials",
+                code="STORE_UNAVAILABLE",
+            ) from None
+
+    def _read_remote(self) -> list[str]:
         version = self.index.version()
         if version is not None and str(version) == self.cache.meta("remote_version"):
             return []
@@ -356,14 +370,15 @@ class Store:
 
         cache = self.cache
         todo = cache.keys() if everything else cache.unready()
-        for start in range(0, len(todo), REFRESH_BATCH):
-            batch = list(cache.many(todo[start : start + REFRESH_BATCH]).values())
-            got = embed(batch)
-            cache.store_vectors({
-                text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
-                for r in batch if got.get(r["key"]) is not None
-            })  # fmt: skip
-            progress.report("embedding memories", min(start + REFRESH_BATCH, len(todo)), len(todo))
+        with progress.items("embedding memories", len(todo)) as advance:
+            for start in range(0, len(todo), REFRESH_BATCH):
+                batch = list(cache.many(todo[start : start + REFRESH_BATCH]).values())
+                got = embed(batch)
+                cache.store_vectors({
+                    text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
+                    for r in batch if got.get(r["key"]) is not None
+                })  # fmt: skip
+                advance(len(batch))
         return len(todo)
 
     def refresh(
@@ -374,28 +389,34 @@ class Store:
         if self.remote:
             return
         cache = self.cache
+        if self._on_disk is not None and lock.free(self.lock_path):
+            self.index, self._on_disk = self._on_disk, None  # the holder is gone: back to disk
         if embed is not None and cache.unready():
             self.embed(embed)
         if not self.index.exists() and cache.count():
             cache.reindex_all()
         if not cache.pending() or self.index.uri.startswith("memory://"):
             return
+        reader = not self._held  # a search: it must not wait long for a writer (issue 24)
         try:
-            self._write_pending()
-        except UpstreamError as exc:
-            if exc.code != "STORE_READONLY" or self.index.uri.startswith("memory://"):
+            self._write_pending(min(READ_WAIT_S, lock.WAIT_S) if reader else None)
+        except (UpstreamError, ConflictError) as exc:
+            if exc.code not in ("STORE_READONLY", "STORE_BUSY") or not reader:
                 raise
-            # a read-only workspace (a clone on a read-only disk): an index in memory, made
-            # from the record cache, answers this process's searches
+            # a read-only workspace (a clone on a read-only disk), or a writer that holds the
+            # lock (a stopped `nxm import`): an index in memory, made from the record cache,
+            # answers this process's searches until the disk index can be written again
+            if exc.code == "STORE_BUSY":
+                self._on_disk = self.index
             self.index = Index("memory://nxs", None, self.index.dim)
             self._write_pending()
 
-    def _write_pending(self) -> None:
+    def _write_pending(self, wait: float | None = None) -> None:
         import numpy as np
 
         cache = self.cache
         in_memory = self.index.uri.startswith("memory://")  # all of it, once per process
-        with self.locked():
+        with self.locked(wait):
             pending = [(k, 0) for k in cache.keys()] if in_memory else cache.pending()
             records = Records(cache)
             for start in range(0, len(pending), REFRESH_BATCH):
@@ -471,14 +492,64 @@ class Store:
 
     # -- search -----------------------------------------------------------------------------
 
-    def pinned(self) -> Any:
-        return self.index.pinned()
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        try:
+            context = self.index.pinned()
+            context.__enter__()
+        except (OSError, RuntimeError) as exc:
+            raise self._damaged(exc) from None
+        try:
+            yield
+        finally:
+            context.__exit__(None, None, None)
 
     def keywords(self, *args: Any, **kwargs: Any) -> Any:
-        return self.index.keywords(*args, **kwargs)
+        return self._reading(self.index.keywords, *args, **kwargs)
 
     def semantic(self, *args: Any, **kwargs: Any) -> Any:
-        return self.index.semantic(*args, **kwargs)
+        return self._reading(self.index.semantic, *args, **kwargs)
 
     def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
-        return self.index.passing(keys, filters)
+        return self._reading(self.index.passing, keys, filters)
+
+    def _reading(self, read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return read(*args, **kwargs)
+        except (OSError, RuntimeError) as exc:  # lance reports a missing or cut file so
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: Exception) -> UpstreamError:
+        """The error of a search the index could not answer. A local index is derived: it is
+        removed, and the next command makes it again from the record cache (issue 24)."""
+        line = (str(exc).strip().splitlines() or ["?"])[0][:300]
+        if self.remote:
+            return UpstreamError(
+                f"cannot read the memory store at {self.index.uri}: {line}",
+                suggestion="check the store's URI, endpoint and credentials",
+                code="STORE_UNAVAILABLE",
+            )
+        with self._lock:
+            dropped = self.index.drop(line)
+            self.index = Index(self.index.uri, None, self.index.dim)
+            self.index.root = self.ws.root
+        return UpstreamError(
+            f"the search index in .nxs/index/ is damaged ({line})"
+            + ("; it was removed, and the next command makes it again" if dropped else ""),
+            suggestion="run `nxm reindex` (it reads the memory files; nothing is lost), then "
+            "search again",
+            code="INDEX_DAMAGED",
+        )
+
+
+def _changed(
+    stored: dict[str, tuple[str, str]], mds: dict[str, str], logs: dict[str, str] | None
+) -> set[str]:
+    """The keys whose files are gone, new or changed since the cache read them, or were read
+    too soon after a change to trust their identity (set operations: every command runs this
+    over every memory)."""
+    out = {k for k, _ in mds.items() ^ {k: md for k, (md, _) in stored.items()}.items()}
+    if logs is not None:
+        was = {k: log for k, (_, log) in stored.items() if log}
+        out |= {k for k, _ in logs.items() ^ was.items()} & (mds.keys() | stored.keys())
+    return out | {k for k, (md, log) in stored.items() if md[-1:] == "~" or log[-1:] == "~"}

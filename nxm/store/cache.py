@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from nxm.record import body_hash, indexed_text, order_bytes
+from nxm.record import CONTROL, FIELDS, body_hash, indexed_text, order_bytes
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, dat
 """
 VERSION = "4"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
+HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 
 
 def text_hash(record: dict[str, Any]) -> str:
@@ -70,7 +71,7 @@ def projection_line(record: dict[str, Any]) -> str | None:
     """The record's line in NEXUS_MEMORY.md's index (None: not shown there)."""
     if record["status"] != "open" or record["scope"] not in SHARED_SCOPES:
         return None
-    intro = " ".join(record["introduction"].split())
+    intro = " ".join(CONTROL.sub(" ", record["introduction"]).split())  # one plain line
     facets = " · ".join(f for f in (record["category"], record["priority"]) if f)
     key = record["key"]
     return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
@@ -357,6 +358,14 @@ class Cache:
 
     def _record(self, doc: bytes, ready: int) -> dict[str, Any]:
         record = orjson.loads(doc)
+        if not isinstance(record, dict) or len(record) < HEAD_FIELDS:  # not a row `_row` wrote
+            self.reset()
+            raise UpstreamError(
+                f"the record cache {self.path} is damaged (a row lacks fields); it was removed, "
+                "and the next command reads the memory files again",
+                suggestion="run the command again, or `nxm reindex` (nothing is lost)",
+                code="CACHE_DAMAGED",
+            )
         record["processing"] = "READY" if ready else "PENDING"
         record["model"] = self.model if ready else None
         return record
@@ -368,22 +377,16 @@ class Cache:
         )
         return self._record(*got[0]) if got else None
 
-    def many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def many(self, keys: Iterable[str], column: str = "doc") -> dict[str, dict[str, Any]]:
+        """The records of ``keys`` that exist, in one query; ``column="head"``: without body
+        and events (what ranking and summaries read)."""
+        assert column in ("doc", "head")
         got = self.query(
-            "SELECT d.key, d.doc, r.ready FROM json_each(?) j JOIN docs d ON d.key = j.value "
-            "JOIN records r ON r.key = j.value",
+            f"SELECT d.key, d.{column}, r.ready FROM json_each(?) j "
+            "JOIN docs d ON d.key = j.value JOIN records r ON r.key = j.value",
             (orjson.dumps(list(keys)).decode(),),
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
-
-    def heads_of(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """The records of ``keys`` that exist, without body and events, in one query."""
-        got = self.query(
-            "SELECT d.key, d.head, r.ready FROM json_each(?) j JOIN docs d ON d.key = j.value "
-            "JOIN records r ON r.key = j.value",
-            (orjson.dumps(list(keys)).decode(),),
-        )
-        return {k: self._record(head, ready) for k, head, ready in got}
 
     def keys(self) -> list[str]:
         return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
@@ -417,14 +420,18 @@ class Cache:
             "SELECT key, session, created FROM records WHERE session IS NOT NULL AND good = 1"
         )
 
-    def lines(self) -> tuple[list[str], int]:
-        """NEXUS_MEMORY.md's index lines in reading order, and how many memories are closed."""
+    def lines(self, limit: int) -> tuple[list[str], int, int]:
+        """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
+        and how many memories are closed (read through indexes: the cost stays that of ``limit``)."""
         lines = [
             ln
-            for (ln,) in self.query("SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord")
+            for (ln,) in self.query(
+                "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?", (limit,)
+            )
         ]
+        shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
         closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
-        return lines, int(closed)
+        return lines, int(shown), int(closed)
 
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])

@@ -73,6 +73,8 @@ def where(filters: dict[str, Any]) -> str | None:
             continue
         if name == "ref":
             parts.append(f"array_has(refs, {_sql(value)})")
+        elif name == "ref_in":  # any of these refs
+            parts.append("(" + " OR ".join(f"array_has(refs, {_sql(v)})" for v in value) + ")")
         elif name == "not_expired":
             parts.append(f"(expires IS NULL OR expires > {_sql(value)})")
         elif name == "status_in":
@@ -177,11 +179,16 @@ class Index:
                 self._table = self._db.create_table(
                     TABLE, schema=self._schema(self.dim), exist_ok=True
                 )
-        except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
+        except (OSError, RuntimeError, ValueError) as exc:  # lance: I/O errors as RuntimeError
+            if isinstance(exc, ValueError) and not self.remote:
+                raise
             if self.remote or not self.drop(str(exc)):
+                line = (str(exc).strip().splitlines() or ["?"])[0][:300]
                 raise UpstreamError(
-                    f"cannot open the memory index at {self.uri}: {exc}",
-                    suggestion="check the path's permissions and free space",
+                    f"cannot open the memory index at {self.uri}: {line}",
+                    suggestion="check the store's URI, endpoint and credentials"
+                    if self.remote
+                    else "check the path's permissions and free space, or run `nxm reindex`",
                     code="STORE_UNAVAILABLE",
                 ) from None
             return self.table(create)

@@ -39,9 +39,10 @@ def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
     for name, value in filters.items():
         if value is None:
             continue
-        if name == "ref":
+        if name in ("ref", "ref_in"):
             refs = columns["refs"]
-            hit = pc.equal(pc.list_flatten(refs), pa.scalar(value, pa.string()))
+            wanted = pa.array([value] if name == "ref" else list(value), pa.string())
+            hit = pc.is_in(pc.list_flatten(refs), value_set=wanted)
             rows = np.asarray(pc.list_parent_indices(refs))[_bools(hit)]
             got = np.zeros(n, dtype=bool)
             got[rows] = True

@@ -129,6 +129,26 @@ def connect(
     typer.echo(f"connected {result['connected']} ({kind}) in {result['stored_in']}")
     if checked:
         typer.echo(f"organisation: {checked['organization']} (as {checked['user']})")
+    typer.echo(_serving_hint())
+
+
+def _serving_hint() -> str:
+    """Where `nxs mcp serve` will list the Linear tools now, or what makes it (docs/mcp.md)."""
+    from nxs.workspace import find
+
+    try:
+        ws = find(None)
+    except Exception:  # noqa: BLE001 - only a hint
+        return (
+            "MCP servers started in a workspace with the linear module now list linear_query "
+            "and linear_mutate (restart them)"
+        )
+    if "linear" in ws.modules:
+        return "restart your MCP host: its nxs server now lists linear_query and linear_mutate"
+    return (
+        f"to serve the Linear tools in {ws.root}, run `nxs init --module linear` there, then "
+        "restart your MCP host"
+    )
 
 
 @app.command()

@@ -107,6 +107,14 @@ def load() -> list[Connection]:
     return sorted(out, key=lambda c: c.label.lower())
 
 
+def connected() -> bool:
+    """Whether any organisation is connected (a damaged file counts as none). Never raises."""
+    try:
+        return bool(load())
+    except Exception:  # noqa: BLE001 - asked at server start, which must not fail on it
+        return False
+
+
 def labels() -> list[str]:
     """The labels of the connected organisations (never their keys)."""
     return [c.label for c in load()]

@@ -28,11 +28,11 @@ MUTATE_ACTIONS = (
     "update_ticket_from_memory",
 )  # fmt: skip
 
+LINEAR_WHEN = "when the task involves a Linear issue, project or team."
 ORG = Param(
     "org",
-    help="Linear organisation label (see `nxs linear workspaces`), case-insensitive; seed 000 "
-    "calls it workspace. Needed when two or more are connected, optional with one; a label "
-    "that is not connected is never replaced by another.",
+    help="Linear organisation label, case-insensitive (seed 000's workspace). Needed when two "
+    "or more are connected; a label not connected is refused, never replaced.",
     max_len=40,
     aliases=("linear_workspace",),
     list_aliases=True,
@@ -55,7 +55,7 @@ DESCRIPTION_CHARS = Param(
 def _action(choices: tuple[str, ...], verb: str) -> Param:
     return Param(
         "action",
-        help=f"What to {verb}; see docs/linear.md.",
+        help=f"What to {verb}.",
         required=True,
         positional=True,
         choices=choices,
@@ -87,9 +87,9 @@ OPERATIONS: list[Operation] = [
         summary=(
             "Read Linear: teams, projects, issues (title search with strict search_filters), "
             "labels, statuses, users, comments, and project context with linked memories. "
-            "Never writes. Choose the organisation with org (seed 000's workspace; "
-            "workspace here is the nxs workspace path)."
+            "Never writes. Choose the organisation with org (workspace is the project root)."
         ),
+        when=LINEAR_WHEN,
         handler=linear_query,
         params=(
             _action(QUERY_ACTIONS, "read"),
@@ -136,9 +136,9 @@ OPERATIONS: list[Operation] = [
         summary=(
             "Write to Linear: create or update issues (team_id on an update MOVES the issue; "
             "labels replace), projects, labels, comments, and link memories to issues. "
-            "No deletes. Choose the organisation with org (seed 000's workspace; "
-            "workspace here is the nxs workspace path)."
+            "No deletes. Choose the organisation with org (workspace is the project root)."
         ),
+        when=LINEAR_WHEN,
         handler=linear_mutate,
         params=(
             _action(MUTATE_ACTIONS, "write"),
@@ -178,7 +178,7 @@ OPERATIONS: list[Operation] = [
             Param("body", help="Comment body (Markdown)."),
             Param(
                 "memory_id",
-                help="Memory key or an unambiguous prefix (nxs workspace with memory needed).",
+                help="Memory key or an unambiguous prefix.",
                 max_len=64,
             ),
             Param(

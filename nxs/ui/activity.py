@@ -17,7 +17,7 @@ from nxs.render import parse_timestamp, timestamp
 # Event types drawn together (stacked bars), in the legend's order.
 GROUPS = {
     "created": ("CREATED", "IMPORTED"),
-    "edited": ("UPDATED", "CLASSIFIED", "PROMOTED", "LINKED"),
+    "edited": ("UPDATED", "CLASSIFIED", "PROMOTED", "LINKED", "REVERTED"),
     "closed": ("CLOSED", "FORGOTTEN"),
     "restored": ("REOPENED", "RESTORED"),
     "feedback": ("FEEDBACK_SUBMITTED",),

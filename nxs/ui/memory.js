@@ -188,8 +188,16 @@ export async function memoryPage(root, r) {
   if (m.metadata && Object.keys(m.metadata).length) dl.append(...detail("Metadata", h("code", {}, JSON.stringify(m.metadata))));
 
   const explain = eventDetails(history.events, m);
+  // An event an edit came after can be returned to: `memory_revert` with `to` (= `nxm revert --to`).
+  const edits = history.events.filter((ev) => ["UPDATED", "CLASSIFIED", "REVERTED"].includes(ev.type) && ev.data && (ev.data.fields || []).length);
+  const lastEdit = Math.max(0, ...edits.map((ev) => ev.n));
+  const revertTo = (ev) => (ev.n < lastEdit ? h("button", {
+    type: "button", class: "link small revert", dataset: { to: ev.n },
+    title: "put the body, introduction, priority and classification back as they were after this event",
+    onclick: () => act("memory_revert", { key: m.key, to: ev.n }, `Reverted to event ${ev.n}.`),
+  }, "Revert to here") : null);
   const timeline = h("ol", { class: "timeline", id: "history" }, history.events.map((ev) => h("li", { dataset: { type: ev.type, n: ev.n } },
-    h("div", {}, badge(ev.type, "event"), " ", time(ev.at), h("span", { class: "muted" }, ` by ${ev.actor}`)),
+    h("div", {}, h("span", { class: "muted" }, `#${ev.n} `), badge(ev.type, "event"), " ", time(ev.at), h("span", { class: "muted" }, ` by ${ev.actor}`), " ", revertTo(ev)),
     explain(ev))));
 
   // The body as Markdown by default; its source a click away (and what the tests read).

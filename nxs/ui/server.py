@@ -41,6 +41,7 @@ UI_TOOLS = (
     "memory_forget",
     "memory_restore",
     "memory_classify",
+    "memory_revert",
     "memory_promote",
     "memory_feedback",
     "memory_purge",

@@ -139,9 +139,19 @@ CASES = [
         "arguments": {"key": MISSING, "introduction": "Nothing here"},
     },
     {
-        "id": "update-missing-introduction",
+        "id": "update-body-only",
         "tool": "memory_update",
         "arguments": {"key": DECISION, "body": "A new body without an introduction."},
+    },
+    {
+        "id": "update-priority-only",
+        "tool": "memory_update",
+        "arguments": {"key": GOTCHA, "priority": "LOW"},
+    },
+    {
+        "id": "update-nothing-given",
+        "tool": "memory_update",
+        "arguments": {"key": GOTCHA},
     },
     # -- classify ----------------------------------------------------------------------------
     {

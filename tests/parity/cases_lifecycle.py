@@ -43,7 +43,57 @@ def _searches(root: Path) -> None:
         log_search(ws, at, "hybrid")
 
 
+def _edited(root: Path) -> None:
+    """The gotcha edited twice: its body (event 2), then its category (event 3)."""
+    svc = _service(root)
+    at = {"now": "2026-05-20T09:00:00.000Z", "actor": "setup"}
+    svc.update(key=GOTCHA, body="Import lancedb lazily: it costs over a second at start-up.", **at)
+    svc.classify(key=GOTCHA, category="performance", **at)
+
+
 CASES = [
+    # -- revert ------------------------------------------------------------------------------
+    {
+        "id": "revert-latest",
+        "tool": "memory_revert",
+        "arguments": {"key": GOTCHA},
+        "setup": _edited,
+    },
+    {
+        "id": "revert-to-created",
+        "tool": "memory_revert",
+        "arguments": {"key": GOTCHA[:6], "to": 1},
+        "setup": _edited,
+    },
+    {
+        "id": "revert-event-alias",
+        "tool": "memory_revert",
+        "arguments": {"key": GOTCHA, "event": 2},
+        "setup": _edited,
+    },
+    {
+        "id": "revert-nothing-to-revert",
+        "tool": "memory_revert",
+        "arguments": {"key": GOTCHA},
+    },
+    {
+        "id": "revert-older-edit-without-before",
+        "tool": "memory_revert",
+        "arguments": {"key": DECISION},
+    },
+    {
+        "id": "revert-no-such-event",
+        "tool": "memory_revert",
+        "arguments": {"key": GOTCHA, "to": 40},
+        "setup": _edited,
+    },
+    {
+        "id": "revert-already-there",
+        "tool": "memory_revert",
+        "arguments": {"key": GOTCHA, "to": 3},
+        "setup": _edited,
+    },
+    {"id": "revert-missing-key", "tool": "memory_revert", "arguments": {"key": "ffff0000"}},
     # -- promote -----------------------------------------------------------------------------
     {"id": "promote-task", "tool": "memory_promote", "arguments": {"key": TASK}},
     {"id": "promote-prefix", "tool": "memory_promote", "arguments": {"key": TASK[:6]}},

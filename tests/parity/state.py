@@ -46,7 +46,7 @@ def seed_workspace(root: Path) -> Path:
     model = next(line for line in text.splitlines() if line.startswith("model = "))
     cfg.write_text(text.replace(model, f'model = "{MODEL}"'))
     service = MemoryService(find(ws.root))
-    import_records(service, parse_lines(SEED.read_bytes()))
+    import_records(service, parse_lines(SEED.read_bytes()), record=False)  # the state, as is
     return ws.root
 
 

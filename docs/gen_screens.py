@@ -1,0 +1,99 @@
+"""Write docs/cli.md: what `nxm list`, `search`, `recall`, `show` and `history` print at 80
+columns, captured from the real commands on a copy of the example workspace.
+
+    python docs/gen_screens.py          (needs the default model: `nxm model setup`)
+
+The copy is made in a temporary directory with its own user directories, so nothing of yours is
+read or written; the history shows an edit and its revert made on that copy at fixed times.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / ".nxs-example"
+OUT = ROOT / "docs" / "cli.md"
+NOW = "2026-06-02T09:00:00Z"
+
+HEAD = """\
+# What the CLI shows
+
+Each verb prints a short, readable answer for a person; add `--json` for the machine answer (the
+MCP tool's bytes). Tables fit 80 columns: the introduction column narrows and ends in `…`
+rather than wrapping a row over several lines; priority and status are coloured on a terminal.
+These captures come from the example workspace (`.nxs-example/`), at 80 columns, made by
+`python docs/gen_screens.py`.
+"""
+
+
+TAIL = """\
+## Progress
+
+Long work draws a bar on stderr when stderr is a terminal (never on stdout, which holds only the
+answer; nothing at all under the MCP server or in a pipe): `nxm import`, `nxm embed [--all]`,
+`nxm reindex` and the first search of a fresh clone show the count, the rate and the time
+left, moving every 64 texts the model embeds; `nxm model setup` shows pip's download bar
+(bytes, rate, time left). Frames of `nxm import` of 600 memories with the default model, on the
+2-core machine shared by six engineers (load average 5-6), 2 Dec 2026:
+
+```text
+importing memories ━━━━╺━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  64/600  -:--:--
+importing memories ━━━━━━━━━━━━━━━━━╺━━━━━━━━━━━━━━━━━━━━━━ 256/600 106/s 0:00:05
+importing memories ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╺━━━━━ 512/600 83/s 0:00:02
+```
+"""
+
+
+def nxm(args: list[str], workspace: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", "from nxm.cli import main; main()", *args, "--workspace",
+         str(workspace)],
+        capture_output=True, env=env, check=False, timeout=300,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"nxm {' '.join(args)} failed: {done.stderr.decode()}")
+    return "\n".join(line.rstrip() for line in done.stdout.decode().rstrip().splitlines())
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="nxs-screens-") as tmp:
+        base = Path(tmp)
+        workspace = base / "larkspur"
+        shutil.copytree(EXAMPLE, workspace)
+        env = {
+            **os.environ,
+            "COLUMNS": "80",
+            "NXS_CONFIG_DIR": str(base / "config"),
+            "NXS_DATA_DIR": str(base / "data"),
+            "NXS_ACTOR": "docs",
+            "PYTHONPATH": str(ROOT),
+        }
+        env.pop("NXS_WORKSPACE", None)
+        key = "7c1c"  # the corrected decision
+        nxm(["update", key, "--priority", "HIGH", "--now", NOW], workspace, env)
+        nxm(["revert", key, "--now", "2026-06-02T09:05:00Z"], workspace, env)
+        shots = [
+            ("nxm list", ["list"]),
+            ('nxm search "can I deploy on a Friday"', ["search", "can I deploy on a Friday"]),
+            ('nxm recall "webhook retries"', ["recall", "webhook retries"]),
+            (f"nxm show {key}", ["show", key]),
+            (f"nxm history {key}", ["history", key]),
+        ]
+        parts = [HEAD]
+        for title, args in shots:
+            text = nxm(args, workspace, env)
+            parts.append(f"## `{title}`\n\n```text\n$ {title}\n{text}\n```\n")
+        parts.append(TAIL)
+    OUT.write_text("\n".join(parts), encoding="utf-8")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Which memories a session start sees: the prime index, chosen for coverage (docs/mcp.md).
+
+Ranking by priority then category alone filled a 6,000-byte index with HIGH conventions and
+decisions and never reached a gotcha or an owner. The rule instead:
+
+- **Candidates**: open, project-scoped, unexpired memories (item, user and session memories
+  are counted per scope instead: they read on their item, or through recall).
+- **Worth** of a memory: priority (HIGH 3, MEDIUM 2, LOW 1) × recency (1 for a memory written
+  today, falling to 0.5 with a half-life of 90 days, from `updated`, else `created`) ×
+  feedback (1 + 0.25 per POSITIVE beyond NEGATIVE, between 0.25 and 2).
+- **Coverage first**: the best memory of every category comes before any second one
+  (categories by their best memory's worth; uncategorised is a category of its own).
+- **Then worth, shared out**: each next pick is the memory with the highest worth divided by
+  one plus the number already picked from its category, so a large category gets more lines
+  but never all of them.
+
+Ties end at reading order, so the choice is deterministic. The caller fits the picks into its
+byte budget in order and stops at the first that does not fit.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from nxm.record import reading_sort_key
+
+HALF_LIFE_DAYS = 90.0
+_PRIORITY = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
+
+
+def _moment(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except (ValueError, TypeError):
+        return None
+
+
+def worth(record: dict[str, Any], now: datetime | None) -> float:
+    """How much a memory earns its line: priority × recency × feedback."""
+    priority = _PRIORITY.get(record.get("priority") or "MEDIUM", 2.0)
+    written = _moment(record.get("updated") or record.get("created"))
+    recency = 1.0
+    if written is not None and now is not None:
+        days = max((now - written).total_seconds() / 86400, 0.0)
+        recency = 0.5 + 0.5 * 0.5 ** (days / HALF_LIFE_DAYS)
+    counts = record.get("feedback") or {}
+    try:
+        net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
+    except (TypeError, ValueError, AttributeError):
+        net = 0
+    return priority * recency * min(max(1.0 + 0.25 * net, 0.25), 2.0)
+
+
+def picks(records: Iterable[dict[str, Any]], now: str) -> Iterator[dict[str, Any]]:
+    """The candidates in the order the index takes them (coverage first, then shared worth)."""
+    moment = _moment(now)
+    by_category: dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]] = {}
+    for r in records:
+        entry = (-worth(r, moment), reading_sort_key(r), r)
+        by_category.setdefault(r.get("category"), []).append(entry)
+    for entries in by_category.values():
+        entries.sort(key=lambda e: (e[0], e[1]))
+    # Categories by their best memory; uncategorised after a named one of equal worth.
+    order = sorted(by_category, key=lambda c: (by_category[c][0][0], c is None, c or ""))
+    for category in order:
+        yield by_category[category][0][2]
+    heap = [
+        (by_category[c][1][0] / 2, by_category[c][1][1], i, c)
+        for i, c in enumerate(order)
+        if len(by_category[c]) > 1
+    ]
+    heapq.heapify(heap)
+    taken = Counter(dict.fromkeys(order, 1))
+    while heap:
+        _, _, i, category = heapq.heappop(heap)
+        entries = by_category[category]
+        yield entries[taken[category]][2]
+        taken[category] += 1
+        if taken[category] < len(entries):
+            nxt = entries[taken[category]]
+            heapq.heappush(heap, (nxt[0] / (1 + taken[category]), nxt[1], i, category))
+
+
+__all__ = ["HALF_LIFE_DAYS", "picks", "worth"]

@@ -1,0 +1,97 @@
+"""Credential-shaped strings in memory text: found before a write, refused unless allowed.
+
+Memories are committed with the project, written into NEXUS_MEMORY.md and sent to every
+session (prime), so a key pasted into a body leaks to everyone who clones the repository. A
+write whose body or introduction holds one is refused (``SECRET_REFUSED``) unless the caller
+says it is not a secret (``allow_secret``: a documented example key). The error names the kind
+and where it is, never the text itself.
+
+Patterns are the well-known shapes (cloud keys, service tokens, private keys, JWTs, a password
+in a URL) and ``name = value`` assignments of a long mixed value to a secret-sounding name.
+Placeholders (``<password>``, ``${TOKEN}``, ``****``, ``password``) are not secrets.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nxs.errors import ValidationError
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern))
+    for kind, pattern in (
+        ("an AWS access key ID", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}\b"),
+        ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+        ("a Stripe key", r"\b[sr]k_live_[A-Za-z0-9]{16,}"),
+        ("an OpenAI or Anthropic key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}"),
+        ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+        ("a Linear API key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
+        ("a JSON web token", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    )
+)  # fmt: skip
+# user:password@ in a URL (the password group is checked against PLACEHOLDER)
+URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:([^\s/@]+)@[^\s/@]")
+# secret_key = "…", "password": "…", AWS_SECRET_ACCESS_KEY=…
+ASSIGNED = re.compile(
+    r"(?i)\b[\w.-]*(?:secret|passw(?:or)?d|api[_-]?key|access[_-]?key|auth[_-]?token|"
+    r"access[_-]?token|private[_-]?key|client[_-]?secret)[\w.-]*[\"']?\s*[:=]\s*[\"']?"
+    r"([^\s\"',;]{12,})"
+)
+PLACEHOLDER = re.compile(
+    r"(?i)^(?:<[^>]*>|\$\{?[\w.-]+\}?|\{\{.*\}\}|[*x.•]+|(?:my|your|the)?[-_]?"
+    r"(?:password|passwd|pass|secret|token|key|changeme|example|redacted|placeholder|dummy|test)"
+    r"[-_\w]*)$"
+)
+
+
+def _mixed(value: str) -> bool:
+    """A value that looks generated: letters and digits, not a word or a path of words."""
+    return bool(re.search(r"[A-Za-z]", value) and re.search(r"\d", value)) and not (
+        PLACEHOLDER.match(value)
+    )
+
+
+def find(text: str) -> list[tuple[str, int]]:
+    """The credential-shaped strings in ``text``: (what kind, character offset), in order."""
+    found = [(kind, m.start()) for kind, rx in PATTERNS for m in rx.finditer(text)]
+    found += [
+        ("a password in a URL", m.start())
+        for m in URL_PASSWORD.finditer(text)
+        if not PLACEHOLDER.match(m.group(1))
+    ]
+    found += [
+        ("a secret assigned to a name", m.start(1))
+        for m in ASSIGNED.finditer(text)
+        if _mixed(m.group(1))
+    ]
+    return sorted(set(found), key=lambda f: f[1])
+
+
+def refuse(allow: bool = False, **fields: str | None) -> None:
+    """Refuse text that holds a credential, unless ``allow``.
+
+    Raises:
+        ValidationError: ``SECRET_REFUSED`` naming the field, the kind and the offset (never
+            the text).
+    """
+    if allow:
+        return
+    for name, text in fields.items():
+        hits = find(text or "")
+        if hits:
+            kind, at = hits[0]
+            more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+            raise ValidationError(
+                f"the {name} holds what looks like {kind} at character {at}{more}; memories "
+                "are committed with the project and read by every session, so nothing was "
+                "written",
+                suggestion="remove it (keep credentials in a secret manager or the "
+                "environment), or pass allow_secret (--allow-secret) if it is not a secret",
+                code="SECRET_REFUSED",
+            )
+
+
+__all__ = ["find", "refuse"]

@@ -1,0 +1,176 @@
+"""What a cloned repository may decide, and what needs the user's own word (docs/reliability.md,
+"Threat model: a cloned repository").
+
+A workspace's files are committed by anyone with access to the repository, so two of their
+decisions are checked before anything is written or sent:
+
+- **where nxs writes**: every path it writes in the workspace must resolve inside it after
+  symlinks (`check_paths`); a committed symlink pointing elsewhere (``.nxs/index`` to
+  ``~/.ssh``) is refused with ``UNSAFE_PATH``;
+- **which store it talks to**: a store URI and its ``storage_options`` (an ``aws_endpoint``)
+  in `.nxs/config.toml` would receive the user's own cloud credentials, so they are used only
+  once the user confirmed them with `nxs trust` (a fingerprint of both, kept in the user's
+  config directory, so a later commit that moves the endpoint is refused again), or when the
+  user names the store in their environment (``NXS_STORE``, ``NXS_STORAGE_OPTIONS``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from nxs.errors import ValidationError
+from nxs.paths import atomic_write, config_dir
+
+ENV_STORE = "NXS_STORE"
+ENV_OPTIONS = "NXS_STORAGE_OPTIONS"
+TRUST_FILE = "trusted.json"
+
+# What nxs writes in a workspace (relative to its root): each must resolve inside it. (Files
+# only `init` writes, config.toml and the git files, are replaced whole: a link there is
+# replaced, never written through.)
+WRITES = (
+    ".nxs", ".nxs/index", ".nxs/index/lance", ".nxs/index/cache.db", ".nxs/index/cache.db-wal",
+    ".nxs/index/cache.db-shm", ".nxs/index/cache.db.old", ".nxs/index/journal", ".nxs/index/lock",
+    ".nxs/index/maintain.lock", ".nxs/memories", ".nxs/history", ".nxs/cache",
+    ".nxs/cache/usage.log", ".nxs/graph.jsonl", ".nxs/graph.json", ".nxs/memory",
+    "NEXUS_MEMORY.md",
+)  # fmt: skip
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def check_paths(root: Path) -> None:
+    """Refuse a workspace where a path nxs writes resolves outside it (a committed symlink).
+
+    Raises:
+        ValidationError: ``UNSAFE_PATH``, naming the link and where it points.
+    """
+    real = os.path.realpath(root)
+    for name in WRITES:
+        path = os.path.join(root, name)
+        target = os.path.realpath(path)
+        if not _inside(target, real):
+            link = next(
+                (p for p in _prefixes(root, name) if os.path.islink(p)), path
+            )  # the part that is the link
+            raise ValidationError(
+                f"{link} is a symlink to {os.path.realpath(link)}, outside the workspace "
+                f"{root}: nxs writes there, so it refuses to run here",
+                suggestion=f"remove the link (`rm {link}`); nxs makes what it needs inside "
+                "the workspace",
+                code="UNSAFE_PATH",
+            )
+
+
+def _prefixes(root: Path, name: str) -> list[str]:
+    parts = Path(name).parts
+    return [os.path.join(root, *parts[: n + 1]) for n in range(len(parts))]
+
+
+# -- the store ------------------------------------------------------------------------------------
+
+
+def _fingerprint(root: Path, store: str, options: dict[str, Any]) -> str:
+    data = orjson.dumps(
+        {"root": os.path.realpath(root), "store": store, "options": options},
+        option=orjson.OPT_SORT_KEYS,
+    )
+    return hashlib.sha256(data).hexdigest()
+
+
+def endpoint(options: dict[str, Any]) -> str | None:
+    """The endpoint a store's options name (``aws_endpoint``, ``azure_storage_endpoint``, …)."""
+    for name, value in sorted(options.items()):
+        if "endpoint" in name.lower() and value:
+            return str(value)
+    return None
+
+
+def _remote(store: str) -> bool:
+    return "://" in store and not store.startswith("memory://")
+
+
+def _trusted() -> dict[str, Any]:
+    try:
+        got = orjson.loads((config_dir() / TRUST_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _env_options() -> dict[str, Any]:
+    raw = os.environ.get(ENV_OPTIONS, "").strip()
+    if not raw:
+        return {}
+    try:
+        got = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        got = None
+    if not isinstance(got, dict) or not all(isinstance(v, str) for v in got.values()):
+        raise ValidationError(
+            f"{ENV_OPTIONS} must be a JSON object of strings",
+            suggestion='e.g. {"aws_region": "eu-west-1"}',
+            code="BAD_STORAGE_OPTIONS",
+        )
+    return got
+
+
+def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The store URI to use (None: the workspace's own files) and its options.
+
+    The user's environment wins; a committed URI is used only if `trust` confirmed it, as it
+    is now. A plain path (no ``scheme://``) is not a store location: the files are used.
+
+    Raises:
+        ValidationError: ``UNTRUSTED_STORE`` for a committed store nobody confirmed.
+    """
+    env = os.environ.get(ENV_STORE, "").strip()
+    if env:
+        return (env, _env_options()) if "://" in env else (None, {})
+    store = str(section.get("store") or "")
+    options = dict(section.get("storage_options") or {})
+    if not _remote(store):
+        return (store if store.startswith("memory://") else None), options
+    entry = _trusted().get(os.path.realpath(root)) or {}
+    if entry.get("fingerprint") != _fingerprint(root, store, options):
+        where = endpoint(options)
+        raise ValidationError(
+            f"memory.store in {root}/.nxs/config.toml names {store!r}"
+            + (f" at {where}" if where else "")
+            + ", which would receive your own cloud credentials; a cloned repository's "
+            "settings are not used until you confirm them",
+            suggestion="check memory.store and memory.storage_options in .nxs/config.toml, then "
+            f"run `nxs trust` in the workspace (or set {ENV_STORE} yourself)",
+            code="UNTRUSTED_STORE",
+        )
+    return store, options
+
+
+def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
+    """Record the user's confirmation of the workspace's committed store (its URI and options
+    as they are now); returns what was trusted."""
+    store = str(section.get("store") or "")
+    options = dict(section.get("storage_options") or {})
+    path = config_dir() / TRUST_FILE
+    entries = _trusted()
+    key = os.path.realpath(root)
+    if not _remote(store):
+        entries.pop(key, None)
+    else:
+        entries[key] = {
+            "fingerprint": _fingerprint(root, store, options),
+            "store": store,
+            "endpoint": endpoint(options),
+        }  # the options themselves may hold keys: only their fingerprint is kept
+    atomic_write(path, orjson.dumps(entries, option=orjson.OPT_SORT_KEYS), private=True)
+    return {"workspace": str(root), "store": store or None, "endpoint": endpoint(options)}
+
+
+__all__ = ["ENV_OPTIONS", "ENV_STORE", "check_paths", "endpoint", "store_settings", "trust"]
