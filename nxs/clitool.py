@@ -9,7 +9,6 @@ prints either the serializer's bytes (``--json``) or a human rendering; errors g
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 import sys
@@ -311,10 +310,15 @@ def _defer_required(command: Any, path: str) -> None:
             if param.param_type_name == "argument":
                 param.value_is_missing = lambda value: False
             _plain(param)
-    with contextlib.suppress(Exception):  # its --help (made once, on first use) is a flag too
-        from typer._click import Context as ClickContext
+    made = command.get_help_option  # its --help, made on first use with the call's names
 
-        _plain(command.get_help_option(ClickContext(command)))
+    def help_option(ctx: Any) -> Any:
+        option = made(ctx)
+        if option is not None:
+            _plain(option)  # a flag too
+        return option
+
+    command.get_help_option = help_option
     for name, sub in (getattr(command, "commands", None) or {}).items():
         _defer_required(sub, f"{path} {name}")
 

@@ -134,13 +134,19 @@ def test_help_and_reads_skip_what_they_do_not_show(tmp_path: Path) -> None:
     """`nxm --help` loads no Markdown renderer or syntax highlighter; a read no pydantic."""
     probe = PROBE.format(heavy=("markdown_it", "pygments", "pydantic", "attr"))
     root = make_workspace(tmp_path / "proj")
-    for argv, allowed in ((["nxm", "--help"], ["pydantic"]), (["nxm", "list", "--json"], [])):
+    for argv, allowed in (
+        (["nxm", "--help"], ["pydantic"]),
+        (["nxm", "search", "-h"], ["pydantic"]),  # -h too, on a verb built alone
+        (["nxm", "list", "--json"], []),
+    ):
         proc = subprocess.run(
             [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=root,
             timeout=120,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert set(json.loads(proc.stderr.strip().splitlines()[-1])) <= set(allowed), argv
+        assert "exit 0" in proc.stderr, proc.stderr
+        assert ("Usage: " + " ".join(argv[:-1])) in proc.stdout or argv[-1] == "--json"
 
 
 def test_searches_and_writes_never_load_lancedbs_namespace_and_cloud_modules(
