@@ -60,6 +60,37 @@ WEIGHTS = (ALPHA / 2, ALPHA / 2, 1 - ALPHA)
 WINDOW = 2  # neighbours on each side that lend a memory their score
 SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
 PERIOD_LIFT = 0.2  # of the best score, for a candidate written in the period the query names
+EVIDENCE_HITS = 5  # keyword matches whose words are compared with the query's
+EVIDENCE_WORDS = 5  # a match holding this many of the query's content words is full evidence
+
+
+def keyword_evidence(query: str, texts: list[str]) -> float:
+    """How far the keyword matches can be believed, in [0, 1]: of the first `EVIDENCE_HITS`
+    matches' texts, the largest share of the query's content words one of them holds, or its
+    count of them over `EVIDENCE_WORDS` (a long request is answered by several memories, each
+    holding a few of its words), whichever is larger.
+
+    A paraphrase shares no content word with its answer, so its keyword matches hold one or
+    two incidental words of it: their evidence is low and semantic similarity decides."""
+    from nxm.terms import content_words
+
+    asked = content_words(query)
+    if not asked or not texts:
+        return 0.0
+    best = 0.0
+    for text in texts[:EVIDENCE_HITS]:
+        held = len(asked & content_words(text))
+        best = max(best, held / len(asked), held / EVIDENCE_WORDS)
+    return min(1.0, best)
+
+
+def shares(evidence: float | None) -> tuple[float, float]:
+    """The (keyword, semantic) weights for keyword matches of that evidence: ``ALPHA *
+    evidence ** 2`` and the rest; half and half without a measure."""
+    if evidence is None:
+        return ALPHA, 1 - ALPHA
+    kw = ALPHA * evidence**2
+    return kw, 1 - kw
 
 
 def feedback_factor(record: Mapping[str, Any]) -> float:
@@ -117,6 +148,7 @@ def fuse(
     period: tuple[str, str] | None = None,
     written: Mapping[str, dict[str, Any]] | None = None,
     allowed: Callable[[set[str]], set[str]] | None = None,
+    evidence: float | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
     first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
@@ -135,6 +167,7 @@ def fuse(
     ``(first, after_last)`` days the query names: `nxm.when.period`) is lifted by `PERIOD_LIFT`
     of the best candidate's score (``period`` in the answer); its ``created`` is read from
     ``written`` (the whole records, when ``records`` holds only what ranking needs).
+    ``evidence`` (`keyword_evidence`) sets how much the keyword side weighs (`shares`).
     """
     kw = dict(keyword)
     sem = dict(semantic)
@@ -146,7 +179,9 @@ def fuse(
             for rank, (key, _) in enumerate(hits[:pool], 1):
                 fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
     else:
-        weights = WEIGHTS if ctx else (ALPHA, 0.0, 1 - ALPHA)
+        kw_w, sem_w = shares(evidence)
+        # a session's words are spread over its turns: its context list keeps its share
+        weights = (kw_w / 2, ALPHA / 2, 1 - ALPHA / 2 - kw_w / 2) if ctx else (kw_w, 0.0, sem_w)
         for hits, w, given in zip(lists, weights, (None, None, spread), strict=True):
             if not hits:
                 continue

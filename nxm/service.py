@@ -12,7 +12,7 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import rank
+from nxm import currency, rank
 from nxm.categories import categorize
 from nxm.record import (
     INTRO_MAX,
@@ -455,6 +455,20 @@ class MemoryService:
             )
         return [], None, "semantic search unavailable (no embedding model); keyword results only"
 
+    def _vectors_of(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The stored vectors of these records (READY ones), by key, in one query."""
+        if self.store.remote:
+            return self.store.vectors(list(records))
+        from nxm.store.cache import text_hash
+
+        stored = self.store.cache.vectors(text_hash(r) for r in records.values())
+        import numpy as np
+
+        return {
+            k: np.frombuffer(stored[h], dtype=np.float32)
+            for k, r in records.items() if (h := text_hash(r)) in stored
+        }  # fmt: skip
+
     def search(
         self,
         *,
@@ -502,10 +516,19 @@ class MemoryService:
             # what ranking reads of the candidates and their session neighbours, in one query
             found = {k for hits in (keyword, context, semantic) for k, _ in hits}
             brief = records.cache.heads_of(found | {n for k in found for n, _ in near.get(k, ())})
+            evidence = None
+            if mode == "hybrid" and semantic:  # how far the keyword matches hold the query
+                top = records.cache.many(k for k, _ in keyword[: rank.EVIDENCE_HITS])
+                texts = [f"{r['introduction']}\n{r['body']}" for r in top.values()]
+                evidence = rank.keyword_evidence(query, texts)
+            depth = max(limit, currency.DEPTH)  # a newer version just below the cut is lifted
             hits = rank.fuse(
-                keyword, semantic, brief, mode, near, context, limit, spread, pool,
+                keyword, semantic, brief, mode, near, context, depth, spread, pool,
                 period(query, now), brief, lambda keys: self.store.passing(keys, lance_filters),
+                evidence,
             )  # fmt: skip
+            full = records.cache.many(k for k, _ in hits)
+            hits = currency.order(hits, full, self._vectors_of(full))[:limit]
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)
