@@ -172,3 +172,33 @@ def test_lines_of_a_conversation_are_not_versions_of_each_other() -> None:
     }
     got = currency.order(_hits(("old", 2.0), ("new", 1.8)), records, SAME_VECTORS)
     assert [k for k, _ in got] == ["old", "new"]
+
+
+# -- the graph's answer ---------------------------------------------------------------------------
+
+
+def test_graph_answers_with_the_owner_stated_last_even_after_an_old_memory_is_edited(
+    workspace: Any,
+) -> None:
+    """Three memories name billing's owner in turn; editing the first one later (a fixed
+    wording) must not make its owner the answer again."""
+    from nxm import graph
+    from nxm.graph_query import ask
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    svc = MemoryService(find(workspace))
+    said = [
+        ("Dana Kim owns Billing.", "2026-01-05T09:00:00.000Z"),
+        ("Priya Raman owns Billing now; it moved from Dana Kim.", "2026-03-02T09:00:00.000Z"),
+        ("Since the April reorg, Marco Bianchi owns Billing.", "2026-04-20T09:00:00.000Z"),
+    ]
+    keys = [
+        svc.add(body=b, introduction=b, now=at, actor="t", category="owners")["memory"]["key"]
+        for b, at in said
+    ]
+    later = "2026-05-01T09:00:00.000Z"
+    svc.update(key=keys[0], introduction="Dana Kim owned Billing first", now=later, actor="t")
+    got = ask(graph.current(svc, later), question="who owns billing?")
+    assert [a["name"] for a in got["answers"]] == ["Marco Bianchi"]
+    assert got["sourceMemoryIds"] == [keys[2]]
