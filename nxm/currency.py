@@ -4,8 +4,8 @@ Search results are re-ordered after fusion (`nxm.rank.fuse`), from what the reco
 language model. A memory ``new`` is taken for the current version of a memory ``old`` ranked
 above it when
 
-- ``new`` links it (``supersedes``, written by ``nxm add --supersedes``; the old one is closed
-  then, so this matters in searches of ``--status all``), or
+- ``new`` links it (``supersedes`` in its history, written by ``nxm add --supersedes``; the old
+  one is closed then, so this matters in searches of ``--status all``), or
 - ``new`` was created later, the two embeddings are at least `SAME` similar (the same subject:
   on our project-memory set a fact's two versions have median cosine 0.70, unrelated results
   0.27, the 95th percentile of unrelated pairs 0.51), ``new`` is worded as a change
@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from nxm.curate import linked
 
 SAME = 0.6
 NEAR = 0.7
@@ -51,7 +53,7 @@ def _cosine(a: Any, b: Any) -> float:
 
 def replaces(new: Mapping[str, Any], old: Mapping[str, Any], vectors: Mapping[str, Any]) -> bool:
     """Whether ``new`` reads as the current version of ``old`` (the rules above, score aside)."""
-    if old["key"] in (new.get("supersedes") or ()):
+    if old["key"] in linked(new):
         return True
     if new.get("session_id") or old.get("session_id"):
         return False  # lines of a conversation answer each other; they are not versions
@@ -79,8 +81,7 @@ def order(
                 low, high = scores[new]["score"], scores[old]["score"]
                 if new == old or low >= high:
                     continue
-                linked = old in (records[new].get("supersedes") or ())
-                if not linked and low < NEAR * high:
+                if old not in linked(records[new]) and low < NEAR * high:
                     continue
                 if not replaces(records[new], records[old], vectors):
                     continue

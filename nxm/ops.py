@@ -106,7 +106,8 @@ OPERATIONS: list[Operation] = [
         module="memory",
         group="core",
         summary="Save a durable project fact (convention, decision and its reason, gotcha, owner). "
-        "The same body twice returns the existing memory.",
+        "The same body twice returns the existing memory; the answer lists stored memories "
+        "it resembles (pass supersedes to replace one).",
         handler=_write("add"),
         writes=True,
         params=(
@@ -134,6 +135,12 @@ OPERATIONS: list[Operation] = [
                 help="Days a TASK memory lives (default from config).",
                 min=0.001,
                 max=3650,
+            ),
+            Param(
+                "supersedes",
+                help="Key of the memory this one replaces: it is closed and both are linked in "
+                "their histories, in one write.",
+                max_len=64,
             ),
             *PROVENANCE,
         ),

@@ -12,7 +12,7 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import currency, rank
+from nxm import curate, currency, rank
 from nxm.categories import categorize
 from nxm.record import (
     INTRO_MAX,
@@ -180,9 +180,15 @@ class MemoryService:
         priority: str | None = None,
         layer: str | None = None,
         ttl_days: float | None = None,
+        supersedes: str | None = None,
         **provenance: Any,
     ) -> dict[str, Any]:
-        """Add a memory under its content-hash key; the same body again returns the existing one."""
+        """Add a memory under its content-hash key; the same body again returns the existing one.
+
+        The answer lists the open memories it resembles (``similar``: `nxm.curate`). With
+        ``supersedes`` (a key or key prefix) the new memory replaces that one: both are linked
+        and the old one closed, in the same write.
+        """
         body, introduction = _body(body), _intro(introduction)
         refs = _refs(scope, refs) or []
         layer = layer or "PERMANENT"
@@ -208,21 +214,40 @@ class MemoryService:
             updated=now,
             **{k: v for k, v in provenance.items() if v is not None},
         )
-        record["events"] = [event("CREATED", now, actor)]
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
         with self.store.writing() as current:
             same = current.with_body(body_hash(body))
+            old = self.resolve(current, supersedes) if supersedes is not None else None
+            if same and old is not None:
+                raise ConflictError(
+                    f"this body is already stored as memory {same[0]}; nothing was linked",
+                    suggestion=f"change the body, or close {old['key']} with `nxm close`",
+                    code="ALREADY_STORED",
+                )
             if same:
-                return {"created": False, "memory": self._out(current[same[0]])}
+                out = {"created": False, "memory": self._out(current[same[0]])}
+                return {**out, "similar": [], "superseded": None}
             salt = 0
             while record["key"] in current:
                 salt += 1
                 record["key"] = key_for(body, salt)
+            changed = [record]
+            if old is not None:
+                changed.append(curate.supersede(old, record["key"], now, actor))
+            link = {"supersedes": old["key"]} if old is not None else {}
+            record["events"] = [event("CREATED", now, actor, **link)]
+            found = curate.similar(vector, self.store.cache.open_vectors(), current)
+            found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
             self._ready([record], vectors)
-            self._write(current, [record], vectors)
-        return {"created": True, "memory": self._out(record)}
+            self._write(current, changed, vectors)
+        answer: dict[str, Any] = {"created": True, "memory": self._out(record), "similar": found}
+        answer["superseded"] = old["key"] if old is not None else None
+        hint = curate.note(found)
+        if hint:
+            answer["note"] = hint
+        return answer
 
     def _change(
         self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False

@@ -123,7 +123,7 @@ def test_an_explicit_supersedes_link_lifts_whatever_the_wording_and_score() -> N
 
     records = {
         "old": _mem("old", OLD, "Billing is owned by Dana."),
-        "new": _mem("new", NEW, "Billing: Priya.", supersedes=["old"]),
+        "new": _mem("new", NEW, "Billing: Priya.", events=[{"data": {"supersedes": "old"}}]),
     }
     got = currency.order(_hits(("old", 2.0), ("new", 0.3)), records, {})
     assert [k for k, _ in got] == ["new", "old"]

@@ -107,6 +107,8 @@ def test_add_creates_a_memory_under_its_content_hash_key(svc: MemoryService) -> 
             "model": "hash",
             "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0},
         },
+        "similar": [],
+        "superseded": None,
     }
     shown = svc.show(key=key)["memory"]
     assert shown == {**result["memory"], "events": [{"type": "CREATED", "at": NOW, "actor": ACTOR}]}
@@ -145,7 +147,7 @@ def test_add_same_body_returns_the_existing_memory_and_writes_nothing(svc: Memor
         now=LATER,
         actor="other",
     )
-    assert again == {"created": False, "memory": first}
+    assert again == {"created": False, "memory": first, "similar": [], "superseded": None}
     assert state(svc) == before
 
 
