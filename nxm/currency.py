@@ -16,8 +16,9 @@ Memories of a session (``session_id``: the turns of one conversation, `nxm.rank`
 only through an explicit link: a later line that says "now" is a reply, not a new version (on
 LoCoMo the worded rule cost 0.035 MRR@10 over two conversations).
 
-``new`` then takes ``old``'s place just above it (``currency`` in the answer: the score it was
-lifted by) and ``old`` says which memory replaced it (``newer``).
+The two then trade places and scores (``currency`` in the answer: what each gained or lost), so
+what ranked between them keeps its rank, and ``old`` says which memory replaced it
+(``newer``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from nxm.curate import linked
 SAME = 0.6
 NEAR = 0.7
 DEPTH = 20  # results looked at: a newer version ranked below this is not lifted
-LIFT = 1.001  # the current version's score over the one it replaces
 CHANGE = re.compile(
     r"\b(?:replac\w*|moved?|migrat\w*|switch\w*|chang\w*|supersed\w*|deprecat\w*|retired|"
     r"no longer|now|instead|since|extended|reduced|raised|lowered|increased|dropped|"
@@ -70,7 +70,7 @@ def order(
     records: Mapping[str, Mapping[str, Any]],
     vectors: Mapping[str, Any],
 ) -> list[tuple[str, dict[str, Any]]]:
-    """``hits`` (best first) with each current version lifted just above what it replaces."""
+    """``hits`` (best first) with each current version in the place of what it replaces."""
     if len(hits) < 2:
         return hits
     scores = dict(hits)
@@ -85,10 +85,11 @@ def order(
                     continue
                 if not replaces(records[new], records[old], vectors):
                     continue
-                lifted = high * LIFT if high > 0 else low + 1e-6
-                scores[new] = {**scores[new], "score": lifted}
-                scores[new]["currency"] = scores[new].get("currency", 0.0) + lifted - low
-                scores[old] = {**scores[old], "newer": new}
+                # the two trade places: what ranked between them keeps its rank
+                scores[new] = {**scores[new], "score": high}
+                scores[new]["currency"] = scores[new].get("currency", 0.0) + high - low
+                scores[old] = {**scores[old], "score": low, "newer": new}
+                scores[old]["currency"] = scores[old].get("currency", 0.0) + low - high
                 moved = True
         if not moved:
             break
