@@ -10,7 +10,9 @@ above it when
   on our project-memory set a fact's two versions have median cosine 0.70, unrelated results
   0.27, the 95th percentile of unrelated pairs 0.51), ``new`` is worded as a change
   (`CHANGE`: "replaced", "moved to", "since 2025-09", "no longer", "now", …) and it scores at
-  least `NEAR` of ``old`` (a weak match is not lifted over a strong one).
+  least `NEAR` of ``old`` (a weak match is not lifted over a strong one), and, when the query
+  names an identifier, holds all its words if ``old`` does (`nxm.rank.matched`: the twin
+  ERR_PAYOUT_HOLD_EXPIRED, written later, stays below ERR_PAYOUT_HELD when that is asked).
 
 Memories of a session (``session_id``: the turns of one conversation, `nxm.rank`) are compared
 only through an explicit link: a later line that says "now" is a reply, not a new version (on
@@ -69,8 +71,12 @@ def order(
     hits: list[tuple[str, dict[str, Any]]],
     records: Mapping[str, Mapping[str, Any]],
     vectors: Mapping[str, Any],
+    words: Mapping[str, float] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """``hits`` (best first) with each current version in the place of what it replaces."""
+    """``hits`` (best first) with each current version in the place of what it replaces.
+    ``words`` (`nxm.rank.matched`: how much of the query each hit holds) keeps a newer memory
+    that holds less of the query than the old one where it is (an identifier's twin)."""
+    words = words or {}
     if len(hits) < 2:
         return hits
     scores = dict(hits)
@@ -81,7 +87,8 @@ def order(
                 low, high = scores[new]["score"], scores[old]["score"]
                 if new == old or low >= high:
                     continue
-                if old not in linked(records[new]) and low < NEAR * high:
+                fewer = words.get(new, 0.0) < 1.0 <= words.get(old, 0.0)  # old: all of it
+                if old not in linked(records[new]) and (low < NEAR * high or fewer):
                     continue
                 if not replaces(records[new], records[old], vectors):
                     continue

@@ -61,10 +61,11 @@ def show(name: str, result: Any) -> None:
             f"[dim]page {result['page']} of {max(result['total_pages'], 1)} · {result['total']} memories[/]"
         )
     elif name == "search":
-        rows = [
-            {**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])}
+        rows = [  # the snippet under the introduction, dimmed
+            {**m, "key": m["key"][:8], "introduction": _escape(m["introduction"])
+             + (f"\n[dim]{_escape(m['snippet'])}[/]" if m.get("snippet") else "")}
             for m in result["results"]
-        ]
+        ]  # fmt: skip
         out.print(_table(rows, [("score", "score"), ("key", "key"), ("introduction", "introduction"),
                                 ("category", "category"), ("keyword", "keyword"), ("semantic", "semantic")]))  # fmt: skip
         if result.get("note"):
@@ -111,6 +112,8 @@ def show(name: str, result: Any) -> None:
         out.print(
             f"{verb} [bold]{m['key']}[/] {_escape(m['introduction'])} [dim]({m['status']}, {m['processing']})[/]"
         )
+        if result.get("note"):  # add: the stored memories it resembles
+            out.print(f"[yellow]{_escape(result['note'])}[/]")
     else:
         from rich.json import JSON
 

@@ -64,6 +64,45 @@ EVIDENCE_HITS = 5  # keyword matches whose words are compared with the query's
 EVIDENCE_WORDS = 5  # a match holding this many of the query's content words is full evidence
 
 
+# The cosine a semantic hit needs to be returned, by embedding model (cosines are not
+# comparable across models): all-MiniLM-L6-v2's from bench/project_memory's tune half, the
+# test embedder's (hashed words and trigrams score lower) by hand; another model has none.
+SEMANTIC_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.28, "hash": 0.1}
+SEMANTIC_FLOOR = SEMANTIC_FLOORS["sentence-transformers/all-MiniLM-L6-v2"]
+WORDS_FLOOR = 0.4  # share of the query's content words (`matched`) a keyword hit needs
+
+
+def matched(asked: set[str], text: str) -> float:
+    """How much of a query (its content words ``asked``) ``text`` holds: the share of them, or
+    their count over `EVIDENCE_WORDS`, whichever is larger (1.0 for a query of none)."""
+    from nxm.terms import content_words
+
+    if not asked:
+        return 1.0
+    held = len(asked & content_words(text))
+    return min(1.0, max(held / len(asked), held / EVIDENCE_WORDS))
+
+
+def relevant(mode: str, semantic: float | None, words: float, floor: float = 0.0) -> bool:
+    """Whether a hit clears its mode's relevance floor: semantic by its cosine (``floor``, the
+    model's `SEMANTIC_FLOORS`), keyword by the query words it holds (`WORDS_FLOOR`), hybrid by
+    either."""
+    close = semantic is not None and semantic >= floor
+    if mode == "semantic":
+        return close
+    if mode == "keyword":
+        return words >= WORDS_FLOOR
+    return close or words >= WORDS_FLOOR
+
+
+def through(scores: Mapping[str, Any]) -> bool:
+    """Whether a hybrid hit is relevant through what surrounds it rather than its own text: the
+    query's words in its session context (a reply "In Paris, a year ago." answers "where was the
+    snake bought") or its time named by the query. A neighbour's lent score alone is not enough:
+    every neighbour of anything found has one."""
+    return any(scores.get(k) for k in ("context_keyword", "period"))
+
+
 def keyword_evidence(query: str, texts: list[str]) -> float:
     """How far the keyword matches can be believed, in [0, 1]: of the first `EVIDENCE_HITS`
     matches' texts, the largest share of the query's content words one of them holds, or its
@@ -77,11 +116,7 @@ def keyword_evidence(query: str, texts: list[str]) -> float:
     asked = content_words(query)
     if not asked or not texts:
         return 0.0
-    best = 0.0
-    for text in texts[:EVIDENCE_HITS]:
-        held = len(asked & content_words(text))
-        best = max(best, held / len(asked), held / EVIDENCE_WORDS)
-    return min(1.0, best)
+    return max(matched(asked, text) for text in texts[:EVIDENCE_HITS])
 
 
 def shares(evidence: float | None) -> tuple[float, float]:
@@ -119,17 +154,30 @@ def neighbours(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple
     return out
 
 
+MIN_COS_STD = 0.05  # similarities spread less than this are not stretched (a store of a few)
+MIN_KW_STD = 0.25  # nor BM25 scores spread less than this share of their mean
+
+
 def standardize(
-    hits: list[tuple[str, float]], spread: tuple[float, float] | None = None
+    hits: list[tuple[str, float]],
+    spread: tuple[float, float] | None = None,
+    keyword: bool = False,
 ) -> dict[str, float]:
     """Each hit's score in standard deviations above the mean (0 at or below it), against
-    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread."""
+    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread. The spread counts as at least `MIN_COS_STD` (similarities) or
+    `MIN_KW_STD` of the mean (BM25): in a store of a handful of memories, near-equal scores
+    would otherwise stand standard deviations apart ("who owns billing?" over three owners'
+    memories). Real stores spread more: cosine std 0.07 to 0.11, BM25 0.16 to 1.07 of the mean
+    (5th to 95th percentile of the queries on bench/project_memory; the tune half's figures do
+    not change)."""
     if spread is None:
         scores = [s for _, s in hits]
         mean = math.fsum(scores) / len(scores) if scores else 0.0
         std = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores)) if scores else 0.0
     else:
         mean, std = spread
+    if std > 1e-9:
+        std = max(std, MIN_KW_STD * abs(mean) if keyword else MIN_COS_STD)
     if not std > 1e-9:
         return {key: 1.0 for key, _ in hits}
     return {key: max(0.0, (s - mean) / std) for key, s in hits}
@@ -186,7 +234,7 @@ def fuse(
             if not hits:
                 continue
             if FUSION == "zscore":
-                scaled = standardize(hits, given)
+                scaled = standardize(hits, given, keyword=hits is not semantic)
             else:
                 top, low = max(s for _, s in hits[:pool]), min(s for _, s in hits[:pool])
                 scaled = {k: (s - low) / (top - low) if top > low else 1.0 for k, s in hits}

@@ -18,13 +18,16 @@ from nxm.record import (
     INTRO_MAX,
     body_hash,
     event,
+    identifiers,
     indexed_text,
     key_for,
     new_record,
     normalise,
     summary,
 )
+from nxm.snippet import snippet
 from nxm.store import Records, Store, background
+from nxm.terms import content_words
 from nxm.when import period
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.render import parse_timestamp, timestamp
@@ -553,16 +556,39 @@ class MemoryService:
                 evidence,
             )  # fmt: skip
             full = records.cache.many(k for k, _ in hits)
-            hits = currency.order(hits, full, self._vectors_of(full))[:limit]
+            asked = content_words(query)
+            words = {k: rank.matched(asked, f"{full[k]['introduction']}\n{full[k]['body']}")
+                     for k, _ in hits}  # fmt: skip
+            named = words if identifiers(query) else None  # twins: ERR_X vs ERR_X_EXPIRED
+            hits = currency.order(hits, full, self._vectors_of(full), named)
+            # the relevance floor: below it a hit is not returned (docs/retrieval.md)
+            shown = len(hits)
+            floor = rank.SEMANTIC_FLOORS.get(self.model_name, 0.0)
+            hits = [
+                (k, sc) for k, sc in hits
+                if rank.relevant(mode, sc["semantic"], words[k], floor) or rank.through(sc)
+            ]  # fmt: skip
+            dropped = shown - len(hits)
+            hits = hits[:limit]
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)
-        out: dict[str, Any] = {
-            "mode": mode,
-            "query": query,
-            "results": [{**summary(brief[k]), **scores} for k, scores in hits],
-            "total": len(hits),
-        }
+        results = []
+        for k, scores in hits:
+            text, cut = snippet(full[k]["body"], asked)
+            extra = {"matched": round(words[k], 4), "snippet": text, "snippet_truncated": cut}
+            results.append({**summary(brief[k]), **scores, **extra})
+        out: dict[str, Any] = {"mode": mode, "query": query, "results": results}
+        out["total"] = len(hits)
+        if not hits:
+            sim = f"similarity {rank.SEMANTIC_FLOORS.get(self.model_name, 0.0)}"
+            share = f"{rank.WORDS_FLOOR:.0%} of the query's words"
+            bar = {"semantic": sim, "keyword": share, "hybrid": f"{sim} or {share}"}[mode]
+            seen = f"; {dropped} scored below it" if dropped else ""
+            empty = (
+                f"nothing relevant is stored: no memory reaches the relevance floor ({bar}{seen})"
+            )
+            note = f"{note}; {empty}" if note else empty
         if note:
             out["note"] = note
         return out

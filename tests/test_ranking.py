@@ -158,7 +158,7 @@ def test_search_ranks_the_current_version_first(
     assert got[1]["newer"] == second["key"] and got[0]["currency"] > 0
     from nxm import currency
 
-    monkeypatch.setattr(currency, "order", lambda hits, records, vectors: hits)
+    monkeypatch.setattr(currency, "order", lambda hits, *_: hits)
     plain = svc.search(query="when does the reconciliation job run", now=NEW)["results"]
     assert [r["key"] for r in plain[:2]] == [first["key"], second["key"]]  # without the rule
 
@@ -202,3 +202,90 @@ def test_graph_answers_with_the_owner_stated_last_even_after_an_old_memory_is_ed
     got = ask(graph.current(svc, later), question="who owns billing?")
     assert [a["name"] for a in got["answers"]] == ["Marco Bianchi"]
     assert got["sourceMemoryIds"] == [keys[2]]
+
+
+# -- the relevance floor --------------------------------------------------------------------------
+
+
+def test_each_mode_has_its_floor() -> None:
+    floor = rank.SEMANTIC_FLOOR
+    assert rank.relevant("semantic", floor, 0.0, floor)
+    assert not rank.relevant("semantic", floor - 0.01, 1.0, floor)  # words do not count
+    assert rank.relevant("keyword", None, rank.WORDS_FLOOR, floor)
+    assert not rank.relevant("keyword", 0.9, rank.WORDS_FLOOR - 0.01, floor)
+    assert rank.relevant("hybrid", floor, 0.0, floor)
+    assert rank.relevant("hybrid", None, rank.WORDS_FLOOR, floor)
+    assert not rank.relevant("hybrid", floor - 0.01, rank.WORDS_FLOOR - 0.01, floor)
+
+
+def test_matched_is_the_share_of_the_query_words_a_text_holds() -> None:
+    from nxm.terms import content_words
+
+    asked = content_words("reconciliation job schedule")
+    assert rank.matched(asked, "The reconciliation job runs at 04:30.") == pytest.approx(2 / 3)
+    assert rank.matched(set(), "anything") == 1.0  # a query of stop words drops nothing
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
+def test_a_query_about_nothing_stored_returns_nothing_and_says_so(
+    workspace: Any, mode: str
+) -> None:
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    svc = MemoryService(find(workspace))
+    for body in ("Release tags are cut from main only.", "The staging database is wiped nightly."):
+        svc.add(body=body, introduction=body, now=OLD, actor="t", category="notes")
+    got = svc.search(query="cryptocurrency wallet custody", mode=mode, now=NEW)
+    assert got["results"] == [] and got["total"] == 0
+    assert got["note"].startswith("nothing relevant is stored")
+    hit = svc.search(query="staging database", mode=mode, now=NEW)["results"]
+    assert [r["introduction"] for r in hit][:1] == ["The staging database is wiped nightly."]
+
+
+# -- snippets -------------------------------------------------------------------------------------
+
+
+def test_a_snippet_is_the_whole_body_when_short() -> None:
+    from nxm.snippet import snippet
+
+    assert snippet("Tags come  from\nmain.", {"tag"}) == ("Tags come from main.", False)
+
+
+def test_a_snippet_centres_on_the_sentence_that_matches_and_stays_bounded() -> None:
+    from nxm.snippet import SNIPPET_CHARS, snippet
+    from nxm.terms import content_words
+
+    filler = " ".join(f"Sentence {i} talks about something else entirely." for i in range(12))
+    body = f"{filler} The recon-job moved to 04:30 UTC on 2025-02-10. {filler}"
+    text, cut = snippet(body, content_words("when does recon-job run"))
+    assert cut is True and len(text) <= SNIPPET_CHARS
+    assert "The recon-job moved to 04:30 UTC on 2025-02-10." in text
+    assert text.startswith("…") and text.endswith("…")
+    # nothing matched (a hit found by meaning): the start of the body
+    start, cut = snippet(body, content_words("unrelated words"))
+    assert start.startswith("Sentence 0") and cut is True and len(start) <= SNIPPET_CHARS
+
+
+def test_a_long_sentence_is_cut_at_words_around_its_match() -> None:
+    from nxm.snippet import SNIPPET_CHARS, snippet
+    from nxm.terms import content_words
+
+    body = " ".join(["word"] * 100 + ["LEDGER_DB_POOL_MIN"] + ["more"] * 100)
+    text, cut = snippet(body, content_words("LEDGER_DB_POOL_MIN"))
+    assert cut and len(text) <= SNIPPET_CHARS and "LEDGER_DB_POOL_MIN" in text
+    assert text.startswith("…word") and text.endswith("…")
+
+
+def test_search_and_recall_hits_carry_a_snippet(workspace: Any) -> None:
+    from nxm.recall import recall
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    svc = MemoryService(find(workspace))
+    long = "Background. " * 30 + "Refunds to closed cards become a manual bank transfer task."
+    svc.add(body=long, introduction="Refunds to closed cards", now=OLD, actor="t", category="x")
+    hit = svc.search(query="refunds closed cards", now=NEW)["results"][0]
+    assert "manual bank transfer" in hit["snippet"] and hit["snippet_truncated"] is True
+    got = recall(svc, query="refunds to closed cards", now=NEW)["memories"][0]
+    assert got["snippet"] == hit["snippet"] and got["snippet_truncated"] is True
