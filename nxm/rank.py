@@ -1,9 +1,14 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
 Hybrid search fuses the candidate lists by their scores, each standardized against the
-distribution it comes from (``FUSION = "zscore"``), half weight each side (``ALPHA = 0.5``)::
+distribution it comes from (``FUSION = "zscore"``), weighted by how far the keyword matches can
+be believed for this query (`keyword_evidence` e, in [0, 1]; `shares`)::
 
-    fused = ALPHA * z(bm25) + (1 - ALPHA) * z(cos)      z(s) = max(0, (s - mean) / std)
+    fused = w * z(bm25) + (1 - w) * z(cos)     w = ALPHA * e ** 2     z(s) = max(0, (s - mean) / std)
+
+e is the largest share of the query's content words one of the first five keyword matches
+holds: 1 for an identifier or a query worded like its answer (half and half, ``ALPHA = 0.5``),
+about 0.25 for a paraphrase, whose matches share an incidental word (semantic decides).
 
 BM25 scores are standardized over the query's `REF` best matches, cosine similarities over
 every memory the filters allow (the store scores them all anyway). A score counts by how far it
