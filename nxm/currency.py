@@ -26,6 +26,7 @@ what ranked between them keeps its rank, and ``old`` says which memory replaced 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,7 +44,12 @@ CHANGE = re.compile(
 
 
 def worded_as_change(record: Mapping[str, Any]) -> bool:
-    return bool(CHANGE.search(f"{record.get('introduction', '')}\n{record.get('body', '')}"))
+    return _worded(f"{record.get('introduction', '')}\n{record.get('body', '')}")
+
+
+@lru_cache(maxsize=4096)
+def _worded(text: str) -> bool:
+    return bool(CHANGE.search(text))
 
 
 def _cosine(a: Any, b: Any) -> float:
@@ -59,12 +65,10 @@ def replaces(new: Mapping[str, Any], old: Mapping[str, Any], vectors: Mapping[st
         return True
     if new.get("session_id") or old.get("session_id"):
         return False  # lines of a conversation answer each other; they are not versions
-    if (new.get("created") or "") <= (old.get("created") or ""):
+    if (new.get("created") or "") <= (old.get("created") or "") or not worded_as_change(new):
         return False
     a, b = vectors.get(new["key"]), vectors.get(old["key"])
-    if a is None or b is None or _cosine(a, b) < SAME:
-        return False
-    return worded_as_change(new)
+    return a is not None and b is not None and _cosine(a, b) >= SAME
 
 
 def order(

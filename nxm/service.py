@@ -484,7 +484,11 @@ class MemoryService:
         return [], None, "semantic search unavailable (no embedding model); keyword results only"
 
     def _vectors_of(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        """The stored vectors of these records (READY ones), by key, in one query."""
+        """The stored vectors of these records (READY ones), by key: from the matrix semantic
+        search holds when it does, else in one query."""
+        held = self.store.index.held_vectors(list(records))
+        if held is not None:
+            return held
         if self.store.remote:
             return self.store.vectors(list(records))
         from nxm.store.cache import text_hash

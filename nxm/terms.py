@@ -9,7 +9,7 @@ really contain (`nxm.rank.keyword_evidence`); snippets to find where a body answ
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 # English function words (NLTK's list, with the question words a query starts with).
 STOPWORDS = frozenset(
@@ -41,7 +41,8 @@ def stem(word: str) -> str:
     return _stem()(word)  # type: ignore[operator]
 
 
-def content_words(text: str) -> set[str]:
+@lru_cache(maxsize=8192)  # a server ranks the same memories' texts again and again
+def content_words(text: str) -> frozenset[str]:
     """The stems of ``text``'s content words."""
     fn = _stem()
-    return {fn(t) for t in TOKEN.findall(text.lower()) if t not in STOPWORDS}  # type: ignore[operator]
+    return frozenset(fn(t) for t in TOKEN.findall(text.lower()) if t not in STOPWORDS)  # type: ignore[operator]
