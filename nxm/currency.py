@@ -26,8 +26,8 @@ what ranked between them keeps its rank, and ``old`` says which memory replaced 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from nxm.curate import linked
