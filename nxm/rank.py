@@ -9,6 +9,8 @@ be believed for this query (`keyword_evidence` e, in [0, 1]; `shares`)::
 e is the largest share of the query's content words one of the first five keyword matches
 holds: 1 for an identifier or a query worded like its answer (half and half, ``ALPHA = 0.5``),
 about 0.25 for a paraphrase, whose matches share an incidental word (semantic decides).
+The search measures it over matches outside a session (chat turns answer each other; their own
+words are no measure); when the first matches are all turns, ``e`` is None: half and half.
 
 BM25 scores are standardized over the query's `REF` best matches, cosine similarities over
 every memory the filters allow (the store scores them all anyway). A score counts by how far it

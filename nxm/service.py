@@ -551,8 +551,10 @@ class MemoryService:
             evidence = None
             if mode == "hybrid" and semantic:  # how far the keyword matches hold the query
                 top = records.cache.many(k for k, _ in keyword[: rank.EVIDENCE_HITS])
-                texts = [f"{r['introduction']}\n{r['body']}" for r in top.values()]
-                evidence = rank.keyword_evidence(query, texts)
+                # a conversation's turns answer each other: their own words are no measure
+                texts = [f"{r['introduction']}\n{r['body']}" for r in top.values()
+                         if not r.get("session_id")]  # fmt: skip
+                evidence = rank.keyword_evidence(query, texts) if texts or not top else None
             depth = max(limit, currency.DEPTH)  # a newer version just below the cut is lifted
             hits = rank.fuse(
                 keyword, semantic, brief, mode, near, context, depth, spread, pool,

@@ -289,3 +289,24 @@ def test_search_and_recall_hits_carry_a_snippet(workspace: Any) -> None:
     assert "manual bank transfer" in hit["snippet"] and hit["snippet_truncated"] is True
     got = recall(svc, query="refunds to closed cards", now=NEW)["memories"][0]
     assert got["snippet"] == hit["snippet"] and got["snippet_truncated"] is True
+
+
+def test_turns_of_a_conversation_keep_half_and_half(
+    workspace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keyword evidence is measured over matches outside a session; a chat store's matches are
+    all turns, so fusion gets no evidence (half and half), a project store's gets a measure."""
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    svc = MemoryService(find(workspace))
+    seen: list[float | None] = []
+    real = rank.fuse
+    monkeypatch.setattr(rank, "fuse", lambda *a: seen.append(a[-1]) or real(*a))
+    for i, said in enumerate(["Where did you buy the snake?", "In Paris, a year ago."]):
+        at = f"2026-01-01T00:00:0{i}.000Z"
+        svc.add(body=said, introduction=said, now=at, actor="t", session_id="s1")
+    svc.search(query="where was the snake bought", now=NEW)
+    svc.add(body="Snakes are banned in the office.", introduction="No snakes", now=NEW, actor="t")
+    svc.search(query="where was the snake bought", now=NEW)
+    assert seen[0] is None and seen[1] is not None and 0.0 < seen[1] <= 1.0
