@@ -25,7 +25,7 @@ Memories of one session are context for each other, twice:
 - **In the index.** Each memory's row also holds its session context (`nxm.record.contexts`):
   its own text, then the bodies of the `CONTEXT` memories said just before it. A third list,
   BM25 over that text (``context_keyword`` in the answer), shares the keyword weight with the
-  own-text list (`WEIGHTS`: ALPHA / 2 each). For a memory without a session the context is its
+  own-text list (half each: `WEIGHTS` when the matches are all turns). For a memory without a session the context is its
   own text, so a store without sessions ranks exactly as with the two lists alone.
 - **At query time.** A hybrid score gets ``context``, a share of the fused scores of its
   session neighbours (same ``session_id``, within `WINDOW` places in ``created`` order;
@@ -235,8 +235,9 @@ def fuse(
                 fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
     else:
         kw_w, sem_w = shares(evidence)
-        # a session's words are spread over its turns: its context list keeps its share
-        weights = (kw_w / 2, ALPHA / 2, 1 - ALPHA / 2 - kw_w / 2) if ctx else (kw_w, 0.0, sem_w)
+        # own text and session context share the keyword weight (the evidence is measured over
+        # matches outside a session; matches that are all turns have none: half and half)
+        weights = (kw_w / 2, kw_w / 2, sem_w) if ctx else (kw_w, 0.0, sem_w)
         for hits, w, given in zip(lists, weights, (None, None, spread), strict=True):
             if not hits:
                 continue
