@@ -162,7 +162,8 @@ def neighbours(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple
 
 
 MIN_COS_STD = 0.05  # similarities spread less than this are not stretched (a store of a few)
-MIN_KW_STD = 0.25  # nor BM25 scores spread less than this share of their mean
+MIN_KW_STD = 0.25  # nor BM25 scores spread less than this share of their mean,
+MIN_KW_N = 20  # when fewer than this many memories matched (more: their spread is measured)
 
 
 def standardize(
@@ -183,7 +184,7 @@ def standardize(
         std = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores)) if scores else 0.0
     else:
         mean, std = spread
-    if std > 1e-9:
+    if std > 1e-9 and (not keyword or len(hits) < MIN_KW_N):
         std = max(std, MIN_KW_STD * abs(mean) if keyword else MIN_COS_STD)
     if not std > 1e-9:
         return {key: 1.0 for key, _ in hits}
