@@ -15,7 +15,8 @@
    entities of the type asked for ("which city", "the team that …"). Only open, unexpired
    memories support relations (`nxm.graph.build`), and where a relation has one value (where
    someone is based, whom they report to, a team's lead, a thing's owner) and memories
-   disagree, the most recently updated memory's value is the answer. A step that finds
+   disagree, the value of the memory written last is the answer (its ``created``: an edit of
+   an old memory, a fixed typo, does not make its fact newer). A step that finds
    nothing ends it: "I don't know", with what was found up to there.
 4. **Answer.** ``answers`` are the entities at the end; ``answer`` names them and quotes the
    sentences of the memories that state each relation on the way, in order (an agent's
@@ -159,7 +160,8 @@ def _current(
     def newest(rel: dict[str, Any]) -> str:
         if rel["authored"]:
             return "\uffff"  # an agent's statement is a deliberate correction
-        return max((graph.records[k]["updated"] or "" for k in rel["sourceMemoryIds"]), default="")
+        stated = (graph.records[k]["created"] or "" for k in rel["sourceMemoryIds"])
+        return max(stated, default="")
 
     out = []
     for kind in dict.fromkeys(graph.entities[other]["type"] for _, other in hits):

@@ -214,6 +214,8 @@ def _one_memory(out: Any, name: str, result: dict[str, Any]) -> None:
         f"{verb} [cyan]{m['key']}[/] {line(m['introduction'])} "
         f"[dim]({styled(m['status'], STATUS_STYLE)}, {_escape(m['processing'])})[/]"
     )
+    if result.get("note"):  # add: the stored memories it resembles, or what it superseded
+        out.print(f"[yellow]{_escape(result['note'])}[/]")
 
 
 READERS = {"list": _list, "search": _search, "show": _show, "history": _history}

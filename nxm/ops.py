@@ -110,7 +110,8 @@ OPERATIONS: list[Operation] = [
         module="memory",
         group="core",
         summary="Save a durable project fact under a content-hash key; the same body twice "
-        "returns the existing memory.",
+        "returns the existing memory, and the answer lists stored memories it resembles "
+        "(pass supersedes to replace one).",
         when="as soon as you learn something still true after this task (a convention, a "
         "decision and its reason, a gotcha, who owns what). The memory rule: never keep such a "
         "fact in an ad-hoc MEMORY.md or notes file; nothing reads one back.",
@@ -142,6 +143,12 @@ OPERATIONS: list[Operation] = [
                 help="Days a TASK memory lives (default from config).",
                 min=0.001,
                 max=3650,
+            ),
+            Param(
+                "supersedes",
+                help="Key of the memory this one replaces: it is closed and both are linked in "
+                "their histories, in one write.",
+                max_len=64,
             ),
             *PROVENANCE,
             ALLOW_SECRET,

@@ -1,9 +1,16 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
 Hybrid search fuses the candidate lists by their scores, each standardized against the
-distribution it comes from (``FUSION = "zscore"``), half weight each side (``ALPHA = 0.5``)::
+distribution it comes from (``FUSION = "zscore"``), weighted by how far the keyword matches can
+be believed for this query (`keyword_evidence` e, in [0, 1]; `shares`)::
 
-    fused = ALPHA * z(bm25) + (1 - ALPHA) * z(cos)      z(s) = max(0, (s - mean) / std)
+    fused = w * z(bm25) + (1 - w) * z(cos)     w = ALPHA * e ** 2     z(s) = max(0, (s - mean) / std)
+
+e is the largest share of the query's content words one of the first five keyword matches
+holds: 1 for an identifier or a query worded like its answer (half and half, ``ALPHA = 0.5``),
+about 0.25 for a paraphrase, whose matches share an incidental word (semantic decides).
+The search measures it over matches outside a session (chat turns answer each other; their own
+words are no measure); when the first matches are all turns, ``e`` is None: half and half.
 
 BM25 scores are standardized over the query's `REF` best matches, cosine similarities over
 every memory the filters allow (the store scores them all anyway). A score counts by how far it
@@ -18,7 +25,7 @@ Memories of one session are context for each other, twice:
 - **In the index.** Each memory's row also holds its session context (`nxm.record.contexts`):
   its own text, then the bodies of the `CONTEXT` memories said just before it. A third list,
   BM25 over that text (``context_keyword`` in the answer), shares the keyword weight with the
-  own-text list (`WEIGHTS`: ALPHA / 2 each). For a memory without a session the context is its
+  own-text list (half each: `WEIGHTS` when the matches are all turns). For a memory without a session the context is its
   own text, so a store without sessions ranks exactly as with the two lists alone.
 - **At query time.** A hybrid score gets ``context``, a share of the fused scores of its
   session neighbours (same ``session_id``, within `WINDOW` places in ``created`` order;
@@ -60,6 +67,72 @@ WEIGHTS = (ALPHA / 2, ALPHA / 2, 1 - ALPHA)
 WINDOW = 2  # neighbours on each side that lend a memory their score
 SHARE = 0.4  # a neighbour at distance d lends SHARE ** d of its fused score
 PERIOD_LIFT = 0.2  # of the best score, for a candidate written in the period the query names
+EVIDENCE_HITS = 5  # keyword matches whose words are compared with the query's
+EVIDENCE_WORDS = 5  # a match holding this many of the query's content words is full evidence
+
+
+# The cosine a semantic hit needs to be returned, by embedding model (cosines are not
+# comparable across models): all-MiniLM-L6-v2's from bench/project_memory's tune half, the
+# test embedder's (hashed words and trigrams score lower) by hand; another model has none.
+SEMANTIC_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.28, "hash": 0.1}
+SEMANTIC_FLOOR = SEMANTIC_FLOORS["sentence-transformers/all-MiniLM-L6-v2"]
+WORDS_FLOOR = 0.4  # share of the query's content words (`matched`) a keyword hit needs
+
+
+def matched(asked: set[str], text: str) -> float:
+    """How much of a query (its content words ``asked``) ``text`` holds: the share of them, or
+    their count over `EVIDENCE_WORDS`, whichever is larger (1.0 for a query of none)."""
+    from nxm.terms import content_words
+
+    if not asked:
+        return 1.0
+    held = len(asked & content_words(text))
+    return min(1.0, max(held / len(asked), held / EVIDENCE_WORDS))
+
+
+def relevant(mode: str, semantic: float | None, words: float, floor: float = 0.0) -> bool:
+    """Whether a hit clears its mode's relevance floor: semantic by its cosine (``floor``, the
+    model's `SEMANTIC_FLOORS`), keyword by the query words it holds (`WORDS_FLOOR`), hybrid by
+    either."""
+    close = semantic is not None and semantic >= floor
+    if mode == "semantic":
+        return close
+    if mode == "keyword":
+        return words >= WORDS_FLOOR
+    return close or words >= WORDS_FLOOR
+
+
+def through(scores: Mapping[str, Any]) -> bool:
+    """Whether a hybrid hit is relevant through what surrounds it rather than its own text: the
+    query's words in its session context (a reply "In Paris, a year ago." answers "where was the
+    snake bought") or its time named by the query. A neighbour's lent score alone is not enough:
+    every neighbour of anything found has one."""
+    return any(scores.get(k) for k in ("context_keyword", "period"))
+
+
+def keyword_evidence(query: str, texts: list[str]) -> float:
+    """How far the keyword matches can be believed, in [0, 1]: of the first `EVIDENCE_HITS`
+    matches' texts, the largest share of the query's content words one of them holds, or its
+    count of them over `EVIDENCE_WORDS` (a long request is answered by several memories, each
+    holding a few of its words), whichever is larger.
+
+    A paraphrase shares no content word with its answer, so its keyword matches hold one or
+    two incidental words of it: their evidence is low and semantic similarity decides."""
+    from nxm.terms import content_words
+
+    asked = content_words(query)
+    if not asked or not texts:
+        return 0.0
+    return max(matched(asked, text) for text in texts[:EVIDENCE_HITS])
+
+
+def shares(evidence: float | None) -> tuple[float, float]:
+    """The (keyword, semantic) weights for keyword matches of that evidence: ``ALPHA *
+    evidence ** 2`` and the rest; half and half without a measure."""
+    if evidence is None:
+        return ALPHA, 1 - ALPHA
+    kw = ALPHA * evidence**2
+    return kw, 1 - kw
 
 
 def feedback_factor(record: Mapping[str, Any]) -> float:
@@ -88,17 +161,31 @@ def neighbours(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple
     return out
 
 
+MIN_COS_STD = 0.05  # similarities spread less than this are not stretched (a store of a few)
+MIN_KW_STD = 0.25  # nor BM25 scores spread less than this share of their mean,
+MIN_KW_N = 20  # when fewer than this many memories matched (more: their spread is measured)
+
+
 def standardize(
-    hits: list[tuple[str, float]], spread: tuple[float, float] | None = None
+    hits: list[tuple[str, float]],
+    spread: tuple[float, float] | None = None,
+    keyword: bool = False,
 ) -> dict[str, float]:
     """Each hit's score in standard deviations above the mean (0 at or below it), against
-    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread."""
+    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread. The spread counts as at least `MIN_COS_STD` (similarities) or
+    `MIN_KW_STD` of the mean (BM25): in a store of a handful of memories, near-equal scores
+    would otherwise stand standard deviations apart ("who owns billing?" over three owners'
+    memories). Real stores spread more: cosine std 0.07 to 0.11, BM25 0.16 to 1.07 of the mean
+    (5th to 95th percentile of the queries on bench/project_memory; the tune half's figures do
+    not change)."""
     if spread is None:
         scores = [s for _, s in hits]
         mean = math.fsum(scores) / len(scores) if scores else 0.0
         std = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores)) if scores else 0.0
     else:
         mean, std = spread
+    if std > 1e-9 and (not keyword or len(hits) < MIN_KW_N):
+        std = max(std, MIN_KW_STD * abs(mean) if keyword else MIN_COS_STD)
     if not std > 1e-9:
         return {key: 1.0 for key, _ in hits}
     return {key: max(0.0, (s - mean) / std) for key, s in hits}
@@ -117,6 +204,7 @@ def fuse(
     period: tuple[str, str] | None = None,
     written: Mapping[str, dict[str, Any]] | None = None,
     allowed: Callable[[set[str]], set[str]] | None = None,
+    evidence: float | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
     first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
@@ -135,6 +223,7 @@ def fuse(
     ``(first, after_last)`` days the query names: `nxm.when.period`) is lifted by `PERIOD_LIFT`
     of the best candidate's score (``period`` in the answer); its ``created`` is read from
     ``written`` (the whole records, when ``records`` holds only what ranking needs).
+    ``evidence`` (`keyword_evidence`) sets how much the keyword side weighs (`shares`).
     """
     kw = dict(keyword)
     sem = dict(semantic)
@@ -146,12 +235,15 @@ def fuse(
             for rank, (key, _) in enumerate(hits[:pool], 1):
                 fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
     else:
-        weights = WEIGHTS if ctx else (ALPHA, 0.0, 1 - ALPHA)
+        kw_w, sem_w = shares(evidence)
+        # own text and session context share the keyword weight (the evidence is measured over
+        # matches outside a session; matches that are all turns have none: half and half)
+        weights = (kw_w / 2, kw_w / 2, sem_w) if ctx else (kw_w, 0.0, sem_w)
         for hits, w, given in zip(lists, weights, (None, None, spread), strict=True):
             if not hits:
                 continue
             if FUSION == "zscore":
-                scaled = standardize(hits, given)
+                scaled = standardize(hits, given, keyword=hits is not semantic)
             else:
                 top, low = max(s for _, s in hits[:pool]), min(s for _, s in hits[:pool])
                 scaled = {k: (s - low) / (top - low) if top > low else 1.0 for k, s in hits}

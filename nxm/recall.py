@@ -164,9 +164,15 @@ def _confidences(service: Any, text: str, results: list[dict[str, Any]]) -> dict
     return {k: None if v is None else round(min(1.0, max(0.0, v)), 4) for k, v in out.items()}
 
 
-def _search(service: Any, text: str, limit: int, now: str) -> tuple[list[str], dict, str | None]:
+def _search(
+    service: Any, text: str, limit: int, now: str, excerpts: dict[str, tuple[str, bool]]
+) -> tuple[list[str], dict, str | None]:
+    """The keys found, their confidences and the search's note; each hit's snippet is kept in
+    ``excerpts`` (the first branch that found it wins)."""
     found = service.search(query=text, mode="hybrid", limit=limit, now=now)
     results = found["results"]
+    for r in results:
+        excerpts.setdefault(r["key"], (r["snippet"], r["snippet_truncated"]))
     return [r["key"] for r in results], _confidences(service, text, results), found.get("note")
 
 
@@ -221,8 +227,9 @@ def recall(
         )
     chosen, derived = plan(text, topics)
     notes: set[str] = set()
+    excerpts: dict[str, tuple[str, bool]] = {}
     if not chosen:
-        keys, conf, note = _search(service, text, PER_TOPIC[1], now)
+        keys, conf, note = _search(service, text, PER_TOPIC[1], now, excerpts)
         groups: list[tuple[str, list[str]]] = []
         notes.update([note] if note else [])
         order = keys
@@ -231,7 +238,7 @@ def recall(
         conf = {}
         groups = []
         for topic in chosen:
-            keys, scores, note = _search(service, topic, per, now)
+            keys, scores, note = _search(service, topic, per, now, excerpts)
             notes.update([note] if note else [])
             groups.append((topic, keys))
             for k, v in scores.items():
@@ -242,13 +249,17 @@ def recall(
         for rank in range(per):
             order.extend(ks[rank] for _, ks in groups if rank < len(ks))
         order = list(dict.fromkeys(order))
+    # by the confidence shown (ties keep the search's order); a memory without one goes last
+    order.sort(key=lambda k: -conf[k] if conf.get(k) is not None else 1.0)
     records = service.store.records()
     memories = []
     for key in order:
         shown, more = summarize(records[key])
-        memories.append(
-            {"confidence": conf.get(key), "memory_id": key, "summary": shown, "truncated": more}
-        )
+        excerpt, cut = excerpts[key]
+        memories.append({
+            "confidence": conf.get(key), "memory_id": key, "snippet": excerpt,
+            "snippet_truncated": cut, "summary": shown, "truncated": more,
+        })  # fmt: skip
     out: dict[str, Any] = {
         "fanned_out": bool(chosen),
         "memories": memories,

@@ -12,13 +12,14 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import rank, secrets
+from nxm import curate, currency, rank, secrets
 from nxm.categories import categorize
 from nxm.record import (
     CONTROL,
     INTRO_MAX,
     body_hash,
     event,
+    identifiers,
     indexed_text,
     key_for,
     new_record,
@@ -26,7 +27,9 @@ from nxm.record import (
     ref_matches,
     summary,
 )
+from nxm.snippet import snippet
 from nxm.store import Records, Store, background
+from nxm.terms import content_words
 from nxm.when import period
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.render import parse_timestamp, timestamp
@@ -188,9 +191,15 @@ class MemoryService:
         layer: str | None = None,
         ttl_days: float | None = None,
         allow_secret: bool = False,
+        supersedes: str | None = None,
         **provenance: Any,
     ) -> dict[str, Any]:
-        """Add a memory under its content-hash key; the same body again returns the existing one."""
+        """Add a memory under its content-hash key; the same body again returns the existing one.
+
+        The answer lists the open memories it resembles (``similar``: `nxm.curate`). With
+        ``supersedes`` (a key or key prefix) the new memory replaces that one: both are linked
+        and the old one closed, in the same write.
+        """
         body, introduction = _body(body), _intro(introduction)
         secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
@@ -219,21 +228,40 @@ class MemoryService:
             updated=now,
             **{k: v for k, v in provenance.items() if v is not None},
         )
-        record["events"] = [event("CREATED", now, actor)]
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
         with self.store.writing() as current:
             same = current.with_body(body_hash(body))
+            old = self.resolve(current, supersedes) if supersedes is not None else None
+            if same and old is not None:
+                raise ConflictError(
+                    f"this body is already stored as memory {same[0]}; nothing was linked",
+                    suggestion=f"change the body, or close {old['key']} with `nxm close`",
+                    code="ALREADY_STORED",
+                )
             if same:
-                return {"created": False, "memory": self._out(current[same[0]])}
+                out = {"created": False, "memory": self._out(current[same[0]])}
+                return {**out, "similar": [], "superseded": None}
             salt = 0
             while record["key"] in current:
                 salt += 1
                 record["key"] = key_for(body, salt)
+            changed = [record]
+            if old is not None:
+                changed.append(curate.supersede(old, record["key"], now, actor))
+            link = {"supersedes": old["key"]} if old is not None else {}
+            record["events"] = [event("CREATED", now, actor, **link)]
+            found = curate.similar(vector, self.store.cache.open_vectors(), current)
+            found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
             self._ready([record], vectors)
-            self._write(current, [record], vectors)
-        return {"created": True, "memory": self._out(record)}
+            self._write(current, changed, vectors)
+        answer: dict[str, Any] = {"created": True, "memory": self._out(record), "similar": found}
+        answer["superseded"] = old["key"] if old is not None else None
+        hint = curate.note(found)
+        if hint:
+            answer["note"] = hint
+        return answer
 
     def _change(
         self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False
@@ -480,6 +508,24 @@ class MemoryService:
             )
         return [], None, "semantic search unavailable (no embedding model); keyword results only"
 
+    def _vectors_of(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The stored vectors of these records (READY ones), by key: from the matrix semantic
+        search holds when it does, else in one query."""
+        held = self.store.index.held_vectors(list(records))
+        if held is not None:
+            return held
+        if self.store.remote:
+            return self.store.vectors(list(records))
+        from nxm.store.cache import text_hash
+
+        stored = self.store.cache.vectors(text_hash(r) for r in records.values())
+        import numpy as np
+
+        return {
+            k: np.frombuffer(stored[h], dtype=np.float32)
+            for k, r in records.items() if (h := text_hash(r)) in stored
+        }  # fmt: skip
+
     def search(
         self,
         *,
@@ -534,19 +580,53 @@ class MemoryService:
             brief = records.cache.many(
                 found | {n for k in found for n, _ in near.get(k, ())}, "head"
             )
+            evidence = None
+            if mode == "hybrid" and semantic:  # how far the keyword matches hold the query
+                top = records.cache.many(k for k, _ in keyword[: rank.EVIDENCE_HITS])
+                # a conversation's turns answer each other: their own words are no measure
+                texts = [f"{r['introduction']}\n{r['body']}" for r in top.values()
+                         if not r.get("session_id")]  # fmt: skip
+                evidence = rank.keyword_evidence(query, texts) if texts or not top else None
+            depth = max(limit, currency.DEPTH)  # a newer version just below the cut is lifted
             hits = rank.fuse(
-                keyword, semantic, brief, mode, near, context, limit, spread, pool,
+                keyword, semantic, brief, mode, near, context, depth, spread, pool,
                 period(query, now), brief, lambda keys: self.store.passing(keys, lance_filters),
+                evidence,
             )  # fmt: skip
+            full = records.cache.many(k for k, _ in hits)
+            asked = content_words(query)
+            words = {k: rank.matched(asked, f"{full[k]['introduction']}\n{full[k]['body']}")
+                     for k, _ in hits}  # fmt: skip
+            named = words if identifiers(query) else None  # twins: ERR_X vs ERR_X_EXPIRED
+            hits = currency.order(hits, full, self._vectors_of(full), named)
+            # the relevance floor: below it a hit is not returned (docs/retrieval.md)
+            shown = len(hits)
+            floor = rank.SEMANTIC_FLOORS.get(self.model_name, 0.0)
+            hits = [
+                (k, sc) for k, sc in hits
+                if rank.relevant(mode, sc["semantic"], words[k], floor) or rank.through(sc)
+            ]  # fmt: skip
+            dropped = shown - len(hits)
+            hits = hits[:limit]
         from nxm.insights import log_search  # one appended line per search, for `nxm stats`
 
         log_search(self.ws, now, mode)
-        out: dict[str, Any] = {
-            "mode": mode,
-            "query": query,
-            "results": [{**summary(brief[k]), **scores} for k, scores in hits],
-            "total": len(hits),
-        }
+        results = []
+        for k, scores in hits:
+            text, cut = snippet(full[k]["body"], asked)
+            extra = {"matched": round(words[k], 4), "snippet": text, "snippet_truncated": cut}
+            results.append({**summary(brief[k]), **scores, **extra})
+        out: dict[str, Any] = {"mode": mode, "query": query, "results": results}
+        out["total"] = len(hits)
+        if not hits:
+            sim = f"similarity {rank.SEMANTIC_FLOORS.get(self.model_name, 0.0)}"
+            share = f"{rank.WORDS_FLOOR:.0%} of the query's words"
+            bar = {"semantic": sim, "keyword": share, "hybrid": f"{sim} or {share}"}[mode]
+            seen = f"; {dropped} scored below it" if dropped else ""
+            empty = (
+                f"nothing relevant is stored: no memory reaches the relevance floor ({bar}{seen})"
+            )
+            note = f"{note}; {empty}" if note else empty
         if note:
             out["note"] = note
         return out

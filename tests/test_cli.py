@@ -72,7 +72,8 @@ def test_remember_is_an_alias_of_add() -> None:
     first = added("Same body.", "--introduction", "Same")
     again = nxm("remember", "Same body.", "--introduction", "Other", "--json")
     assert again.exit_code == 0
-    assert orjson.loads(again.stdout_bytes) == {"created": False, "memory": first}
+    expected = {"created": False, "memory": first, "similar": [], "superseded": None}
+    assert orjson.loads(again.stdout_bytes) == expected
 
 
 @pytest.mark.usefixtures("workspace")

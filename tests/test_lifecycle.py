@@ -142,7 +142,7 @@ def test_feedback_factor_is_bounded_and_one_vote_matters() -> None:
 
 def test_feedback_swaps_two_tied_results_in_fusion() -> None:
     # a is first in keyword and last in semantic, b the reverse: equal fused scores, key order
-    kw, sem = [("a", 3.0), ("b", 2.0)], [("b", 0.9), ("a", 0.8)]
+    kw, sem = [("a", 3.0), ("b", 1.0)], [("b", 0.9), ("a", 0.8)]
     records = {k: new_record(key=k) for k in "ab"}
     assert [k for k, _ in rank.fuse(kw, sem, records, "hybrid")] == ["a", "b"]
     records["a"]["feedback"]["NEGATIVE"] = 1

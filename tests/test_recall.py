@@ -66,7 +66,10 @@ class FakeService:
         assert mode == "hybrid" and now == NOW
         self.calls.append((query, limit))
         keys = self.answers(query)[:limit]
-        results = [{"key": k, "semantic": 0.9 - i / 100} for i, k in enumerate(keys)]
+        results = [
+            {"key": k, "semantic": 0.9 - i / 100, "snippet": f"of {k}", "snippet_truncated": False}
+            for i, k in enumerate(keys)
+        ]
         return {"mode": mode, "query": query, "results": results, "total": len(results)}
 
 
@@ -224,7 +227,14 @@ def test_memories_are_flat_and_deduplicated_groups_carry_ids_only(tmp_path: Path
         "k003": 0.88,
         "k004": 0.89,
     }
-    assert set(out["memories"][0]) == {"confidence", "memory_id", "summary", "truncated"}
+    assert set(out["memories"][0]) == {
+        "confidence",
+        "memory_id",
+        "snippet",
+        "snippet_truncated",
+        "summary",
+        "truncated",
+    }
 
 
 # -- what is searched, what is shown ----------------------------------------------------------
@@ -290,7 +300,11 @@ def test_a_stored_context_shows_its_summary() -> None:
 def test_confidence_is_clamped_to_0_1(tmp_path: Path) -> None:
     class Odd(FakeService):
         def search(self, **kw: Any) -> dict[str, Any]:
-            res = [{"key": "k001", "semantic": 1.2}, {"key": "k002", "semantic": -0.3}]
+            cut = {"snippet": "", "snippet_truncated": False}
+            res = [
+                {"key": "k001", "semantic": 1.2, **cut},
+                {"key": "k002", "semantic": -0.3, **cut},
+            ]
             return {"results": res}
 
     svc = Odd(tmp_path, None, {k: record(k) for k in ("k001", "k002")})
@@ -486,9 +500,12 @@ def test_a_session_end_to_end_over_mcp(ctx: Context, workspace: Path) -> None:
     assert later["memories"][0] == {
         "confidence": later["memories"][0]["confidence"],
         "memory_id": stored["memory_id"],
+        "snippet": later["memories"][0]["snippet"],
+        "snippet_truncated": True,  # the stored context is longer than a snippet
         "summary": "401s after token refresh were clock skew on the CI runner; fixed NTP.",
         "truncated": True,
     }
+    assert later["memories"][0]["snippet"].startswith("401s after token refresh")
     assert "user_facts" not in seen["again"][1]
     for path in workspace.rglob("*"):
         if path.is_file():

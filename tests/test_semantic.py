@@ -141,7 +141,8 @@ def test_semantic_search_finds_a_paraphrase_with_no_shared_words(
     assert top(svc, query, "semantic") == [keys[index]]
     assert top(svc, query, "hybrid") == [keys[index]]
     best = svc.search(query=query, mode="semantic", now=NOW)["results"]
-    assert best[0]["semantic"] > best[1]["semantic"] + 0.1
+    # the rest are clearly less similar, or below the relevance floor and not returned
+    assert len(best) == 1 or best[0]["semantic"] > best[1]["semantic"] + 0.1
 
 
 @pytest.mark.model

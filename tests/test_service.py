@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import make_workspace
 
+from nxm import rank
 from nxm.record import key_for, normalise, reading_order
 from nxm.service import MemoryService
 from nxs.context import Context
@@ -107,6 +108,8 @@ def test_add_creates_a_memory_under_its_content_hash_key(svc: MemoryService) -> 
             "model": "hash",
             "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0},
         },
+        "similar": [],
+        "superseded": None,
     }
     shown = svc.show(key=key)["memory"]
     assert shown == {**result["memory"], "events": [{"type": "CREATED", "at": NOW, "actor": ACTOR}]}
@@ -145,7 +148,7 @@ def test_add_same_body_returns_the_existing_memory_and_writes_nothing(svc: Memor
         now=LATER,
         actor="other",
     )
-    assert again == {"created": False, "memory": first}
+    assert again == {"created": False, "memory": first, "similar": [], "superseded": None}
     assert state(svc) == before
 
 
@@ -755,10 +758,9 @@ def test_keyword_search_filters(corpus: Any, kw: dict, expected: list[int]) -> N
 def test_semantic_search_scores_similarity_only(corpus: Any) -> None:
     service, _ = corpus
     out = service.search(query="Carol owns billing", mode="semantic", limit=3, now=SEARCH_NOW)
-    assert out["total"] == 3
-    assert [r["semantic"] is not None and r["keyword"] is None for r in out["results"]] == [
-        True
-    ] * 3
+    assert 1 <= out["total"] <= 3  # those below the model's relevance floor are not returned
+    assert all(r["semantic"] is not None and r["keyword"] is None for r in out["results"])
+    assert all(r["semantic"] >= rank.SEMANTIC_FLOORS["hash"] for r in out["results"])
     assert [r["score"] for r in out["results"]] == [r["semantic"] for r in out["results"]]
     scores = [r["score"] for r in out["results"]]
     assert scores == sorted(scores, reverse=True)
@@ -775,7 +777,8 @@ def test_hybrid_search_fuses_both_lists(corpus: Any) -> None:
     scores = [r["score"] for r in out["results"]]
     assert scores == sorted(scores, reverse=True)
     # standard deviations above each list's mean (0 at or below it), half weight each
-    assert all(r["score"] >= 0 for r in out["results"]) and top["score"] > scores[1]
+    assert all(r["score"] >= 0 for r in out["results"])
+    assert len(scores) == 1 or top["score"] > scores[1]
     assert len(out["results"]) == out["total"] <= 20
     assert {r["status"] for r in out["results"]} == {"open"}
 

@@ -462,6 +462,15 @@ class Cache:
         )
         return dict(got)
 
+    def open_vectors(self) -> list[tuple[str, bytes]]:
+        """(key, float32 vector) of every open record embedded with this model, in one query
+        (what a write compares a new memory with, without the search index)."""
+        return self.query(
+            "SELECT r.key, v.vector FROM records r JOIN vectors v ON v.model = ? AND v.text = r.text "
+            "WHERE r.good = 1 AND r.status = 'open'",
+            (self.model,),
+        )
+
     def store_vectors(self, vectors: dict[str, bytes]) -> None:
         """Keep vectors by text hash; the records with those texts become READY (and pending,
         so the index gets the vector)."""

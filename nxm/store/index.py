@@ -474,6 +474,11 @@ class Index:
             self._vectors_at = ((id(table), version), vectors.read(table))
         return vectors.nearest(self._vectors_at[1], vector, filters, limit)
 
+    def held_vectors(self, keys: list[str]) -> dict[str, Any] | None:
+        """The vectors of ``keys`` from the matrix the last semantic search read (None when
+        there is none): what ranking compares results with costs no query."""
+        return self._vectors_at[1].of(keys) if self._vectors_at is not None else None
+
     def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
         """Which of ``keys`` the filters allow (the semantics of `where`)."""
         latest = self._latest() if keys else None

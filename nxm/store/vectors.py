@@ -155,6 +155,16 @@ class Vectors:
     columns: dict[str, Any]
     size: int
 
+    def of(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """The vectors of those of ``keys`` held here (views into the matrix); the key -> row
+        map is made on the first call and kept with this version."""
+        at = self.__dict__.get("_at")
+        if at is None:
+            at = self.__dict__["_at"] = {
+                k: i for i, k in enumerate(self.columns["key"].to_pylist()[: self.size])
+            }
+        return {k: self.matrix[at[k]] for k in keys if k in at}
+
     def rows(self, filters: dict[str, Any]) -> np.ndarray:
         """The indices of the rows the filters allow."""
         import numpy as np

@@ -70,6 +70,25 @@ CASES = [
         },
     },
     {
+        "id": "add-supersedes",  # one write: the decision closed and linked, in both histories
+        "tool": "memory_add",
+        "arguments": {
+            "body": SEED_BODIES[1] + " Replaced in June 2026 after the review.",
+            "introduction": "The decision was replaced in June 2026.",
+            "supersedes": DECISION,
+        },
+    },
+    {
+        "id": "add-supersedes-missing",
+        "tool": "memory_add",
+        "arguments": {"body": "A new fact.", "introduction": "A new fact", "supersedes": MISSING},
+    },
+    {
+        "id": "add-supersedes-forgotten",
+        "tool": "memory_add",
+        "arguments": {"body": "A new fact.", "introduction": "A new fact", "supersedes": FORGOTTEN},
+    },
+    {
         "id": "add-duplicate-returns-existing",
         "tool": "memory_add",
         "arguments": {"body": SEED_BODIES[0], "introduction": "Anything: the body decides."},
