@@ -171,12 +171,12 @@ def git_clone(env: Env) -> list[Figure]:
 def _fastembed_rate(root: Path) -> float:
     """fastembed's own batch rate (texts/s) on the indexed texts of a workspace's memories."""
     from nxm.embed import load_embedder
-    from nxm.record import indexed_text
+    from nxm.record import embedded_text
     from nxm.service import MemoryService
     from nxs.workspace import find
 
     service = MemoryService(find(str(root)))
-    texts = [indexed_text(r) for r in service.store.records().values()]
+    texts = [embedded_text(r) for r in service.store.records().values()]
     service.store.close()
     embedder = load_embedder(service.model_name)
     embedder.embed(texts[:32])  # warm

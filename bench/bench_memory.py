@@ -19,8 +19,8 @@ import sys, time, json
 sys.path.insert(0, {root!r})
 from bench.corpus import memories
 from nxm.model import MODEL_NAME, model_dir
-from nxm.record import indexed_text
-texts = [indexed_text(r) for r in sorted(memories({n}), key=lambda r: r["key"])]
+from nxm.record import embedded_text
+texts = [embedded_text(r) for r in sorted(memories({n}), key=lambda r: r["key"])]
 t0 = time.perf_counter()
 from fastembed import TextEmbedding
 model = TextEmbedding(model_name=MODEL_NAME, specific_model_path=str(model_dir()))

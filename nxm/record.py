@@ -184,6 +184,13 @@ def indexed_text(record: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def embedded_text(record: dict[str, Any]) -> str:
+    """The text a record's vector is made from: what it says, without the labels
+    `indexed_text` adds for keyword search (they pull every vector toward each other)."""
+    parts = [record["introduction"], record["body"], record.get("user_query")]
+    return "\n".join(p for p in parts if p)
+
+
 CONTEXT = 2  # memories said just before a session memory whose bodies are its keyword context
 
 

@@ -18,9 +18,9 @@ from nxm.record import (
     CONTROL,
     INTRO_MAX,
     body_hash,
+    embedded_text,
     event,
     identifiers,
-    indexed_text,
     key_for,
     new_record,
     normalise,
@@ -116,7 +116,7 @@ class MemoryService:
         emb = self.embedder()
         if emb is None or not records:
             return {}
-        vecs = emb.embed([indexed_text(r) for r in records])
+        vecs = emb.embed([embedded_text(r) for r in records])
         return {r["key"]: v for r, v in zip(records, vecs, strict=True)}
 
     def _ready(self, records: list[dict[str, Any]], vectors: dict[str, Any]) -> None:
@@ -282,7 +282,7 @@ class MemoryService:
             after["updated"], after["actor"] = now, actor
             after["events"].append(event(kind, now, actor, **data))
             vectors = None
-            if indexed_text(after) != indexed_text(before):
+            if embedded_text(after) != embedded_text(before):
                 after["processing"] = "PENDING"
                 vectors = self._vectors([after])
                 self._ready([after], vectors)

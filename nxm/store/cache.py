@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from nxm.record import CONTROL, FIELDS, body_hash, indexed_text, order_bytes
+from nxm.record import CONTROL, FIELDS, body_hash, embedded_text, order_bytes
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
@@ -57,14 +57,14 @@ CREATE TABLE IF NOT EXISTS vectors(
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-VERSION = "4"  # of the schema and of what a row holds: another version is rebuilt from scratch
+VERSION = "5"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 
 
 def text_hash(record: dict[str, Any]) -> str:
     """What a record's vector is kept under: a hash of the text that is embedded."""
-    return body_hash(indexed_text(record))[:32]
+    return body_hash(embedded_text(record))[:32]
 
 
 def projection_line(record: dict[str, Any]) -> str | None:
