@@ -255,7 +255,10 @@ def test_link_records_the_org_and_migrates_legacy_links(seams: Seams) -> None:
         "bare": ["NC-103"], "plain": ["linear:jolly/NC-103"],
     }  # fmt: skip
     history = after.history(key=keys["old_av"], limit=1)["events"][0]
-    assert (history["type"], history["data"]) == ("CLASSIFIED", {"fields": ["refs"]})
+    assert (history["type"], history["data"]) == (  # the migration keeps what it replaced
+        "CLASSIFIED",
+        {"fields": ["refs"], "before": {"refs": ["linear:NC-103"]}},
+    )
     linked = after.history(key=keys["plain"], limit=1)["events"][0]
     assert linked["data"]["org"] == "JL" and linked["data"]["org_key"] == "jolly"
 
