@@ -469,11 +469,14 @@ class MemoryService:
 
     def list(self, *, page: int = 1, page_size: int = 20, **filters: Any) -> dict[str, Any]:
         """Memories in reading order, filtered and paginated, with totals."""
-        chosen = self._select(self.store.records().heads(ordered=True), filters)
-        total = len(chosen)
-        start = (page - 1) * page_size
+        records, start = self.store.records(), (page - 1) * page_size
+        if any(filters.get(f) is not None for f in LIST_FILTERS if f != "status"):
+            chosen = self._select(records.heads(ordered=True), filters)
+            total, shown = len(chosen), chosen[start : start + page_size]
+        else:  # by status alone (the usual list): one page read, not every record
+            shown, total = records.cache.page(filters.get("status") or "open", start, page_size)
         return {
-            "memories": [summary(r) for r in chosen[start : start + page_size]],
+            "memories": [summary(r) for r in shown],
             "page": page,
             "page_size": page_size,
             "total": total,

@@ -15,7 +15,7 @@ import pytest
 from conftest import make_workspace
 
 from nxm import rank
-from nxm.record import key_for, normalise, reading_order
+from nxm.record import key_for, normalise, reading_order, summary
 from nxm.service import MemoryService
 from nxs.context import Context
 from nxs.errors import ConflictError, NotFoundError, NxsError, ValidationError
@@ -871,3 +871,25 @@ def test_the_projection_lists_the_first_lines_and_counts_the_rest(
     assert [ln.split(") ", 1)[1].split(" _(")[0] for ln in shown] == listed[:3]
     assert "5 open memories (0 closed not shown)." in text
     assert text.endswith("\n2 more open memories, in `nxm list` (not shown here).\n")
+
+
+def test_a_list_by_status_alone_pages_like_the_filtered_path(svc: MemoryService) -> None:
+    """`list` with no filter but status reads one page through the cache's order index; its
+    pages and totals are those of filtering every record."""
+    keys = [
+        svc.add(body=f"fact {i}", introduction=f"Fact {i}", priority=p, now=NOW, actor="t")[
+            "memory"
+        ]["key"]
+        for i, p in enumerate(["LOW", "HIGH", "MEDIUM", "HIGH", "LOW", "MEDIUM", "HIGH"])
+    ]
+    svc.close(key=keys[1], now=NOW, actor="t")
+    svc.close(key=keys[4], now=NOW, actor="t")
+    svc.forget(key=keys[2], now=NOW, actor="t")
+    every = list(svc.store.records().heads(ordered=True))
+    for status in ("open", "closed", "forgotten", "all"):
+        chosen = svc._select(iter(every), {"status": status})
+        for page in (1, 2, 3, 9):
+            got = svc.list(status=status, page=page, page_size=2)
+            assert got["total"] == len(chosen)
+            assert got["memories"] == [summary(r) for r in chosen[(page - 1) * 2 : page * 2]]
+    assert svc.list()["total"] == 4 and svc.list(status="all")["total"] == 7

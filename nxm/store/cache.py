@@ -400,6 +400,20 @@ class Cache:
         for head, ready in self.query(sql):
             yield self._record(head, ready)
 
+    def page(self, status: str, start: int, size: int) -> tuple[list[dict[str, Any]], int]:
+        """One page of the records of a status ("all": every one) in reading order, without
+        body and events, and how many there are: what `nxm list` shows with no other filter,
+        read through the ``ord`` index instead of every record."""
+        where = "r.good = 1" + ("" if status == "all" else " AND r.status = ?")
+        args: tuple[Any, ...] = () if status == "all" else (status,)
+        total = self.query(f"SELECT COUNT(*) FROM records r WHERE {where}", args)[0][0]
+        got = self.query(
+            f"SELECT d.head, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE {where} "
+            "ORDER BY r.ord LIMIT ? OFFSET ?",
+            (*args, size, start),
+        )
+        return [self._record(head, ready) for head, ready in got], int(total)
+
     def problems(self) -> list[tuple[str, str]]:
         return self.query("SELECT key, problem FROM records WHERE problem IS NOT NULL ORDER BY key")
 
