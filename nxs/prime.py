@@ -48,9 +48,9 @@ characters), so make it the point itself, not its topic. A rules line speaks its
 detail go in the body. A memory about one issue, file or board item gets {item}, so it stays \
 out of this list.
 
-NEXUS_MEMORY.md is a projection of every memory (index and bodies) kept for people to read and \
-review. Do not import it from CLAUDE.md, AGENTS.md or any rules file: the index below is \
-already in your context, and importing it would repeat the index and add every body under it.
+NEXUS_MEMORY.md is a projection of the open memories' introductions, kept for people to read \
+and review. Do not import it from CLAUDE.md, AGENTS.md or any rules file: the index below is \
+already in your context, and importing it would only repeat it.
 
 """
 _ITEM = {"cli": "`--scope item --ref ITEM`", "mcp": 'scope "item" with the item in refs'}
