@@ -210,12 +210,20 @@ def _history(out: Any, result: dict[str, Any]) -> None:
 def _one_memory(out: Any, name: str, result: dict[str, Any]) -> None:
     m = result["memory"]
     verb = PAST.get(name, name) if name != "add" or result.get("created") else "already stored as"
-    out.print(
-        f"{verb} [cyan]{m['key']}[/] {line(m['introduction'])} "
-        f"[dim]({styled(m['status'], STATUS_STYLE)}, {_escape(m['processing'])})[/]"
+    tail = f"({m['status']}, {m['processing']})"
+    room = max(out.width - len(verb) - len(m["key"]) - len(tail) - 3, 20)
+    out.print(  # one line: the introduction cut to what the width leaves
+        f"{verb} [cyan]{m['key']}[/] {line(m['introduction'], room)} "
+        f"[dim]({styled(m['status'], STATUS_STYLE)}, {_escape(m['processing'])})[/]",
+        soft_wrap=True,
     )
     if result.get("note"):  # add: the stored memories it resembles, or what it superseded
         out.print(f"[yellow]{_escape(result['note'])}[/]")
+    for s in result.get("similar") or ():
+        out.print(
+            f"  {_escape(s['kind'])} [cyan]{s['key'][:8]}[/] {line(s['introduction'], 50)} "
+            f"[dim]({s['similarity']:.2f})[/]"
+        )
 
 
 READERS = {"list": _list, "search": _search, "show": _show, "history": _history}

@@ -147,3 +147,14 @@ def test_an_error_shows_brackets_and_escapes_as_text() -> None:
     assert result.exit_code != 0
     assert "[bold]zz\\x1b[2j" in result.stderr  # keys are read lowercased
     assert "\x1b[" not in result.stderr
+
+
+@pytest.mark.usefixtures("workspace")
+def test_an_add_names_the_stored_memories_it_resembles() -> None:
+    first = orjson.loads(
+        runner.invoke(app, ["add", LONG + ".", "--introduction", "Tags from main", "--json"]).stdout
+    )["memory"]["key"]
+    out = nxm("add", LONG + ", always.", "--introduction", "Tags come from main only")
+    shown = [ln for ln in out.splitlines() if first[:8] in ln and "Tags from main" in ln]
+    assert shown and shown[0].split()[0] in ("similar", "duplicate"), out
+    assert all(len(ln) <= 80 for ln in out.splitlines()), out
