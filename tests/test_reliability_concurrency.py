@@ -8,8 +8,8 @@ Writers (docs/reliability.md):
 - mcp — a real `nxs mcp serve` process over stdio, driven by the SDK client from this test.
 
 They mix adds, updates, classifies, closes, reopens and feedback on their own memories, on four
-memories they all share, and on "race" bodies they all add. Afterwards LanceDB is read directly:
-one row per key, every acknowledged add present, every acknowledged event present exactly once
+memories they all share, and on "race" bodies they all add. Afterwards the memory files are read
+directly, and the search index must hold each once; every acknowledged add present, every acknowledged event present exactly once
 (and no event that was not acknowledged), the last acknowledged update/classify/close is what
 the record says, feedback counts add up, a keyword search finds every memory by its token, and
 every refusal a writer saw was one it could act on (a conflict or validation error).
