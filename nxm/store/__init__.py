@@ -36,7 +36,6 @@ from nxm.store.index import Index, where
 from nxm.store.records import Records
 from nxm.store.runtime import background, import_lancedb
 from nxm.store.text import KEY, FileProblem, event_line, record_of, render
-from nxm.store.watch import Watch
 from nxs import progress
 from nxs.errors import ConflictError, UpstreamError
 from nxs.workspace import Workspace
@@ -70,7 +69,7 @@ class Store:
         self.commits = 0
         self.problems: list[tuple[str, str]] = []
         self._syncs = 0
-        self._watch: Watch | None = None
+        self._watch: Any = None  # a `nxm.store.watch.Watch` once the store lives long
         self._on_disk: Index | None = None  # the disk index while a busy lock keeps it behind
 
     @property
@@ -200,6 +199,8 @@ class Store:
             self._watch.close()
             self._watch = None
         if self._syncs >= 2:
+            from nxm.store.watch import Watch  # ctypes: only a long-lived process pays for it
+
             watch = Watch([self.files.memories, self.files.history])
             self._watch = watch if watch.fd is not None else None
         return None
