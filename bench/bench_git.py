@@ -30,7 +30,7 @@ from pathlib import Path
 import orjson
 
 from bench.core import BenchError, Env, Figure, bench
-from bench.corpus import jsonl
+from bench.corpus import add_argv, jsonl
 
 SMALL = 100
 QUERY = "how does the export worker retry uploads"
@@ -51,16 +51,6 @@ def _sizes(env: Env) -> list[int]:
     return [SMALL, 1000] if env.quick else [SMALL, 10_000]
 
 
-def _add_argv(env: Env, root: Path, i: int) -> list[str]:
-    body = (
-        f"Git bench note {i + 500}: the export worker retries S3 uploads {i % 7 + 2} times with "
-        f"jittered backoff; see tools/export_{i + 500}.py before changing it."
-    )
-    intro = f"Export worker retries uploads {i % 7 + 2} times (git bench {i + 500})"
-    return [*env.program("nxm"), "add", body, "--introduction", intro, "--json",
-            "--workspace", str(root)]  # fmt: skip
-
-
 @bench("git-add", heavy=True, help="cold nxm add at 100 and 10,000 memories (ratio <= 1.2)")
 def git_add(env: Env) -> list[Figure]:
     """The sizes' adds are interleaved, so each ratio compares runs made under the same load."""
@@ -70,13 +60,15 @@ def git_add(env: Env) -> list[Figure]:
     sizes = _sizes(env)
     roots = {n: env.workspace(n, "git-add", model)[0] for n in sizes}
     for n, root in roots.items():  # warm: the first command after an import reads every file
-        answer = orjson.loads(env.output(_add_argv(env, root, n * 10 + 999)))
+        answer = orjson.loads(
+            env.output(add_argv(env.program("nxm"), root, n * 10 + 999, "git bench"))
+        )
         if answer["memory"]["processing"] != "READY":
             raise BenchError("nxm add did not embed: the model did not load")
     runs: dict[int, list[float]] = {n: [] for n in sizes}
     for i in range(env.repeat):
         for n, root in roots.items():
-            runs[n].append(env.run(_add_argv(env, root, n * 10 + i)))
+            runs[n].append(env.run(add_argv(env.program("nxm"), root, n * 10 + i, "git bench")))
     small = statistics.median(runs[sizes[0]])
     figures = []
     for n in sizes:

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 
 from bench.core import ROOT, BenchError, Env, Figure, bench
-from bench.corpus import QUERIES
+from bench.corpus import QUERIES, add_argv
 
 READ_STORE = 1000
 BIG_STORE = 10_000
@@ -75,18 +75,8 @@ def add(env: Env) -> list[Figure]:
     _need_model(env)
     nxm = env.program("nxm")
     root, _ = env.workspace(READ_STORE)
-    ws = ["--workspace", str(root)]
-
-    def argv(i: int) -> list[str]:
-        body = (
-            f"Bench note {i + 100}: the export worker retries S3 uploads {i + 3} times with "
-            f"jittered backoff; see tools/export_{i + 100}.py before changing it."
-        )
-        intro = f"Export worker retries S3 uploads {i + 3} times (bench {i + 100})"
-        return [*nxm, "add", body, "--introduction", intro, "--json", *ws]
-
-    runs = env.time_runs(argv)
-    answer = orjson.loads(env.output(argv(999)))
+    runs = env.time_runs(lambda i: add_argv(nxm, root, i, "bench"))
+    answer = orjson.loads(env.output(add_argv(nxm, root, 999, "bench")))
     processing = answer["memory"]["processing"]
     if processing != "READY":
         raise BenchError(f"nxm add left the memory {processing}: the model did not load")

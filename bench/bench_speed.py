@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
 import orjson  # noqa: E402
 
 from bench.core import BenchError, Env, Figure, Runs, bench  # noqa: E402
-from bench.corpus import QUERIES  # noqa: E402
+from bench.corpus import QUERIES, add_argv  # noqa: E402
 
 BIG = 10_000
 QUICK = 1000
@@ -92,16 +92,8 @@ def measure(env: Env, root: Path, n: int) -> list[Figure]:
     runs = env.time_runs(lambda i: [*nxm, "recall", qs[i % len(qs)], "--json", *ws])
     figs.append(env.figure(f"cold nxm recall ({n:,})", runs, target=6))
 
-    def add(i: int) -> list[str]:
-        body = (
-            f"Speed note {i + 100}: the export worker retries S3 uploads {i + 3} times with "
-            f"jittered backoff; see tools/export_{i + 100}.py before changing it."
-        )
-        intro = f"Export worker retries S3 uploads {i + 3} times (speed {i + 100})"
-        return [*nxm, "add", body, "--introduction", intro, "--json", *ws]
-
-    runs = env.time_runs(add)
-    done = orjson.loads(env.output(add(999)))
+    runs = env.time_runs(lambda i: add_argv(nxm, root, i, "speed"))
+    done = orjson.loads(env.output(add_argv(nxm, root, 999, "speed")))
     if done["memory"]["processing"] != "READY":
         raise BenchError("nxm add left the memory PENDING: the model did not load")
     figs.append(env.figure(f"cold nxm add, embedded, READY ({n:,})", runs, target=6))

@@ -184,3 +184,14 @@ QUERIES = (
     "where do request timeouts come from",
     "rotate the signing key",
 )  # fmt: skip
+
+
+def add_argv(nxm: list[str], root: Any, i: int, tag: str) -> list[str]:
+    """A cold `nxm add` of the ``i``-th note of a bench (``tag`` keeps benches' bodies apart),
+    distinct from every corpus memory."""
+    body = (
+        f"{tag} note {i + 100}: the export worker retries S3 uploads {i + 3} times with "
+        f"jittered backoff; see tools/export_{i + 100}.py before changing it."
+    )
+    intro = f"Export worker retries S3 uploads {i + 3} times ({tag} {i + 100})"
+    return [*nxm, "add", body, "--introduction", intro, "--json", "--workspace", str(root)]
