@@ -201,7 +201,11 @@ register(app, [op for op in operations() if op.cli == "nxs"], groups={("linear",
 def main() -> None:
     """Console-script entry point."""
     if sys.argv[1:2] == ["prime"]:
+        from nxs import entry  # a warm server's answer (`nxs.entry` asks before typer loads)
         from nxs.prime import fast_main  # at every session start: skip building every verb
+
+        if not entry.tried and entry.warm_prime(sys.argv[2:]):
+            return
 
         if fast_main(sys.argv[2:]):
             return

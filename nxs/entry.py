@@ -18,6 +18,7 @@ _NAMES = {
     "-w": "workspace",
 }
 _NAMES |= {"--now": "now", "--seam": "seam", "--tools": "tools"}
+tried = False  # this process has asked already (`nxs.cli.main` does not ask again)
 
 
 def prime_arguments(argv: list[str]) -> dict[str, Any] | None:
@@ -48,6 +49,8 @@ def warm_prime(argv: list[str]) -> bool:
     """Print `nxs prime ARGV` as the workspace's warm server answers it; False when it does not."""
     from nxs import warm
 
+    global tried
+    tried = True
     values = prime_arguments(argv)
     if values is None or not warm.enabled():
         return False
