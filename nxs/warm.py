@@ -214,6 +214,10 @@ class Lost(Exception):
     """The server went away after it was told to run the call."""
 
 
+class Again(Exception):
+    """The server ran a read whose result would not travel exactly: run it in process."""
+
+
 def enabled() -> bool:
     """Whether this process may ask a warm server (off with NXS_NO_REUSE, or under NXS_DEBUG,
     whose tracebacks would name the server's frames)."""
@@ -274,6 +278,8 @@ def ask(root: Path, request: dict[str, Any], writes: bool) -> dict[str, Any] | N
             got = _follow(sock)
             _note(op, None)
             return got
+        except Again:
+            return _note(op, "a result that does not travel exactly")
         except (OSError, ValueError, Lost):
             _note(op, "the server went away")
             if writes:
@@ -313,6 +319,8 @@ def _follow(sock: socket.socket) -> dict[str, Any]:
             progress.report(*frame["progress"])
         elif "close" in frame:
             progress.close(frame["close"])
+        elif "again" in frame:  # a read whose result would not travel exactly
+            raise Again
         elif "result" in frame or "error" in frame:
             frame["said"] = said
             return frame

@@ -20,10 +20,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from nxs import progress, warm
 from nxs.context import Context
 from nxs.errors import NxsError
 from nxs.ops import validate
+from nxs.render import render
 
 log = logging.getLogger("nxs.mcp")
 RUN_WAIT_S = 2.0  # how long a "ready" server waits to be told "run" (it holds the call lock)
@@ -73,6 +76,11 @@ class Listener:
         self.root = Path(seam.workspace)
         self.path = warm.socket_path(self.root)
         self.fingerprint = warm.fingerprint()
+        from nxs.registry import operations
+
+        self.ops: dict[str, Any] = {
+            op.name: op for op in operations(["memory"]) if op.cli == "nxm" and op.name in warm.SAFE
+        }
         self.sock: socket.socket | None = None
         self._ino: int | None = None
 
@@ -187,16 +195,11 @@ class Listener:
             return "another nxs (code, packages or environment)"
         if request.get("root") != str(self.root):
             return "another workspace"
-        if request.get("op") not in warm.SAFE or request["op"] not in self._ops():
+        if request.get("op") != "prime" and request.get("op") not in self.ops:
             return "not an operation this server runs for the CLI"
         if not isinstance(request.get("kwargs"), dict):
             return "bad request"
         return None
-
-    def _ops(self) -> dict[str, Any]:
-        from nxs.registry import operations
-
-        return {op.name: op for op in operations(["memory"]) if op.cli == "nxm"} | {"prime": None}
 
     def _state(self) -> str | None:
         """Why this server would not answer as a new process would (None: it would)."""
@@ -241,16 +244,22 @@ class Listener:
         try:
             if request["op"] == "prime":
                 return {"result": self._prime(request)}
-            op = self._ops()[request["op"]]
+            op = self.ops[request["op"]]
             kwargs = validate(op, request["kwargs"])
             ctx = Context(
                 now=request["now"], actor=request["actor"], workspace_arg=str(self.root),
                 services=seam.services,
             )  # fmt: skip
             try:
-                return {"result": plain(op.handler(ctx, **kwargs))}
+                result = op.handler(ctx, **kwargs)
             finally:
                 seam._evict_stale()
+            try:
+                return {"result": plain(result)}
+            except TypeError:
+                if not op.writes:
+                    return {"again": True}  # a read: the client runs it itself, exactly
+                return {"result": orjson.loads(render(result))}  # done: the nearest value
         except NxsError as err:
             return {"error": warm.error_value(err)}
         except Exception as exc:  # noqa: BLE001 - the seam's one catch-all

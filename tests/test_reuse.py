@@ -507,3 +507,63 @@ def test_two_calls_at_once(root: Path) -> None:
     assert answers == [cold.same(), cold.same()]
     said = [log.read_text() for log in logs]
     assert all(s in ("search: warm\n", "search: in process, refused: busy\n") for s in said), said
+
+
+# -- what travels ----------------------------------------------------------------------------------
+
+
+def test_only_exact_json_values_travel() -> None:
+    from nxs.warmserve import plain
+
+    value = {"a": [1, 2.5, "x", None, True, {"b": -(2**63)}]}
+    assert plain(value) == value
+    import numpy as np
+
+    for bad in ({"t": (1, 2)}, {"n": np.float32(0.5)}, {1: "key"}, {"f": float("nan")}, {2**64}):
+        with pytest.raises(TypeError):
+            plain(bad)
+
+
+def test_a_read_whose_result_would_not_travel_runs_in_process(root: Path, served: Served) -> None:
+    import dataclasses
+
+    seed(root)
+    op = served.listener.ops["list"]
+    served.listener.ops["list"] = dataclasses.replace(op, handler=lambda ctx, **kw: {"t": (1, 2)})
+    argv = [*NXM, "list", "--json", "--now", LATER]
+    hot = run(root, argv)
+    assert hot.log == ["list: in process, a result that does not travel exactly"]
+    assert hot.same() == run(root, argv, cold=True).same()
+
+
+def test_the_servers_progress_is_drawn_by_the_client(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nxs import progress
+
+    seed(root)
+    (root / ".nxs" / "index" / "cache.db").unlink()  # the server's first look reads every file
+    frames: list[Any] = []
+    drawn: list[Any] = []
+    real_receive, real_report = warm.receive, progress.report
+
+    def receive(sock: Any, deadline: float | None = None) -> Any:
+        got = real_receive(sock, deadline)
+        frames.append(got)
+        return got
+
+    def report(label: str, done: int, total: int) -> None:
+        if threading.current_thread() is threading.main_thread():
+            drawn.append((label, done, total))  # the client's bar (the server's thread forwards)
+        real_report(label, done, total)
+
+    monkeypatch.setattr(warm, "receive", receive)
+    monkeypatch.setattr(progress, "report", report)
+    server = Served(root)
+    try:
+        got, _ = _ask(root, "list")
+    finally:
+        server.close()
+    assert got is not None and "result" in got and got["result"]["total"] == 3
+    assert {"progress": ["reading memory files", 3, 3]} in frames
+    assert drawn == [("reading memory files", 3, 3)]
