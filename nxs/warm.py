@@ -31,19 +31,22 @@ the server sends ``stderr``/``progress``/``close`` frames, then ``result`` or ``
 
 from __future__ import annotations
 
-import hashlib
 import os
-import socket
 import stat
-import struct
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from nxs.errors import ConflictError, NotFoundError, NxsError, UpstreamError, ValidationError
+
+if TYPE_CHECKING:
+    import socket
+
+# socket, struct and hashlib (~6 ms) are imported once a socket file is there: a call without
+# a server pays one lstat
 
 PROTOCOL = 1
 OFF_ENV = "NXS_NO_REUSE"
@@ -80,6 +83,8 @@ def socket_path(root: Path) -> Path:
     local = root / ".nxs" / "index" / SOCKET_NAME
     if len(os.fsencode(local)) < MAX_PATH:
         return local
+    import hashlib
+
     return short_dir() / (hashlib.sha256(os.fsencode(root)).hexdigest()[:32] + ".sock")
 
 
@@ -130,6 +135,8 @@ def fingerprint() -> str:
         for k, v in os.environ.items()
         if (k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES) and k not in _ENV_IGNORED
     )
+    import hashlib
+
     stamp = [PROTOCOL, sys.version, sys.executable, sys.prefix, _code_stamp(), env]
     return hashlib.sha256(orjson.dumps(stamp)).hexdigest()
 
@@ -139,6 +146,8 @@ def fingerprint() -> str:
 
 def send(sock: socket.socket, value: Any) -> None:
     """Write one frame."""
+    import struct
+
     data = orjson.dumps(value)
     sock.sendall(struct.pack(">I", len(data)) + data)
 
@@ -146,6 +155,8 @@ def send(sock: socket.socket, value: Any) -> None:
 def receive(sock: socket.socket, deadline: float | None = None) -> Any:
     """Read one frame (None at the end of the stream); ``deadline`` is a `time.monotonic`
     moment after which `TimeoutError` is raised."""
+    import struct
+
     head = _exactly(sock, 4, deadline)
     if head is None:
         return None
@@ -178,6 +189,9 @@ def _exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes | 
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The user id of the process at the other end (Linux ``SO_PEERCRED``), or None."""
+    import socket
+    import struct
+
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -236,6 +250,8 @@ def connect(root: Path) -> socket.socket | str:
         return "not a socket of this user"
     if path.parent != root / ".nxs" / "index" and not private_dir(path.parent):
         return "not a socket of this user"
+    import socket
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(HANDSHAKE_S)
