@@ -83,6 +83,11 @@ class Listener:
         }
         self.sock: socket.socket | None = None
         self._ino: int | None = None
+        # the calls run on one thread of their own, as the MCP calls do (`build_server`): each
+        # thread that embeds or searches keeps allocations of its own in onnxruntime and lance
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="nxs-cli")
 
     def start(self) -> bool:
         """Bind and listen; False (and nothing bound) when another live server holds the
@@ -137,6 +142,7 @@ class Listener:
         with contextlib.suppress(OSError):
             self.sock.close()
         self.sock = None
+        self._worker.shutdown(wait=False)
 
     def _accept(self) -> None:
         while self.sock is not None:
@@ -179,7 +185,7 @@ class Listener:
             with seam._idle:
                 seam._running += 1
             try:
-                self._run(conn, request)
+                self._worker.submit(self._run, conn, request).result()
             finally:
                 with seam._idle:
                     seam._running -= 1
