@@ -32,26 +32,36 @@ log = logging.getLogger("nxs.mcp")
 RUN_WAIT_S = 2.0  # how long a "ready" server waits to be told "run" (it holds the call lock)
 REQUEST_WAIT_S = 1.0
 
-_local = threading.local()  # the frame writer of the call this thread runs, if any
+# The frame writer of the CLI call running now. One call runs at a time (the seam's lock), and
+# its handler may write from threads it starts (a search embeds the query on a pool thread), so
+# what any thread writes goes to it, except the threads that are the server's own.
+_calling: list[Any] = []
+_OWN = ("MainThread", "nxs-warm", "nxs-warm-accept")
+
+
+def _sink() -> Any:
+    if not _calling or threading.current_thread().name in _OWN:
+        return None
+    return _calling[0]
 
 
 class _Split:
-    """A stream that sends what a call's thread writes to that call's client (as stderr
-    frames) and everything else to the stream it replaces (whose every other attribute it
-    shows: a library may ask for its ``fileno``)."""
+    """A stream that sends what the running CLI call writes to its client (as stderr frames)
+    and everything else to the stream it replaces (whose every other attribute it shows: a
+    library may ask for its ``fileno``)."""
 
     def __init__(self, base: Any) -> None:
         self.base = base
 
     def write(self, text: str) -> int:
-        sink = getattr(_local, "sink", None)
+        sink = _sink()
         if sink is None:
             return self.base.write(text)
         sink({"stderr": text})
         return len(text)
 
     def flush(self) -> None:
-        if getattr(_local, "sink", None) is None:
+        if _sink() is None:
             self.base.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -232,15 +242,18 @@ class Listener:
         return None
 
     def _run(self, conn: socket.socket, request: dict[str, Any]) -> None:
-        def sink(frame: dict[str, Any]) -> None:
-            warm.send(conn, frame)
+        sending = threading.Lock()  # frames from the call's threads, one at a time
 
-        _local.sink = sink
+        def sink(frame: dict[str, Any]) -> None:
+            with sending:
+                warm.send(conn, frame)
+
+        _calling.append(sink)
         try:
             with progress.forwarded(sink):
                 frame = self._call(request)
         finally:
-            _local.sink = None
+            _calling.clear()
         warm.send(conn, frame)
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -567,3 +567,36 @@ def test_the_servers_progress_is_drawn_by_the_client(
     assert got is not None and "result" in got and got["result"]["total"] == 3
     assert {"progress": ["reading memory files", 3, 3]} in frames
     assert drawn == [("reading memory files", 3, 3)]
+
+
+def test_a_server_of_other_code_is_refused(root: Path, served: Served) -> None:
+    # the client's code changed after the server started (an upgrade, a checkout): its
+    # fingerprint is not the server's
+    seed(root)
+    source = Path(warm.__file__).with_name("render.py")
+    before = source.stat()
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    try:
+        hot = run(root, [*NXM, "list", "--json"])
+    finally:
+        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert hot.log == ["list: in process, refused: another nxs (code, packages or environment)"]
+    assert warmed(root, [*NXM, "list", "--json"]).code == 0  # the same code again: served
+
+
+def test_a_config_changed_under_the_server_is_followed(root: Path) -> None:
+    seed(root)
+    argv = [*NXM, "search", "deploys", "--json", "--now", LATER]
+    # started here, not in a fixture: pytest sets its own stderr again between the two, and
+    # the server's stderr must be the one it split (as in `nxs mcp serve`)
+    server = Served(root)
+    try:
+        warmed(root, argv)
+        config = root / ".nxs" / "config.toml"
+        time.sleep(0.01)  # a new mtime: the server opens the workspace again
+        config.write_text(config.read_text().replace('model = "hash"', 'model = "no-such/model"'))
+        cold = run(root, argv, cold=True)
+        hot = warmed(root, argv)
+    finally:
+        server.close()
+    assert hot.same() == cold.same() and b"semantic search unavailable" in cold.err
