@@ -243,10 +243,18 @@ class Listener:
 
     def _run(self, conn: socket.socket, request: dict[str, Any]) -> None:
         sending = threading.Lock()  # frames from the call's threads, one at a time
+        gone: list[bool] = []
 
         def sink(frame: dict[str, Any]) -> None:
+            # a client that went away (Ctrl-C) must not make a write fail half-way: the call
+            # runs to its end, and what it says is dropped
             with sending:
-                warm.send(conn, frame)
+                if gone:
+                    return
+                try:
+                    warm.send(conn, frame)
+                except OSError:
+                    gone.append(True)
 
         _calling.append(sink)
         try:
