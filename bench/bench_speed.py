@@ -157,7 +157,8 @@ def warm_rows(env: Env, root: Path, n: int) -> list[Figure]:
         deadline = time.monotonic() + 120
         while not (log.exists() and log.read_text().endswith("search: warm\n")):
             if time.monotonic() > deadline:
-                raise BenchError(f"the warm server never answered: {log.read_text()[-300:]}")
+                said = log.read_text()[-300:] if log.exists() else "no call asked it"
+                raise BenchError(f"the warm server never answered: {said}")
             env.run([*nxm, "search", qs[0], "--json", *ws])  # until its warm-up is done
         rows = [
             ("nxm list --json", lambda _: [*nxm, "list", "--json", *ws], 2.5),

@@ -600,3 +600,30 @@ def test_a_config_changed_under_the_server_is_followed(root: Path) -> None:
     finally:
         server.close()
     assert hot.same() == cold.same() and b"semantic search unavailable" in cold.err
+
+
+def test_a_client_gone_after_run_leaves_a_whole_write(root: Path, served: Served) -> None:
+    # the CLI was interrupted (Ctrl-C) after telling the server to run: the write is whole,
+    # and the server answers the next call
+    from nxs.ops import validate
+    from nxs.registry import operations
+
+    seed(root)
+    op = next(o for o in operations(["memory"]) if o.name == "add")
+    body = "Interrupted writes still land whole."
+    kwargs = validate(op, {"body": body, "introduction": "Interrupted add"})
+    conn = warm.connect(root)
+    assert not isinstance(conn, str)
+    with conn:
+        request = {"op": "add", "kwargs": kwargs, "now": LATER, "actor": "tester"}
+        warm.send(conn, {**request, "hello": warm.PROTOCOL, "fp": warm.fingerprint(),
+                         "root": str(root)})  # fmt: skip
+        assert warm.receive(conn, time.monotonic() + 5) == {"ready": True}
+        warm.send(conn, {"run": True})
+    deadline = time.monotonic() + 30
+    while not served.seam.lock.acquire(timeout=0.1):  # the call is still running
+        assert time.monotonic() < deadline
+    served.seam.lock.release()
+    listed = run(root, [*NXM, "list", "--json"], cold=True)
+    assert b"Interrupted add" in listed.out
+    assert warmed(root, [*NXM, "list", "--json"]).out == listed.out
