@@ -627,3 +627,16 @@ def test_a_client_gone_after_run_leaves_a_whole_write(root: Path, served: Served
     listed = run(root, [*NXM, "list", "--json"], cold=True)
     assert b"Interrupted add" in listed.out
     assert warmed(root, [*NXM, "list", "--json"]).out == listed.out
+
+
+def test_calls_one_right_after_another_are_all_answered(
+    root: Path, served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the answer leaves after the call lock is free: the next call is not refused as busy
+    seed(root)
+    log = root.parent / "log"
+    monkeypatch.setenv(warm.LOG_ENV, str(log))
+    for _ in range(10):
+        got, _ = _ask(root)
+        assert got is not None and got["result"]["total"] == 3
+    assert log.read_text() == "list: warm\n" * 10
