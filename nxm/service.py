@@ -251,7 +251,7 @@ class MemoryService:
                 changed.append(curate.supersede(old, record["key"], now, actor))
             link = {"supersedes": old["key"]} if old is not None else {}
             record["events"] = [event("CREATED", now, actor, **link)]
-            found = curate.similar(vector, self.store.cache.open_vectors(), current)
+            found = curate.similar(vector, self.store.cache, current)
             found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
             self._ready([record], vectors)

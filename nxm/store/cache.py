@@ -9,7 +9,7 @@ loses nothing. It also holds:
 
 - ``pending``: keys whose LanceDB row is out of date (the index catches up before a search);
 - ``vectors``: embeddings by model and text, so a text seen before (on another branch) is
-  never embedded again;
+  never embedded again (the row of each in the model's vector file, `nxm.store.matrix`);
 - ``extracted``: each memory's entity-graph extraction, by its fingerprint.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from nxm.record import CONTROL, FIELDS, body_hash, embedded_text, order_bytes
+from nxm.store.matrix import Matrix, crc
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
@@ -52,12 +53,14 @@ CREATE INDEX IF NOT EXISTS records_text ON records(text);
 CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
-    model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
+    model TEXT NOT NULL, text TEXT NOT NULL, row INTEGER NOT NULL, size INTEGER NOT NULL,
+    crc INTEGER NOT NULL, PRIMARY KEY(model, text)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vectors_row ON vectors(model, row);
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-VERSION = "5"  # of the schema and of what a row holds: another version is rebuilt from scratch
+VERSION = "6"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 
@@ -87,6 +90,7 @@ class Cache:
         self._inode: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self.persistent = path is not None
+        self.matrix = Matrix(path.parent if path is not None else None, model)
 
     # -- connection -------------------------------------------------------------------------
 
@@ -127,6 +131,8 @@ class Cache:
                 for suffix in ("", "-wal", "-shm"):
                     with contextlib.suppress(OSError):
                         Path(f"{self.path}{suffix}").unlink()
+            with contextlib.suppress(OSError):
+                self.matrix.remove()
 
     def _open(self) -> sqlite3.Connection:
         if self.path is not None:
@@ -147,6 +153,7 @@ class Cache:
                     self.persistent = False
         conn = self._connect(":memory:")
         conn.executescript(SCHEMA)
+        self.matrix = Matrix(None, self.model)
         return conn
 
     def _remake(self) -> sqlite3.Connection:
@@ -163,10 +170,7 @@ class Cache:
         if old.exists():
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-                conn.execute(
-                    "INSERT OR IGNORE INTO vectors SELECT model, text, vector FROM old.vectors"
-                )
-                conn.commit()
+                _keep_vectors(conn, self.path.parent)
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("DETACH DATABASE old")
             old.unlink(missing_ok=True)
@@ -468,22 +472,46 @@ class Cache:
     # -- vectors ----------------------------------------------------------------------------
 
     def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
-        """Stored float32 vectors by text hash, for this model."""
+        """Stored float32 vectors by text hash, for this model. A vector whose bytes are
+        gone from the vector file is forgotten: its records are embedded again."""
         got = self.query(
-            "SELECT v.text, v.vector FROM json_each(?) j JOIN vectors v "
+            "SELECT v.text, v.row, v.size, v.crc FROM json_each(?) j JOIN vectors v "
             "ON v.model = ? AND v.text = j.value",
             (orjson.dumps(list(texts)).decode(), self.model),
         )
-        return dict(got)
+        blobs = self.matrix.rows([(row, size, check) for _, row, size, check in got])
+        lost = [text for (text, *_), blob in zip(got, blobs, strict=True) if blob is None]
+        if lost:
+            self._forget_vectors(lost)
+        return {t: b for (t, *_), b in zip(got, blobs, strict=True) if b is not None}
 
-    def open_vectors(self) -> list[tuple[str, bytes]]:
-        """(key, float32 vector) of every open record embedded with this model, in one query
-        (what a write compares a new memory with, without the search index)."""
-        return self.query(
-            "SELECT r.key, v.vector FROM records r JOIN vectors v ON v.model = ? AND v.text = r.text "
-            "WHERE r.good = 1 AND r.status = 'open'",
-            (self.model,),
-        )
+    def nearest_open(self, vector: Any, floor: float, count: int) -> list[tuple[str, float]]:
+        """The ``count`` open records embedded with this model most like ``vector`` with a
+        cosine of at least ``floor``: (key, cosine), best first (what a write compares a new
+        memory with: one product over the vector file, no search index opened)."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        wanted, found = 4 * count, {}
+        while True:
+            rows = [(r, s) for r, s in self.matrix.nearest(query, wanted) if s >= floor - 1e-4]
+            got = self.query(
+                "SELECT v.row, v.size, v.crc, r.key FROM vectors v JOIN records r "
+                "ON r.text = v.text WHERE v.model = ? AND v.row IN (SELECT value FROM json_each(?))"
+                " AND r.good = 1 AND r.status = 'open'",
+                (self.model, orjson.dumps([r for r, _ in rows]).decode()),
+            )
+            blobs = self.matrix.rows([(row, size, check) for row, size, check, _ in got])
+            norm = float(np.linalg.norm(query))
+            for (_, _, _, key), blob in zip(got, blobs, strict=True):
+                if blob is not None:
+                    row = np.frombuffer(blob, dtype=np.float32)
+                    scale = float(np.linalg.norm(row)) * norm
+                    found[key] = float(row @ query) / scale if scale > 0 else 0.0
+            best = sorted(((-s, k) for k, s in found.items() if s >= floor))[:count]
+            if len(best) == count or len(rows) < wanted:  # enough, or every close row seen
+                return [(k, -s) for s, k in best]
+            wanted *= 8
 
     def store_vectors(self, vectors: dict[str, bytes]) -> None:
         """Keep vectors by text hash; the records with those texts become READY (and pending,
@@ -492,10 +520,24 @@ class Cache:
             return
         texts = orjson.dumps(list(vectors)).decode()
         with self.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(self.model, t, v) for t, v in vectors.items()],
+            kept = dict(
+                conn.execute(
+                    "SELECT text, crc FROM vectors WHERE model = ? AND text IN "
+                    "(SELECT value FROM json_each(?))",
+                    (self.model, texts),
+                ).fetchall()
             )
+            new = {t: v for t, v in vectors.items() if kept.get(t) != crc(v)}
+            for size in {len(v) for v in new.values()}:  # one model: one size
+                same = {t: v for t, v in new.items() if len(v) == size}
+                first = self.matrix.append(list(same.values()))
+                conn.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (self.model, t, first + i, size, crc(v))
+                        for i, (t, v) in enumerate(same.items())
+                    ],
+                )
             keys = [
                 k
                 for (k,) in conn.execute(
@@ -508,6 +550,18 @@ class Cache:
                 (texts,),
             )
             self._mark_pending(conn, keys)
+
+    def _forget_vectors(self, texts: list[str]) -> None:
+        args = (self.model, orjson.dumps(texts).decode())
+        with self.transaction() as conn:
+            conn.execute(
+                "DELETE FROM vectors WHERE model = ? AND text IN (SELECT value FROM json_each(?))",
+                args,
+            )
+            conn.execute(
+                "UPDATE records SET ready = 0 WHERE text IN (SELECT value FROM json_each(?))",
+                args[1:],
+            )
 
     def unready(self) -> list[str]:
         """Keys of the records without a vector for this model."""
@@ -552,3 +606,24 @@ class Cache:
                     for k, e in got.items()
                 ],
             )
+
+
+def _keep_vectors(conn: sqlite3.Connection, folder: Path) -> None:
+    """Copy the vectors of the cache being replaced (``old``, attached) into the new one: the
+    rows of this layout as they are, a version-5 cache's vectors (SQLite blobs) into files."""
+    try:
+        conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
+    except sqlite3.OperationalError:  # version 5: the bytes were in the table
+        by_model: dict[str, dict[str, bytes]] = {}
+        for model, text, blob in conn.execute("SELECT model, text, vector FROM old.vectors"):
+            by_model.setdefault(model, {})[text] = blob
+        for model, vectors in by_model.items():
+            matrix = Matrix(folder, model)
+            for size in {len(v) for v in vectors.values()}:
+                same = {t: v for t, v in vectors.items() if len(v) == size}
+                first = matrix.append(list(same.values()))
+                conn.executemany(
+                    "INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?, ?)",
+                    [(model, t, first + i, size, crc(v)) for i, (t, v) in enumerate(same.items())],
+                )
+    conn.commit()
