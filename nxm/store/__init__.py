@@ -112,21 +112,27 @@ class Store:
 
     # -- following the files ----------------------------------------------------------------
 
-    def sync(self) -> list[str]:
+    def sync(self, folders: bool = False) -> list[str]:
         """Bring the record cache up to date with the files (or a team store's table); returns
-        the keys whose record changed. Cheap when nothing did: one identity per memory file."""
+        the keys whose record changed. Cheap when nothing did: one identity per memory file.
+
+        ``folders``: for a write that only makes new files (an add): when neither folder's
+        mark moved since the cache last looked (no file was made, removed or renamed over, as
+        git's checkout, merge and pull do and most editors' saves), only the files read too
+        soon after a change are looked at again, not every file (the next read looks at all:
+        an editor that saves in place is seen there)."""
         import sqlite3
 
         self.cache.reopen_if_replaced()
         try:
-            return self._sync()
+            return self._sync(folders)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
                 raise
-            return self._sync()
+            return self._sync(folders)
         except sqlite3.DatabaseError:
             self.cache.reset()  # damaged: made again from the files
-            return self._sync()
+            return self._sync(folders)
 
     def _in_memory(self, exc: Exception) -> bool:
         """After the cache file refused a write (a full or read-only disk): keep the records
@@ -144,7 +150,7 @@ class Store:
         self.cache = Cache(None, self.cache.model)
         return True
 
-    def _sync(self) -> list[str]:
+    def _sync(self, folders: bool = False) -> list[str]:
         from nxm.store import migrate
 
         with self._lock:
@@ -157,12 +163,15 @@ class Store:
             cache, files = self.cache, self.files
             cache.check_model()
             told = self._told()
-            if told is not None:  # the kernel says which files changed: look at those alone
+            if told is None and folders and self._marks() == self._marks_seen():
+                told = set(cache.racy())
+            if told is not None:  # the kernel (or the folders) say which files changed
                 todo = sorted(told)
                 stored = cache.idents(todo)
                 rows = [self._read(k) for k in todo]
             else:
-                mark = files.mark(files.history)
+                marks = self._marks()
+                mark = marks[1]
                 stored = cache.idents()
                 mds = files.scan(files.memories, ".md")
                 logs = (
@@ -176,8 +185,9 @@ class Store:
                     rows.append(self._read(k) if k in mds else (None, "", "", k))
                     if n % 200 == 0 or n == len(todo):
                         progress.report("reading memory files", n, len(todo))
-                if mark != cache.meta("history_mark"):
+                if marks != self._marks_seen():
                     with cache.transaction() as conn:
+                        cache.set_meta(conn, "memories_mark", marks[0])
                         cache.set_meta(conn, "history_mark", mark)
             changed = cache.put(rows, expect={k: stored.get(k) for k in todo}) if todo else []
             if todo or told is None:
@@ -185,6 +195,13 @@ class Store:
             if changed or not self._projection_current():
                 self.project()
             return changed
+
+    def _marks(self) -> tuple[str, str]:
+        return self.files.mark(self.files.memories), self.files.mark(self.files.history)
+
+    def _marks_seen(self) -> tuple[str | None, str | None]:
+        """The folders' marks when the cache last looked at every file in them."""
+        return self.cache.meta("memories_mark"), self.cache.meta("history_mark")
 
     def _told(self) -> set[str] | None:
         """The keys whose files changed since the last sync, as inotify tells them; None when
@@ -257,8 +274,9 @@ class Store:
     # -- writes -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Records]:
-        """Hold the write lock and yield every record, brought up to date inside it."""
+    def writing(self, folders: bool = False) -> Iterator[Records]:
+        """Hold the write lock and yield every record, brought up to date inside it (by the
+        folders' marks alone, with ``folders``: see `sync`)."""
         index = self.index
         if index.behind and index.maintainer is not None:  # let it have the lock (index._maintain)
             with contextlib.suppress(Exception):
@@ -267,7 +285,7 @@ class Store:
         with self.locked():
             if not self.remote and self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
-            self.sync()
+            self.sync(folders)
             yield Records(self.cache)
 
     def commit(
@@ -292,11 +310,20 @@ class Store:
         else:
             changes = [self._change(current, r) for r in upserts]
             changes += [Change(k, None) for k in deletes]
-            history = self.files.mark(self.files.history)
+            before = self._marks()
             self.files.write(changes)  # the write is saved: what follows is derived
-            if history == self.cache.meta("history_mark"):  # its own new logs are known
+            names, seen, after = (
+                ("memories_mark", "history_mark"),
+                self._marks_seen(),
+                self._marks(),
+            )
+            known = [
+                (n, a) for n, b, s, a in zip(names, before, seen, after, strict=True) if b == s
+            ]
+            if known:  # no one else changed the folder since it was looked at: its own files
                 with self.cache.transaction() as conn:
-                    self.cache.set_meta(conn, "history_mark", self.files.mark(self.files.history))
+                    for name, mark in known:
+                        self.cache.set_meta(conn, name, mark)
             self._cached(by_text, [r["key"] for r in upserts], list(deletes))
         for r in upserts:
             current.changes[r["key"]] = r
@@ -399,6 +426,7 @@ class Store:
         if not cache.pending() or self.index.uri.startswith("memory://"):
             return
         reader = not self._held  # a search: it must not wait long for a writer (issue 24)
+        lost = cache.forgotten
         try:
             self._write_pending(min(READ_WAIT_S, lock.WAIT_S) if reader else None)
         except (UpstreamError, ConflictError) as exc:
@@ -411,6 +439,8 @@ class Store:
                 self._on_disk = self.index
             self.index = Index("memory://nxs", None, self.index.dim)
             self._write_pending()
+        if embed is not None and cache.forgotten != lost:  # vectors lost from the file
+            self.refresh(embed)
 
     def _write_pending(self, wait: float | None = None) -> None:
         import numpy as np
@@ -459,8 +489,8 @@ class Store:
             with self.cache.transaction() as conn:
                 for table in ("records", "docs", "pending", "extracted"):
                     conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
-                self.cache.set_meta(conn, "history_mark", "")
-                self.cache.set_meta(conn, "remote_version", "")
+                for name in ("memories_mark", "history_mark", "remote_version"):
+                    self.cache.set_meta(conn, name, "")
             self.sync()
             return {"memories": self.cache.count(), "problems": len(self.problems)}
 

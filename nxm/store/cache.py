@@ -50,6 +50,10 @@ CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
 CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
+CREATE INDEX IF NOT EXISTS records_shown ON records(good) WHERE line IS NOT NULL;  -- counts
+CREATE INDEX IF NOT EXISTS records_closed ON records(good) WHERE status = 'closed';
+CREATE INDEX IF NOT EXISTS records_racy ON records(key)
+    WHERE substr(md, -1) = '~' OR substr(log, -1) = '~';  -- read too soon after a change
 CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
@@ -60,7 +64,7 @@ CREATE INDEX IF NOT EXISTS vectors_row ON vectors(model, row);
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-VERSION = "6"  # of the schema and of what a row holds: another version is rebuilt from scratch
+VERSION = "7"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 
@@ -91,6 +95,7 @@ class Cache:
         self._lock = threading.RLock()
         self.persistent = path is not None
         self.matrix = Matrix(path.parent if path is not None else None, model)
+        self.forgotten = 0  # vectors found lost from the matrix file (embedded again)
 
     # -- connection -------------------------------------------------------------------------
 
@@ -249,6 +254,18 @@ class Cache:
                 (orjson.dumps(keys).decode(),),
             )
         return {k: (md, log) for k, md, log in got}
+
+    def racy(self) -> list[str]:
+        """The keys whose files were read too soon after a change to trust their identity."""
+        return [
+            k
+            for (k,) in self.query(
+                "SELECT key FROM records WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'"
+            )
+        ]
+
+    def has(self, key: str) -> bool:
+        return bool(self.query("SELECT 1 FROM records WHERE key = ? AND good = 1", (key,)))
 
     def put(
         self,
@@ -447,7 +464,9 @@ class Cache:
                 "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?", (limit,)
             )
         ]
-        shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
+        shown = self.query(
+            "SELECT COUNT(*) FROM records INDEXED BY records_shown WHERE line IS NOT NULL"
+        )[0][0]
         closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
         return lines, int(shown), int(closed)
 
@@ -552,6 +571,7 @@ class Cache:
             self._mark_pending(conn, keys)
 
     def _forget_vectors(self, texts: list[str]) -> None:
+        self.forgotten += len(texts)
         args = (self.model, orjson.dumps(texts).decode())
         with self.transaction() as conn:
             conn.execute(

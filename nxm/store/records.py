@@ -38,7 +38,9 @@ class Records(Mapping[str, dict[str, Any]]):
     def __contains__(self, key: object) -> bool:
         if key in self.changes:
             return self.changes[key] is not None  # type: ignore[index]
-        return key in self._memo or key in self._key_set()
+        if key in self._memo:
+            return True
+        return key in self._keys if self._keys is not None else self.cache.has(key)  # type: ignore[arg-type]
 
     def _key_set(self) -> set[str]:
         if self._keys is None:
