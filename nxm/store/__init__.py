@@ -12,9 +12,10 @@ search index (`nxm.store.index`, LanceDB: what every search reads).
 Every command first brings the cache up to date with the files (`Store.sync`): it compares
 each memory file's identity with the one its row was read from, so a checkout, a pull, a merge,
 a rebase or a hand edit is seen by the next command of every seam, and no verb answers from, or
-writes back, another branch's state. Memories the cache marks changed are written into the
-index before the next search (`Store.refresh`), from vectors kept by their text, so switching
-branches back and forth embeds nothing again.
+writes back, another branch's state (an add, which only makes files, looks at every file only
+when a folder's mark says one was made, removed or replaced since). Memories the cache marks
+changed are written into the index before the next search (`Store.refresh`), from vectors kept
+by their text, so switching branches back and forth embeds nothing again.
 
 A write (`Store.writing`, `Store.commit`) holds the write lock, brings the cache up to date,
 and writes only the files of the memories it changes, through a journal (`nxm.store.files`).
