@@ -230,11 +230,8 @@ class MemoryService:
         )
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
-        with self.store.writing(folders=supersedes is None) as current:  # only new files
+        with self.store.writing(folders=True) as current:
             same = current.with_body(body_hash(body))
-            if same:  # it may have been edited in place since every file was looked at
-                self.store.sync()
-                same = current.with_body(body_hash(body))
             old = self.resolve(current, supersedes) if supersedes is not None else None
             if same and old is not None:
                 raise ConflictError(
@@ -277,7 +274,7 @@ class MemoryService:
         """
         if embed:
             self.embedder()
-        with self.store.writing() as current:
+        with self.store.writing(folders=True) as current:
             before = self.resolve(current, key)
             after = {**before, "refs": list(before["refs"]), "events": list(before["events"])}
             after["feedback"] = dict(before["feedback"])

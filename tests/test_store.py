@@ -318,6 +318,11 @@ def test_an_add_looks_at_the_folders_and_the_next_read_at_every_file(svc: Memory
                           actor="t", category="notes")  # fmt: skip
     assert back["created"] is True and back["memory"]["key"] != c
     assert fresh(svc).show(key=c)["memory"]["body"] == "Hotfixes ride along."
+    # a write that changes a memory edited in place since reads it from its file first
+    path.write_text(path.read_text().replace("Hotfixes ride along.", "Hotfixes wait."))
+    fresh(svc).update(key=c, priority="HIGH", now=NOW, actor="t")
+    shown = fresh(svc).show(key=c)["memory"]
+    assert (shown["body"], shown["priority"]) == ("Hotfixes wait.", "HIGH")
 
 
 def test_an_add_looks_at_every_file_only_after_a_folder_changed(
@@ -330,9 +335,10 @@ def test_an_add_looks_at_every_file_only_after_a_folder_changed(
     fresh(svc).list()
     assert looked[:1] == [".md"]  # a read: every memory file
     looked.clear()
-    add(fresh(svc), "Caches expire after a day.")
+    key = add(fresh(svc), "Caches expire after a day.")
     add(fresh(svc), "Logs are kept for a week.")
-    assert looked == []  # writes of new files: the folders' marks said nothing else changed
+    fresh(svc).update(key=key, priority="HIGH", now=NOW, actor="t")
+    assert looked == []  # the folders' marks said no file was made, removed or replaced
     (svc.ws.dir / "memories" / "stray.txt").write_text("a file made by someone else")
     add(fresh(svc), "Alerts page the on-call.")
     assert looked[:1] == [".md"]

@@ -113,7 +113,7 @@ class Store:
 
     # -- following the files ----------------------------------------------------------------
 
-    def sync(self, folders: bool = False) -> list[str]:
+    def sync(self, folders: bool = False, keys: list[str] | None = None) -> list[str]:
         """Bring the record cache up to date with the files (or a team store's table); returns
         the keys whose record changed. Cheap when nothing did: one identity per memory file.
 
@@ -121,19 +121,20 @@ class Store:
         mark moved since the cache last looked (no file was made, removed or renamed over, as
         git's checkout, merge and pull do and most editors' saves), only the files read too
         soon after a change are looked at again, not every file (the next read looks at all:
-        an editor that saves in place is seen there)."""
+        an editor that saves in place is seen there). ``keys``: look at those memories' files
+        alone (what such a write is about to change)."""
         import sqlite3
 
         self.cache.reopen_if_replaced()
         try:
-            return self._sync(folders)
+            return self._sync(folders, keys)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
                 raise
-            return self._sync(folders)
+            return self._sync(folders, keys)
         except sqlite3.DatabaseError:
             self.cache.reset()  # damaged: made again from the files
-            return self._sync(folders)
+            return self._sync(folders, keys)
 
     def _in_memory(self, exc: Exception) -> bool:
         """After the cache file refused a write (a full or read-only disk): keep the records
@@ -151,7 +152,7 @@ class Store:
         self.cache = Cache(None, self.cache.model)
         return True
 
-    def _sync(self, folders: bool = False) -> list[str]:
+    def _sync(self, folders: bool = False, keys: list[str] | None = None) -> list[str]:
         from nxm.store import migrate
 
         with self._lock:
@@ -163,7 +164,7 @@ class Store:
                     self.files.replay()
             cache, files = self.cache, self.files
             cache.check_model()
-            told = self._told()
+            told = set(keys) if keys is not None else self._told()
             if told is None and folders and self._marks() == self._marks_seen():
                 told = set(cache.racy())
             if told is not None:  # the kernel (or the folders) say which files changed
@@ -276,8 +277,9 @@ class Store:
 
     @contextlib.contextmanager
     def writing(self, folders: bool = False) -> Iterator[Records]:
-        """Hold the write lock and yield every record, brought up to date inside it (by the
-        folders' marks alone, with ``folders``: see `sync`)."""
+        """Hold the write lock and yield every record, brought up to date inside it. With
+        ``folders`` (a write of new memories or of the ones it reads), by the folders' marks
+        alone (see `sync`), and each record the write reads is read from its files first."""
         index = self.index
         if index.behind and index.maintainer is not None:  # let it have the lock (index._maintain)
             with contextlib.suppress(Exception):
@@ -287,7 +289,7 @@ class Store:
             if not self.remote and self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
             self.sync(folders)
-            yield Records(self.cache)
+            yield Records(self.cache, (lambda keys: self.sync(keys=keys)) if folders else None)
 
     def commit(
         self,
