@@ -50,8 +50,8 @@ CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
 CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
-CREATE INDEX IF NOT EXISTS records_shown ON records(good) WHERE line IS NOT NULL;  -- counts
-CREATE INDEX IF NOT EXISTS records_closed ON records(good) WHERE status = 'closed';
+CREATE INDEX IF NOT EXISTS records_closed ON records(good) WHERE status = 'closed';  -- counts
+CREATE INDEX IF NOT EXISTS records_problems ON records(key) WHERE problem IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_racy ON records(key)
     WHERE substr(md, -1) = '~' OR substr(log, -1) = '~';  -- read too soon after a change
 CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
@@ -464,9 +464,7 @@ class Cache:
                 "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?", (limit,)
             )
         ]
-        shown = self.query(
-            "SELECT COUNT(*) FROM records INDEXED BY records_shown WHERE line IS NOT NULL"
-        )[0][0]
+        shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
         closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
         return lines, int(shown), int(closed)
 
@@ -514,16 +512,22 @@ class Cache:
         wanted, found = 4 * count, {}
         while True:
             rows = [(r, s) for r, s in self.matrix.nearest(query, wanted) if s >= floor - 1e-4]
-            got = self.query(
-                "SELECT v.row, v.size, v.crc, r.key FROM vectors v JOIN records r "
-                "ON r.text = v.text WHERE v.model = ? AND v.row IN (SELECT value FROM json_each(?))"
-                " AND r.good = 1 AND r.status = 'open'",
+            got = self.query(  # the rows' texts, then their open records (two indexed lookups)
+                "SELECT row, size, crc, text FROM vectors INDEXED BY vectors_row WHERE model = ? AND row IN "
+                "(SELECT value FROM json_each(?))",
                 (self.model, orjson.dumps([r for r, _ in rows]).decode()),
             )
-            blobs = self.matrix.rows([(row, size, check) for row, size, check, _ in got])
+            keys = self.query(
+                "SELECT key, text FROM records WHERE text IN (SELECT value FROM json_each(?)) "
+                "AND good = 1 AND +status = 'open'",
+                (orjson.dumps([text for *_, text in got]).decode(),),
+            )
+            blobs = dict(
+                zip((t for *_, t in got), self.matrix.rows([g[:3] for g in got]), strict=True)
+            )
             norm = float(np.linalg.norm(query))
-            for (_, _, _, key), blob in zip(got, blobs, strict=True):
-                if blob is not None:
+            for key, text in keys:
+                if (blob := blobs.get(text)) is not None:
                     row = np.frombuffer(blob, dtype=np.float32)
                     scale = float(np.linalg.norm(row)) * norm
                     found[key] = float(row @ query) / scale if scale > 0 else 0.0
