@@ -174,14 +174,18 @@ class Store:
             else:
                 marks = self._marks()
                 mark = marks[1]
-                stored = cache.idents()
                 mds = files.scan(files.memories, ".md")
                 logs = (
                     None  # the logs' identities are those stored while no log was made or renamed
                 )
                 if mark != cache.meta("history_mark") or not cache.persistent:
                     logs = files.scan(files.history, ".jsonl")
-                todo = sorted(_changed(stored, mds, logs))
+                if logs is None and mds == cache.md_idents():  # the usual case: one comparison
+                    todo = sorted(cache.racy())
+                    stored = cache.idents(todo)
+                else:
+                    stored = cache.idents()
+                    todo = sorted(_changed(stored, mds, logs))
                 rows = []
                 for n, k in enumerate(todo, 1):
                     rows.append(self._read(k) if k in mds else (None, "", "", k))

@@ -255,6 +255,11 @@ class Cache:
             )
         return {k: (md, log) for k, md, log in got}
 
+    def md_idents(self) -> dict[str, str]:
+        """The identity of the memory file each row was read from, by key."""
+        with self._lock:
+            return dict(self.conn().execute("SELECT key, md FROM records"))
+
     def racy(self) -> list[str]:
         """The keys whose files were read too soon after a change to trust their identity."""
         return [
