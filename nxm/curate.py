@@ -1,9 +1,9 @@
 """Curation at write time: what an added memory resembles, and replacing an old one with it.
 
 `similar` compares a new memory's embedding with every open memory's (their stored vectors, in
-the record cache's vector file: no search index is opened) and reports those at least `SIMILAR` alike, best
-first, at most `SHOWN`: each could be the same fact in other words (``duplicate`` from
-`DUPLICATE` up) or another version of it, possibly contradicting it (``similar``). Thresholds
+the record cache's vector file: no search index is opened) and reports those at least `SIMILAR`
+alike, best first, at most `SHOWN`: each could be the same fact in other words (``duplicate``
+from `DUPLICATE` up) or another version of it, possibly contradicting it (``similar``). Thresholds
 are cosines of all-MiniLM-L6-v2: on bench/project_memory a fact's two versions have median 0.70
 (10th percentile 0.55), unrelated memories a 95th percentile of 0.51; the same fact reworded
 stays above 0.85 ("Ana Lima is the owner of billing since June 2026" against "Billing is owned

@@ -45,6 +45,7 @@ __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
 
 REFRESH_BATCH = 512  # memories embedded and indexed per step of a large refresh
 READ_WAIT_S = 2.0  # how long a search waits for a writer before it answers from memory
+MARKS = ("memories_mark", "history_mark")  # the cache's meta names of the folders' marks
 
 
 class Store:
@@ -117,12 +118,12 @@ class Store:
         """Bring the record cache up to date with the files (or a team store's table); returns
         the keys whose record changed. Cheap when nothing did: one identity per memory file.
 
-        ``folders``: for a write that only makes new files (an add): when neither folder's
-        mark moved since the cache last looked (no file was made, removed or renamed over, as
-        git's checkout, merge and pull do and most editors' saves), only the files read too
-        soon after a change are looked at again, not every file (the next read looks at all:
-        an editor that saves in place is seen there). ``keys``: look at those memories' files
-        alone (what such a write is about to change)."""
+        ``folders`` (a write of one memory): when neither folder's mark moved since the cache
+        last looked (no file was made, removed or renamed over, as git's checkout, merge and
+        pull do and most editors' saves), only the files read too soon after a change are
+        looked at again, not every file (the next read looks at all: an editor that saves in
+        place is seen there). ``keys``: look at those memories' files alone (what such a
+        write is about to change)."""
         import sqlite3
 
         self.cache.reopen_if_replaced()
@@ -173,12 +174,9 @@ class Store:
                 rows = [self._read(k) for k in todo]
             else:
                 marks = self._marks()
-                mark = marks[1]
                 mds = files.scan(files.memories, ".md")
-                logs = (
-                    None  # the logs' identities are those stored while no log was made or renamed
-                )
-                if mark != cache.meta("history_mark") or not cache.persistent:
+                logs = None  # the logs' identities: those stored while no log was made or renamed
+                if marks[1] != cache.meta(MARKS[1]) or not cache.persistent:
                     logs = files.scan(files.history, ".jsonl")
                 if logs is None and mds == cache.md_idents():  # the usual case: one comparison
                     todo = sorted(cache.racy())
@@ -193,8 +191,8 @@ class Store:
                         progress.report("reading memory files", n, len(todo))
                 if marks != self._marks_seen():
                     with cache.transaction() as conn:
-                        cache.set_meta(conn, "memories_mark", marks[0])
-                        cache.set_meta(conn, "history_mark", mark)
+                        for name, value in zip(MARKS, marks, strict=True):
+                            cache.set_meta(conn, name, value)
             changed = cache.put(rows, expect={k: stored.get(k) for k in todo}) if todo else []
             if todo or told is None:
                 self.problems = cache.problems()
@@ -207,7 +205,7 @@ class Store:
 
     def _marks_seen(self) -> tuple[str | None, str | None]:
         """The folders' marks when the cache last looked at every file in them."""
-        return self.cache.meta("memories_mark"), self.cache.meta("history_mark")
+        return self.cache.meta(MARKS[0]), self.cache.meta(MARKS[1])
 
     def _told(self) -> set[str] | None:
         """The keys whose files changed since the last sync, as inotify tells them; None when
@@ -319,13 +317,9 @@ class Store:
             changes += [Change(k, None) for k in deletes]
             before = self._marks()
             self.files.write(changes)  # the write is saved: what follows is derived
-            names, seen, after = (
-                ("memories_mark", "history_mark"),
-                self._marks_seen(),
-                self._marks(),
-            )
+            seen, after = self._marks_seen(), self._marks()
             known = [
-                (n, a) for n, b, s, a in zip(names, before, seen, after, strict=True) if b == s
+                (n, a) for n, b, s, a in zip(MARKS, before, seen, after, strict=True) if b == s
             ]
             if known:  # no one else changed the folder since it was looked at: its own files
                 with self.cache.transaction() as conn:
@@ -496,7 +490,7 @@ class Store:
             with self.cache.transaction() as conn:
                 for table in ("records", "docs", "pending", "extracted"):
                     conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
-                for name in ("memories_mark", "history_mark", "remote_version"):
+                for name in (*MARKS, "remote_version"):
                     self.cache.set_meta(conn, name, "")
             self.sync()
             return {"memories": self.cache.count(), "problems": len(self.problems)}
