@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from nxm.record import CONTROL, FIELDS, body_hash, embedded_text, order_bytes
-from nxm.store.matrix import Matrix, crc
+from nxm.store.matrix import Matrix, VectorRows, keep_vectors
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
@@ -84,7 +84,7 @@ def projection_line(record: dict[str, Any]) -> str | None:
     return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
 
 
-class Cache:
+class Cache(VectorRows):
     """The record cache of one workspace (thread-safe: the MCP server searches on threads)."""
 
     def __init__(self, path: Path | None, model: str) -> None:
@@ -175,7 +175,7 @@ class Cache:
         if old.exists():
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-                _keep_vectors(conn, self.path.parent)
+                keep_vectors(conn, self.path.parent)
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("DETACH DATABASE old")
             old.unlink(missing_ok=True)
@@ -491,129 +491,6 @@ class Cache:
         with self.transaction() as conn:
             self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
 
-    # -- vectors ----------------------------------------------------------------------------
-
-    def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
-        """Stored float32 vectors by text hash, for this model. A vector whose bytes are
-        gone from the vector file is forgotten: its records are embedded again."""
-        got = self.query(
-            "SELECT v.text, v.row, v.size, v.crc FROM json_each(?) j JOIN vectors v "
-            "ON v.model = ? AND v.text = j.value",
-            (orjson.dumps(list(texts)).decode(), self.model),
-        )
-        blobs = self.matrix.rows([(row, size, check) for _, row, size, check in got])
-        lost = [text for (text, *_), blob in zip(got, blobs, strict=True) if blob is None]
-        if lost:
-            self._forget_vectors(lost)
-        return {t: b for (t, *_), b in zip(got, blobs, strict=True) if b is not None}
-
-    def nearest_open(self, vector: Any, floor: float, count: int) -> list[tuple[str, float]]:
-        """The ``count`` open records embedded with this model most like ``vector`` with a
-        cosine of at least ``floor``: (key, cosine), best first (what a write compares a new
-        memory with: one product over the vector file, no search index opened)."""
-        import numpy as np
-
-        query = np.asarray(vector, dtype=np.float32)
-        wanted, found = 4 * count, {}
-        while True:
-            rows = [(r, s) for r, s in self.matrix.nearest(query, wanted) if s >= floor - 1e-4]
-            got = self.query(  # the rows' texts, then their open records (two indexed lookups)
-                "SELECT row, size, crc, text FROM vectors INDEXED BY vectors_row WHERE model = ? AND row IN "
-                "(SELECT value FROM json_each(?))",
-                (self.model, orjson.dumps([r for r, _ in rows]).decode()),
-            )
-            keys = self.query(
-                "SELECT key, text FROM records WHERE text IN (SELECT value FROM json_each(?)) "
-                "AND good = 1 AND +status = 'open'",
-                (orjson.dumps([text for *_, text in got]).decode(),),
-            )
-            blobs = dict(
-                zip((t for *_, t in got), self.matrix.rows([g[:3] for g in got]), strict=True)
-            )
-            norm = float(np.linalg.norm(query))
-            for key, text in keys:
-                if (blob := blobs.get(text)) is not None:
-                    row = np.frombuffer(blob, dtype=np.float32)
-                    scale = float(np.linalg.norm(row)) * norm
-                    found[key] = float(row @ query) / scale if scale > 0 else 0.0
-            best = sorted(((-s, k) for k, s in found.items() if s >= floor))[:count]
-            if len(best) == count or len(rows) < wanted:  # enough, or every close row seen
-                return [(k, -s) for s, k in best]
-            wanted *= 8
-
-    def store_vectors(self, vectors: dict[str, bytes]) -> None:
-        """Keep vectors by text hash; the records with those texts become READY (and pending,
-        so the index gets the vector)."""
-        if not vectors:
-            return
-        texts = orjson.dumps(list(vectors)).decode()
-        with self.transaction() as conn:
-            kept = dict(
-                conn.execute(
-                    "SELECT text, crc FROM vectors WHERE model = ? AND text IN "
-                    "(SELECT value FROM json_each(?))",
-                    (self.model, texts),
-                ).fetchall()
-            )
-            new = {t: v for t, v in vectors.items() if kept.get(t) != crc(v)}
-            for size in {len(v) for v in new.values()}:  # one model: one size
-                same = {t: v for t, v in new.items() if len(v) == size}
-                first = self.matrix.append(list(same.values()))
-                conn.executemany(
-                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
-                    [
-                        (self.model, t, first + i, size, crc(v))
-                        for i, (t, v) in enumerate(same.items())
-                    ],
-                )
-            keys = [
-                k
-                for (k,) in conn.execute(
-                    "SELECT key FROM records WHERE text IN (SELECT value FROM json_each(?))",
-                    (texts,),
-                )
-            ]
-            conn.execute(
-                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))",
-                (texts,),
-            )
-            self._mark_pending(conn, keys)
-
-    def _forget_vectors(self, texts: list[str]) -> None:
-        self.forgotten += len(texts)
-        args = (self.model, orjson.dumps(texts).decode())
-        with self.transaction() as conn:
-            conn.execute(
-                "DELETE FROM vectors WHERE model = ? AND text IN (SELECT value FROM json_each(?))",
-                args,
-            )
-            conn.execute(
-                "UPDATE records SET ready = 0 WHERE text IN (SELECT value FROM json_each(?))",
-                args[1:],
-            )
-
-    def unready(self) -> list[str]:
-        """Keys of the records without a vector for this model."""
-        return [
-            k
-            for (k,) in self.query(
-                "SELECT key FROM records WHERE ready = 0 AND good = 1 ORDER BY ord"
-            )
-        ]
-
-    def check_model(self) -> None:
-        """Recount READY after the configured model changed (each model has its own vectors)."""
-        if self.meta("model") == self.model:
-            return
-        with self.transaction() as conn:
-            conn.execute(
-                "UPDATE records SET ready = EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? "
-                "AND v.text = records.text)",
-                (self.model,),
-            )
-            self.set_meta(conn, "model", self.model)
-            self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
-
     # -- graph extraction -------------------------------------------------------------------
 
     def extractions(self) -> dict[str, dict[str, Any]]:
@@ -635,24 +512,3 @@ class Cache:
                     for k, e in got.items()
                 ],
             )
-
-
-def _keep_vectors(conn: sqlite3.Connection, folder: Path) -> None:
-    """Copy the vectors of the cache being replaced (``old``, attached) into the new one: the
-    rows of this layout as they are, a version-5 cache's vectors (SQLite blobs) into files."""
-    try:
-        conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
-    except sqlite3.OperationalError:  # version 5: the bytes were in the table
-        by_model: dict[str, dict[str, bytes]] = {}
-        for model, text, blob in conn.execute("SELECT model, text, vector FROM old.vectors"):
-            by_model.setdefault(model, {})[text] = blob
-        for model, vectors in by_model.items():
-            matrix = Matrix(folder, model)
-            for size in {len(v) for v in vectors.values()}:
-                same = {t: v for t, v in vectors.items() if len(v) == size}
-                first = matrix.append(list(same.values()))
-                conn.executemany(
-                    "INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?, ?)",
-                    [(model, t, first + i, size, crc(v)) for i, (t, v) in enumerate(same.items())],
-                )
-    conn.commit()
