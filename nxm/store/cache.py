@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS records(
     good INTEGER NOT NULL,                -- 1: the files make a record (in docs)
     problem TEXT,                         -- else: why they do not
     hash TEXT, text TEXT, session TEXT, created TEXT, status TEXT,
-    ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0
+    ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0,
+    facts BLOB                            -- what `nxs prime` reads of it (FACTS)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, head BLOB NOT NULL, doc BLOB NOT NULL)
     WITHOUT ROWID;  -- the record without body and events, first: reading it skips the whole one
@@ -56,10 +57,22 @@ CREATE TABLE IF NOT EXISTS vectors(
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
+INSERT OR IGNORE INTO meta VALUES ('docs', '0');
+CREATE TRIGGER IF NOT EXISTS docs_added AFTER INSERT ON docs
+    BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
+CREATE TRIGGER IF NOT EXISTS docs_removed AFTER DELETE ON docs
+    BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
+CREATE TRIGGER IF NOT EXISTS docs_changed AFTER UPDATE ON docs
+    BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
 """
-VERSION = "5"  # of the schema and of what a row holds: another version is rebuilt from scratch
+VERSION = "7"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
+# What `nxs prime` reads of a record (its choice of the index and the lines it prints).
+FACTS = (
+    "key", "introduction", "category", "scope", "status", "priority", "expires", "created",
+    "updated", "feedback",
+)  # fmt: skip
 
 
 def text_hash(record: dict[str, Any]) -> str:
@@ -293,7 +306,7 @@ class Cache:
             conn.executemany(
                 "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
                 ":hash, :text, :session, :created, :status, :ord, :line, "
-                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
+                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text), :facts)",
                 rows,
             )
             conn.executemany(
@@ -324,6 +337,7 @@ class Cache:
                 "status",
                 "ord",
                 "line",
+                "facts",
             )
         )
         row.update(key=key, md=md, log=log, model=self.model, good=0)
@@ -343,6 +357,7 @@ class Cache:
             good=1,
             ord=order_bytes(record),
             line=projection_line(record),
+            facts=orjson.dumps({k: head[k] for k in FACTS if k in head}),
         )
         return row
 
@@ -449,6 +464,46 @@ class Cache:
 
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
+
+    # -- what prime reads and keeps ---------------------------------------------------------
+
+    def open_facts(self) -> tuple[str, list[dict[str, Any]]]:
+        """The docs' version (it changes with every record written or removed) and the FACTS
+        of every open record, read in one snapshot."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN")
+            try:
+                version = conn.execute("SELECT value FROM meta WHERE name = 'docs'").fetchone()
+                got = conn.execute(
+                    "SELECT facts FROM records WHERE good = 1 AND status = 'open'"
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        return str(version[0] if version else ""), [orjson.loads(f) for (f,) in got]
+
+    def kept(self, name: str) -> tuple[str, Any]:
+        """The docs' version and what was kept under ``name`` (None), in one snapshot."""
+        got = self.query(
+            "SELECT (SELECT value FROM meta WHERE name = 'docs'), "
+            "(SELECT value FROM meta WHERE name = ?)",
+            (name,),
+        )[0]
+        return str(got[0] or ""), orjson.loads(got[1]) if got[1] else None
+
+    def keep(self, name: str, value: Any) -> None:
+        """Keep a derived value under ``name``, or nothing if a writer holds the cache now
+        (what is kept is only a saving: it never waits)."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                with self.transaction() as conn:
+                    self.set_meta(conn, name, orjson.dumps(value).decode())
+            except (sqlite3.OperationalError, UpstreamError):
+                pass
+            finally:
+                conn.execute("PRAGMA busy_timeout = 30000")
 
     # -- the index's bookkeeping ------------------------------------------------------------
 
