@@ -413,9 +413,12 @@ def fast_main(argv: list[str]) -> bool:
         if not values["budget"].isdigit():
             return False
         values["budget"] = int(values["budget"])
-    from nxs.clitool import emit
+    import sys
 
-    emit(output(**values))
+    data = output(**values)
+    sys.stdout.flush()  # as `nxs.clitool.emit` writes: bytes exactly (typer is not loaded here)
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
     return True
 
 
