@@ -595,3 +595,21 @@ def test_a_long_lived_store_is_told_what_changed_and_sees_every_edit(svc: Memory
     finally:
         files.Files.scan = real  # type: ignore[method-assign]
     assert watch_module.Watch
+
+
+def test_keys_and_prefixes_are_looked_up_in_the_key_index_as_iteration_finds_them(
+    svc: MemoryService,
+) -> None:
+    keys = [add(svc, f"prefix body {i}") for i in range(12)]
+    records = fresh(svc).store.records()
+    every = list(records)
+    for prefix in {k[:n] for k in keys for n in (1, 2)} | {"", "zz", keys[0]}:
+        assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
+    assert keys[0] in records and keys[0][:-1] not in records and "zz" not in records
+    # A write's own changes count as iteration counts them.
+    records.changes[keys[1]] = None
+    records.changes["f" * 16] = {**records[keys[2]], "key": "f" * 16}
+    every = list(records)
+    for prefix in ("", "f", keys[1][:3], keys[2][:1]):
+        assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
+    assert keys[1] not in records and "f" * 16 in records

@@ -51,6 +51,9 @@ CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS 
 CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
 CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
+CREATE INDEX IF NOT EXISTS records_order ON records(ord) WHERE good = 1;  -- list's pages
+CREATE INDEX IF NOT EXISTS records_status ON records(status, ord) WHERE good = 1;
+CREATE INDEX IF NOT EXISTS records_state ON records(status) WHERE good = 1;  -- its counts
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
     model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
@@ -403,8 +406,15 @@ class Cache:
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
 
-    def keys(self) -> list[str]:
-        return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
+    def keys(self, prefix: str | None = None) -> list[str]:
+        """Every record's key, or those starting with ``prefix`` (read from the key index)."""
+        if prefix is None:
+            return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
+        got = self.query(
+            "SELECT key FROM records WHERE key >= ? AND key < ? AND good = 1",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return [k for (k,) in got if k.startswith(prefix)]
 
     def heads(self, ordered: bool = False, shown: bool = False) -> Iterator[dict[str, Any]]:
         """Every record without body and events (``shown``: only NEXUS_MEMORY.md's, which
@@ -422,9 +432,12 @@ class Cache:
         where = "r.good = 1" + ("" if status == "all" else " AND r.status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
         total = self.query(f"SELECT COUNT(*) FROM records r WHERE {where}", args)[0][0]
+        # the page's keys from the order index alone, then their rows (an OFFSET reads the
+        # whole row of every record it skips)
         got = self.query(
-            f"SELECT d.head, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE {where} "
-            "ORDER BY r.ord LIMIT ? OFFSET ?",
+            f"SELECT d.head, r.ready FROM (SELECT r.key, r.ord FROM records r WHERE {where} "
+            "ORDER BY r.ord LIMIT ? OFFSET ?) p JOIN records r ON r.key = p.key "
+            "JOIN docs d ON d.key = p.key ORDER BY p.ord",
             (*args, size, start),
         )
         return [self._record(head, ready) for head, ready in got], int(total)

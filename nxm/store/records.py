@@ -38,7 +38,19 @@ class Records(Mapping[str, dict[str, Any]]):
     def __contains__(self, key: object) -> bool:
         if key in self.changes:
             return self.changes[key] is not None  # type: ignore[index]
-        return key in self._memo or key in self._key_set()
+        if key in self._memo or (self._keys is not None and key in self._keys):
+            return True
+        if self._keys is not None or not isinstance(key, str):
+            return False
+        return key in self.cache.keys(key)  # one look at the key index, not every key
+
+    def starting(self, prefix: str) -> list[str]:
+        """The keys that start with ``prefix``, in the order `__iter__` gives them."""
+        stored = set(self.cache.keys(prefix) if self._keys is None else self._keys)
+        changes = self.changes
+        got = [k for k in sorted(stored) if changes.get(k, k) is not None]
+        got += [k for k, r in changes.items() if r is not None and k not in stored]
+        return [k for k in got if k.startswith(prefix)]
 
     def _key_set(self) -> set[str]:
         if self._keys is None:
