@@ -54,6 +54,7 @@ CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND g
 CREATE INDEX IF NOT EXISTS records_order ON records(ord) WHERE good = 1;  -- list's pages
 CREATE INDEX IF NOT EXISTS records_status ON records(status, ord) WHERE good = 1;
 CREATE INDEX IF NOT EXISTS records_state ON records(status) WHERE good = 1;  -- its counts
+CREATE INDEX IF NOT EXISTS records_problems ON records(key) WHERE problem IS NOT NULL;
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
     model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
