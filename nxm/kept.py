@@ -6,8 +6,8 @@ on the moment (recency decays, memories expire), so what is kept is not the answ
 proves it again at a later moment from a few rows (meta ``prime`` of the cache):
 
 - the docs' version it was read at (`Cache.open_facts`: any record written or removed, by a
-  command or by the sync seeing a hand edit or a checkout, changes it), the counts, and the
-  moment of the choice and the first expiry after it;
+  command or by the sync seeing a hand edit or a checkout, changes it), a mark of this code
+  and of `nxm.coverage`, the counts, and the moment of the choice and the first expiry after it;
 - the candidates: in each category the best memories at that moment, more than the index took
   from it (``m`` taken: the best ``2m + 9`` kept);
 - for the rest of each category, a bound on its worth at any later moment. A memory's worth is
@@ -96,7 +96,8 @@ class Candidates:
         got = cls(now, len(live), Counter(r.get("category") for r in live), others)
         got.ranked = ranked(live, got.at)
         if _keepable(got.at, at):
-            got.entry = {"version": version, "now": now, "until": _next_expiry(facts, at)}
+            got.entry = {"version": version, "code": _code(), "now": now}
+            got.entry["until"] = _next_expiry(facts, at)
         return got
 
     @classmethod
@@ -105,6 +106,8 @@ class Candidates:
         try:
             version, entry = cache.kept(KEY)
             if not isinstance(entry, dict) or entry.get("version") != version:
+                return None
+            if not entry.get("code") or entry["code"] != _code():
                 return None
             at, since = instant(now), instant(entry["now"])
             until = instant(entry["until"]) if entry["until"] else None
@@ -172,6 +175,20 @@ class Candidates:
                 "bounds": bounds,
             },
         )
+
+
+def _code() -> str:
+    """A mark of the code that scores and proves (an edited or upgraded `nxm.coverage` or
+    this module must not be proved by what an older one kept)."""
+    import os
+
+    from nxm import coverage
+
+    try:
+        marks = [os.stat(path) for path in (coverage.__file__, __file__)]
+    except (OSError, TypeError):
+        return ""
+    return ";".join(f"{st.st_size}:{st.st_mtime_ns}" for st in marks)
 
 
 def _keepable(at: datetime | None, instant_at: datetime | None) -> bool:

@@ -95,6 +95,8 @@ def test_a_kept_row_is_never_believed_over_the_files(ws: Path) -> None:
     version, entry = store.cache.kept(KEY)
     for r in entry["candidates"]:
         r["introduction"] = "FORGED " + r["introduction"]
+    store.cache.keep(KEY, {**entry, "code": "an older nxm"})  # kept by other code: not used
+    assert "FORGED" not in prime_text(str(ws), now=NOW, budget=4000)
     store.cache.keep(KEY, entry)
     assert "FORGED" in prime_text(str(ws), now=NOW, budget=4000)
     # ...until any file changes: a hand edit of one memory the index does not even show.
