@@ -10,7 +10,10 @@ loses nothing. It also holds:
 - ``pending``: keys whose LanceDB row is out of date (the index catches up before a search);
 - ``vectors``: embeddings by model and text, so a text seen before (on another branch) is
   never embedded again;
-- ``extracted``: each memory's entity-graph extraction, by its fingerprint.
+- ``extracted``: each memory's entity-graph extraction, by its fingerprint;
+- each record's ``facts`` (what `nxs prime` reads of it) and, in ``meta``, the prime index's
+  kept candidates (`nxm.kept`) under the docs' version, a counter every docs row written or
+  removed moves (triggers), so nothing kept outlives a change the sync saw.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
 so a reader that parsed a file just before a writer changed it cannot put the old record back.
