@@ -15,12 +15,15 @@ proves it again at a later moment from a few rows (meta ``prime`` of the cache):
   rest's with a given ``a`` is at most ``a/2 + max(a/2·2^(−age then/90)) · 2^(−days since/90)``
   (an undated memory's: ``a``).
 
-At a later moment of the same version, before that expiry, the picks are made again over the
-candidates alone (`Candidates.picks`); they stand (`holds`) if in every category the rest's
-bound, with a margin far above rounding, stays below the worth of the last candidate the picks
-looked at. Then every left-out memory ranks after it, and the picks over every memory would
-have been the same ones in the same order. Otherwise the index is chosen again from every
-record (`Candidates.read`) and that choice is kept.
+At a later moment, before that expiry, the picks are made again over the candidates alone
+(`Candidates.picks`), after taking in the records written since if they are few (the cache
+logs each record's facts before a write: the old ones leave the counts and the candidates,
+the new ones join both; the rest only loses members, so its bound still holds). They stand
+(`holds`) if in every category the rest's bound, with a margin far above rounding, stays below
+the worth of the last candidate the picks looked at. Then every left-out memory ranks after
+it, and the picks over every memory would have been the same ones in the same order.
+Otherwise the index is chosen again from every record (`Candidates.read`) and that choice is
+kept.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ KEY = "prime"  # the cache's meta row
 SPARE = 9  # candidates kept per category beyond twice those taken
 MARGIN = 1e-9  # relative: far above the rounding of the bound and of a worth
 MOST = 2000  # candidates worth keeping (more: the whole store is about as cheap to read)
+CHANGES = 500  # records changed since a kept choice that are worth bringing it up to date
 
 Ranked = dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]]
 
@@ -82,13 +86,14 @@ class Candidates:
         self.since: datetime | None = None  # the moment of a kept choice
         self.taken: Counter[Any] = Counter()
         self.entry: dict[str, Any] | None = None  # what to keep, after a full choice
+        self.refreshed: dict[str, Any] | None = None  # a kept choice brought up to date
 
     # -- reading ----------------------------------------------------------------------------
 
     @classmethod
     def read(cls, cache: Any, now: str) -> Candidates:
         """Every open record's candidates, from the cache (after the store's sync)."""
-        version, facts = cache.open_facts()
+        version, seq, facts = cache.open_facts()
         at = instant(now)
         heads = [r for r in facts if is_open(r, at)]
         live = [r for r in heads if r.get("scope") == "project"]
@@ -96,7 +101,7 @@ class Candidates:
         got = cls(now, len(live), Counter(r.get("category") for r in live), others)
         got.ranked = ranked(live, got.at)
         if _keepable(got.at, at):
-            got.entry = {"version": version, "code": _code(), "now": now}
+            got.entry = {"version": version, "seq": seq, "code": _code(), "now": now}
             got.entry["until"] = _next_expiry(facts, at)
         return got
 
@@ -104,12 +109,18 @@ class Candidates:
     def kept(cls, cache: Any, now: str) -> Candidates | None:
         """The kept candidates if they can answer at ``now`` (None: read every record)."""
         try:
-            version, entry = cache.kept(KEY)
-            if not isinstance(entry, dict) or entry.get("version") != version:
-                return None
-            if not entry.get("code") or entry["code"] != _code():
+            version, seq, entry, changes = cache.kept(KEY, CHANGES)
+            if not isinstance(entry, dict) or not entry.get("code") or entry["code"] != _code():
                 return None
             at, since = instant(now), instant(entry["now"])
+            refreshed = entry.get("version") != version
+            if refreshed:  # records written since: take them in, or choose again
+                if changes is None or since is None:
+                    return None
+                entry = _brought_up(entry, changes, since)
+                if entry is None:
+                    return None
+                entry.update(version=version, seq=seq)
             until = instant(entry["until"]) if entry["until"] else None
             if not _keepable(moment(now), at) or since is None or at is None or at < since:
                 return None
@@ -119,7 +130,8 @@ class Candidates:
             got.ranked = ranked(entry["candidates"], got.at)
             got.bounds = {c: [[float(h), float(f)] for h, f in b] for c, b in entry["bounds"]}
             got.since = since
-        except (KeyError, TypeError, ValueError):  # not what `keep` wrote: choose again
+            got.refreshed = entry if refreshed else None
+        except (KeyError, TypeError, ValueError, AttributeError):  # not what `keep` wrote
             return None
         return got
 
@@ -149,7 +161,11 @@ class Candidates:
         return True
 
     def keep(self, cache: Any) -> None:
-        """Keep this full choice's candidates, sized by what the picks took."""
+        """Keep this full choice's candidates, sized by what the picks took (or a kept choice
+        brought up to date, once it held)."""
+        if self.refreshed is not None:
+            cache.keep(KEY, self.refreshed, trim=self.refreshed["seq"])
+            return
         if self.entry is None or self.since is not None:
             return
         candidates, bounds = [], []
@@ -174,7 +190,50 @@ class Candidates:
                 "candidates": candidates,
                 "bounds": bounds,
             },
+            trim=self.entry["seq"],
         )
+
+
+def _brought_up(
+    entry: dict[str, Any], changes: list[tuple[Any, Any]], at: datetime
+) -> dict[str, Any] | None:
+    """A kept choice with records changed since (their facts then and now) taken in, as of its
+    own moment ``at``: each old one out of the counts and the candidates, each new one into
+    the counts and, if the index may list it, the candidates (the rest's bounds still hold:
+    the rest only lost members). None: what was kept does not add up."""
+    live, totals, others = entry["live"], Counter(dict(entry["totals"])), Counter(entry["others"])
+    candidates = {r["key"]: r for r in entry["candidates"]}
+    until = instant(entry["until"]) if entry["until"] else None
+    for old, new in changes:
+        if old is not None and is_open(old, at):
+            if old.get("scope") == "project":
+                live -= 1
+                totals[old.get("category")] -= 1
+                candidates.pop(old["key"], None)
+            else:
+                others[str(old.get("scope"))] -= 1
+        if new is None or not is_open(new, at):
+            continue
+        if new.get("expires") and (ends := instant(new["expires"])) is not None:
+            until = ends if until is None else min(until, ends)  # after ``at``: it is open
+        if new.get("scope") == "project":
+            live += 1
+            totals[new.get("category")] += 1
+            candidates[new["key"]] = new
+        else:
+            others[str(new.get("scope"))] += 1
+    if live < 0 or any(n < 0 for n in (*totals.values(), *others.values())):
+        return None
+    if len(candidates) > MOST:
+        return None
+    return {
+        **entry,
+        "until": until.isoformat() if until is not None else None,
+        "live": live,
+        "totals": [[c, n] for c, n in totals.items() if n > 0],
+        "others": {s: n for s, n in others.items() if n > 0},
+        "candidates": list(candidates.values()),
+    }
 
 
 def _code() -> str:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from nxm.kept import KEY, Candidates
@@ -42,7 +43,7 @@ def kept(root: Path) -> Any:
 
     store = Store(find(str(root)))
     store.sync()
-    return store.cache.kept(KEY)[1]
+    return store.cache.kept(KEY)[2]
 
 
 def store_of(root: Path, n: int = 200) -> list[dict[str, Any]]:
@@ -87,26 +88,28 @@ def test_a_prime_with_nothing_changed_is_answered_from_the_kept_row(ws: Path) ->
 
 def test_a_kept_row_is_never_believed_over_the_files(ws: Path) -> None:
     prime_text(str(ws), now=NOW, budget=4000)
-    # A kept row saying something else, of the same version, is what answers...
+    # A kept row saying something else (a damaged cache) is what answers...
     from nxm.store import Store
 
     store = Store(find(str(ws)))
     store.sync()
-    version, entry = store.cache.kept(KEY)
+    entry = store.cache.kept(KEY)[2]
     for r in entry["candidates"]:
         r["introduction"] = "FORGED " + r["introduction"]
     store.cache.keep(KEY, {**entry, "code": "an older nxm"})  # kept by other code: not used
     assert "FORGED" not in prime_text(str(ws), now=NOW, budget=4000)
     store.cache.keep(KEY, entry)
     assert "FORGED" in prime_text(str(ws), now=NOW, budget=4000)
-    # ...until any file changes: a hand edit of one memory the index does not even show.
-    entry = kept(ws)
-    shown = {r["key"] for r in entry["candidates"]}
-    other = next(p for p in sorted((ws / ".nxs" / "memories").iterdir()) if p.stem not in shown)
-    other.write_text(other.read_text().replace("says its rule", "says its rule again"))
+    # ...as a cache row is, until its memory's file changes: a hand edit replaces that line.
+    forged = next(
+        ln for ln in prime_text(str(ws), now=NOW, budget=4000).splitlines() if "FORGED" in ln
+    )
+    path = ws / ".nxs" / "memories" / f"{forged.split()[1]}.md"
+    path.write_text(path.read_text().replace("says its rule", "says it by hand"))
     text = prime_text(str(ws), now=NOW, budget=4000)
-    assert "FORGED" not in text
-    assert text == fresh(ws, budget=4000)
+    line = next(ln for ln in text.splitlines() if ln.startswith(forged.split("  ")[0]))
+    assert "says it by hand" in line and "FORGED" not in line
+    assert "FORGED" not in fresh(ws, budget=4000)
 
 
 def test_hand_edits_checkouts_adds_and_expiry_change_the_next_prime_as_every_record_does(
@@ -183,25 +186,44 @@ def test_hand_edits_checkouts_adds_and_expiry_change_the_next_prime_as_every_rec
 
 
 class MemoryCache:
-    """The cache methods `nxm.kept` uses, over a list of facts."""
+    """The cache methods `nxm.kept` uses, over facts by key, with the log of writes."""
 
     def __init__(self, facts: list[dict[str, Any]]) -> None:
-        self.facts = facts
-        self.rows: dict[str, Any] = {}
+        self.facts = {r["key"]: r for r in facts}
+        self.rows: dict[str, bytes] = {}
+        self.log: list[tuple[str, Any]] = []  # (key, facts before the write)
+        self.version = 1
 
-    def open_facts(self) -> tuple[str, list[dict[str, Any]]]:
-        return "1", [r for r in self.facts if r.get("status") == "open"]
+    def write(self, key: str, new: dict[str, Any] | None) -> None:
+        """A record written (None: removed), as the sync or a command writes it."""
+        self.log.append((key, self.facts.get(key)))
+        if new is None:
+            self.facts.pop(key, None)
+        else:
+            self.facts[key] = new
+        self.version += 1
 
-    def kept(self, name: str) -> tuple[str, Any]:
-        import orjson
+    def open_facts(self) -> tuple[str, int, list[dict[str, Any]]]:
+        got = [copy(r) for r in self.facts.values() if r.get("status") == "open"]
+        return str(self.version), len(self.log), got
 
-        got = self.rows.get(name)
-        return "1", orjson.loads(got) if got else None
+    def kept(self, name: str, most: int = 0) -> tuple[str, int, Any, Any]:
+        value = orjson.loads(self.rows[name]) if name in self.rows else None
+        since = value.get("seq") if isinstance(value, dict) else None
+        changes = None
+        if isinstance(since, int) and 0 <= len(self.log) - since <= most:
+            first: dict[str, Any] = {}
+            for key, old in self.log[since:]:
+                first.setdefault(key, (copy(old), copy(self.facts.get(key))))
+            changes = list(first.values())
+        return str(self.version), len(self.log), value, changes
 
-    def keep(self, name: str, value: Any) -> None:
-        import orjson
-
+    def keep(self, name: str, value: Any, trim: int | None = None) -> None:
         self.rows[name] = orjson.dumps(value)
+
+
+def copy(value: Any) -> Any:
+    return None if value is None else orjson.loads(orjson.dumps(value))
 
 
 def random_facts(rng: random.Random, t0: datetime, n: int) -> list[dict[str, Any]]:
@@ -255,11 +277,57 @@ def test_kept_candidates_answer_as_every_record_at_later_moments() -> None:
             entry = cache.rows.get(KEY)
             later = rng.choice([budget, budget, 9000])  # a larger budget than was kept for
             text, answered = block(cache, now, later, use_kept=True)
-            reference = MemoryCache(facts)
+            reference = MemoryCache(list(cache.facts.values()))
             assert text == block(reference, now, later, use_kept=False)[0], (hours, budget)
             held += answered
             cache.rows[KEY] = entry  # each later moment against the first choice
     assert held > 150  # most later moments are answered by the kept candidates
+
+
+def test_records_written_since_are_taken_in_as_every_record_would_see_them() -> None:
+    rng = random.Random(21)
+    held = 0
+    for _ in range(40):
+        t = datetime(2026, 6, 1, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 10**7))
+        facts = random_facts(rng, t, rng.choice([30, 200]))
+        budget = rng.choice([2500, 6000])
+        cache = MemoryCache(facts)
+        block(cache, timestamp(t), budget, use_kept=False)
+        for _step in range(8):
+            for _ in range(rng.choice([0, 1, 1, 3, 40])):  # edits, adds, closes, removals
+                write_randomly(rng, cache, t)
+            t += timedelta(hours=rng.choice([0, 0.5, 5, 48, -2]))
+            now = timestamp(t)
+            text, answered = block(cache, now, budget, use_kept=True)
+            reference = MemoryCache(list(cache.facts.values()))
+            assert text == block(reference, now, budget, use_kept=False)[0]
+            held += answered
+    assert held > 100  # most primes after a few writes are answered without reading all
+
+
+def write_randomly(rng: random.Random, cache: MemoryCache, t: datetime) -> None:
+    keys = sorted(cache.facts)
+    roll = rng.random()
+    if roll < 0.2 or not keys:  # a new memory, often the newest and most valued
+        key = f"n{len(cache.log):05d}"
+        new = random_facts(rng, t, 1)[0]
+        new.update(key=key, updated=timestamp(t), priority=rng.choice(["HIGH", "LOW"]))
+        cache.write(key, new)
+    elif roll < 0.3:
+        cache.write(rng.choice(keys), None)  # removed (purged, or gone with a checkout)
+    else:
+        key = rng.choice(keys)
+        new = copy(cache.facts[key])
+        field = rng.choice(["introduction", "priority", "category", "status", "feedback"])
+        new[field] = {
+            "introduction": f"edited {rng.random()}",
+            "priority": rng.choice(["HIGH", "MEDIUM", "LOW"]),
+            "category": rng.choice(["a", "b", "z", None]),
+            "status": rng.choice(["open", "closed"]),
+            "feedback": {"POSITIVE": rng.choice([0, 5]), "NEGATIVE": 0},
+        }[field]
+        new["updated"] = rng.choice([new["updated"], timestamp(t)])
+        cache.write(key, new)
 
 
 def test_left_out_memories_that_come_to_outrank_the_kept_ones_are_not_missed() -> None:
@@ -287,7 +355,7 @@ def test_left_out_memories_that_come_to_outrank_the_kept_ones_are_not_missed() -
     cache = MemoryCache(facts)
     today, _ = block(cache, timestamp(t0), 2800, use_kept=False)
     entry = cache.rows[KEY]
-    assert all(r["priority"] == "MEDIUM" for r in cache.kept(KEY)[1]["candidates"])
+    assert all(r["priority"] == "MEDIUM" for r in cache.kept(KEY)[2]["candidates"])
     assert "old fact" not in today
     for days in (1, 300):
         later = timestamp(t0 + timedelta(days=days))

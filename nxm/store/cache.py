@@ -71,7 +71,20 @@ CREATE TRIGGER IF NOT EXISTS docs_removed AFTER DELETE ON docs
     BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
 CREATE TRIGGER IF NOT EXISTS docs_changed AFTER UPDATE ON docs
     BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
+-- each record's facts before it was written or removed: what a kept prime index is brought up
+-- to date from (`changes`); the last LOG_ROWS only
+CREATE TABLE IF NOT EXISTS facts_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, old BLOB);
+CREATE TRIGGER IF NOT EXISTS facts_written BEFORE INSERT ON records BEGIN
+    INSERT INTO facts_log(key, old) VALUES (NEW.key, (SELECT facts FROM records WHERE key = NEW.key));
+END;
+CREATE TRIGGER IF NOT EXISTS facts_removed AFTER DELETE ON records
+    BEGIN INSERT INTO facts_log(key, old) VALUES (OLD.key, OLD.facts); END;
+CREATE TRIGGER IF NOT EXISTS facts_rewritten AFTER UPDATE OF facts ON records
+    BEGIN INSERT INTO facts_log(key, old) VALUES (OLD.key, OLD.facts); END;
+CREATE TRIGGER IF NOT EXISTS facts_trimmed AFTER INSERT ON facts_log
+    BEGIN DELETE FROM facts_log WHERE seq <= NEW.seq - 2000; END;
 """
+LOG_ROWS = 2000  # facts_log's length (its trigger's constant)
 VERSION = "7"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
@@ -484,39 +497,72 @@ class Cache:
 
     # -- what prime reads and keeps ---------------------------------------------------------
 
-    def open_facts(self) -> tuple[str, list[dict[str, Any]]]:
-        """The docs' version (it changes with every record written or removed) and the FACTS
-        of every open record, read in one snapshot."""
+    def open_facts(self) -> tuple[str, int, list[dict[str, Any]]]:
+        """The docs' version (it changes with every record written or removed), the facts log's
+        last seq and the FACTS of every open record, read in one snapshot."""
         with self._lock:
             conn = self.conn()
             conn.execute("BEGIN")
             try:
-                version = conn.execute("SELECT value FROM meta WHERE name = 'docs'").fetchone()
+                version, seq = self._versions(conn)
                 got = conn.execute(
                     "SELECT facts FROM records WHERE good = 1 AND status = 'open'"
                 ).fetchall()
             finally:
                 conn.execute("COMMIT")
-        return str(version[0] if version else ""), [orjson.loads(f) for (f,) in got]
+        return version, seq, [orjson.loads(f) for (f,) in got]
 
-    def kept(self, name: str) -> tuple[str, Any]:
-        """The docs' version and what was kept under ``name`` (None), in one snapshot."""
-        got = self.query(
+    @staticmethod
+    def _versions(conn: sqlite3.Connection) -> tuple[str, int]:
+        got = conn.execute(
             "SELECT (SELECT value FROM meta WHERE name = 'docs'), "
-            "(SELECT value FROM meta WHERE name = ?)",
-            (name,),
-        )[0]
-        return str(got[0] or ""), orjson.loads(got[1]) if got[1] else None
+            "(SELECT COALESCE(MAX(seq), 0) FROM facts_log)"
+        ).fetchone()
+        return str(got[0] or ""), int(got[1])
 
-    def keep(self, name: str, value: Any) -> None:
-        """Keep a derived value under ``name``, or nothing if a writer holds the cache now
-        (what is kept is only a saving: it never waits)."""
+    def kept(self, name: str, most: int = 0) -> tuple[str, int, Any, list[tuple[Any, Any]] | None]:
+        """The docs' version, the facts log's last seq, what was kept under ``name`` (None)
+        and, when it holds a ``seq``
+        of the facts log at most ``most`` behind, each record's facts then and now (None:
+        absent, or not a good record) for the records changed since, in one snapshot."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN")
+            try:
+                version, seq = self._versions(conn)
+                got = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+                value = orjson.loads(got[0]) if got and got[0] else None
+                since = value.get("seq") if isinstance(value, dict) else None
+                changes = None
+                if isinstance(since, int) and 0 <= seq - since <= min(most, LOG_ROWS):
+                    rows = conn.execute(
+                        "SELECT l.key, l.old, r.facts FROM facts_log l "
+                        "LEFT JOIN records r ON r.key = l.key AND r.good = 1 "
+                        "WHERE l.seq > ? ORDER BY l.seq",
+                        (since,),
+                    ).fetchall()
+                    first: dict[str, tuple[Any, Any]] = {}
+                    for key, old, now in rows:  # the first old of a key is the one kept
+                        first.setdefault(key, (old, now))
+                    changes = [
+                        (orjson.loads(old) if old else None, orjson.loads(now) if now else None)
+                        for old, now in first.values()
+                    ]
+            finally:
+                conn.execute("COMMIT")
+        return version, seq, value, changes
+
+    def keep(self, name: str, value: Any, trim: int | None = None) -> None:
+        """Keep a derived value under ``name`` (and forget the facts log up to ``trim``), or
+        nothing if a writer holds the cache now (what is kept is only a saving: it never waits)."""
         with self._lock:
             conn = self.conn()
             conn.execute("PRAGMA busy_timeout = 0")
             try:
                 with self.transaction() as conn:
                     self.set_meta(conn, name, orjson.dumps(value).decode())
+                    if trim is not None:
+                        conn.execute("DELETE FROM facts_log WHERE seq <= ?", (trim,))
             except (sqlite3.OperationalError, UpstreamError):
                 pass
             finally:
