@@ -613,3 +613,7 @@ def test_keys_and_prefixes_are_looked_up_in_the_key_index_as_iteration_finds_the
     for prefix in ("", "f", keys[1][:3], keys[2][:1]):
         assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
     assert keys[1] not in records and "f" * 16 in records
+    # Past a few lookups every key is read at once: the answers stay the same.
+    looks = [k for k in keys for _ in range(3)] + [k[:-1] for k in keys]
+    fresh_records = fresh(svc).store.records()
+    assert [k in fresh_records for k in looks] == [k in keys for k in looks]

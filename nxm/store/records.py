@@ -8,6 +8,8 @@ from typing import Any
 from nxm.record import body_hash
 from nxm.store.cache import Cache
 
+LOOKS = 32  # keys looked up one by one before every key is read at once
+
 
 class Records(Mapping[str, dict[str, Any]]):
     """Every record of the store as it is now, read from the cache when asked for.
@@ -21,6 +23,7 @@ class Records(Mapping[str, dict[str, Any]]):
         self.changes: dict[str, dict[str, Any] | None] = {}
         self._memo: dict[str, dict[str, Any]] = {}
         self._keys: set[str] | None = None
+        self._looks = 0
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         if key in self.changes:
@@ -42,7 +45,8 @@ class Records(Mapping[str, dict[str, Any]]):
             return True
         if self._keys is not None or not isinstance(key, str):
             return False
-        return key in self.cache.keys(key)  # one look at the key index, not every key
+        self._looks += 1  # a few keys: one look each at the key index; many: every key once
+        return key in (self.cache.keys(key) if self._looks <= LOOKS else self._key_set())
 
     def starting(self, prefix: str) -> list[str]:
         """The keys that start with ``prefix``, in the order `__iter__` gives them."""
