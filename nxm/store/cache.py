@@ -83,6 +83,26 @@ CREATE TRIGGER IF NOT EXISTS facts_rewritten AFTER UPDATE OF facts ON records
     BEGIN INSERT INTO facts_log(key, old) VALUES (OLD.key, OLD.facts); END;
 CREATE TRIGGER IF NOT EXISTS facts_trimmed AFTER INSERT ON facts_log
     BEGIN DELETE FROM facts_log WHERE seq <= NEW.seq - 2000; END;
+-- how many good records have each status: what a list page says it is one of
+CREATE TABLE IF NOT EXISTS counts(status TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS counts_replaced BEFORE INSERT ON records BEGIN
+    UPDATE counts SET n = n - 1 WHERE status =
+        (SELECT COALESCE(status, '') FROM records WHERE key = NEW.key AND good = 1);
+END;
+-- (no OR IGNORE inside: a trigger takes the conflict rule of the statement that fired it)
+CREATE TRIGGER IF NOT EXISTS counts_added AFTER INSERT ON records WHEN NEW.good = 1 BEGIN
+    INSERT INTO counts SELECT COALESCE(NEW.status, ''), 0 WHERE NOT EXISTS
+        (SELECT 1 FROM counts WHERE status = COALESCE(NEW.status, ''));
+    UPDATE counts SET n = n + 1 WHERE status = COALESCE(NEW.status, '');
+END;
+CREATE TRIGGER IF NOT EXISTS counts_removed AFTER DELETE ON records WHEN OLD.good = 1
+    BEGIN UPDATE counts SET n = n - 1 WHERE status = COALESCE(OLD.status, ''); END;
+CREATE TRIGGER IF NOT EXISTS counts_changed AFTER UPDATE OF status, good ON records BEGIN
+    UPDATE counts SET n = n - 1 WHERE OLD.good = 1 AND status = COALESCE(OLD.status, '');
+    INSERT INTO counts SELECT COALESCE(NEW.status, ''), 0 WHERE NEW.good = 1 AND NOT EXISTS
+        (SELECT 1 FROM counts WHERE status = COALESCE(NEW.status, ''));
+    UPDATE counts SET n = n + 1 WHERE NEW.good = 1 AND status = COALESCE(NEW.status, '');
+END;
 """
 LOG_ROWS = 2000  # facts_log's length (its trigger's constant)
 VERSION = "7"  # of the schema and of what a row holds: another version is rebuilt from scratch
@@ -448,7 +468,11 @@ class Cache:
         read through the ``ord`` index instead of every record."""
         where = "r.good = 1" + ("" if status == "all" else " AND r.status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
-        total = self.query(f"SELECT COUNT(*) FROM records r WHERE {where}", args)[0][0]
+        total = self.query(  # kept by triggers: counting 10,000 rows took ~7 ms
+            "SELECT COALESCE(SUM(n), 0) FROM counts"
+            + ("" if status == "all" else " WHERE status = ?"),
+            args,
+        )[0][0]
         # the page's keys from the order index alone, then their rows (an OFFSET reads the
         # whole row of every record it skips)
         got = self.query(
