@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from nxs.render import timestamp
+from nxs.render import parse_timestamp, timestamp
 
 DEFAULT_BUDGET = 6000  # bytes of the memory block; the workspace's memory.prime_budget wins
 
@@ -310,6 +310,8 @@ def prime_text(
     (default: what the server would list here, with ``tools`` as its ``--tools``).
     """
     now = now or timestamp()
+    if _naive(now):  # a moment without a zone is UTC, as `nxs.render.parse_timestamp` reads it
+        now = parse_timestamp(now).isoformat()
     try:
         from nxs.workspace import find
 
@@ -344,6 +346,15 @@ def prime_text(
             "Run `nxm init` there to keep project memory.\n"
         )
     return "\n".join(blocks)
+
+
+def _naive(now: str) -> bool:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(now.replace("Z", "+00:00")).tzinfo is None
+    except ValueError:
+        return False
 
 
 FORMATS = ("text", "claude-code")

@@ -364,3 +364,13 @@ def test_left_out_memories_that_come_to_outrank_the_kept_ones_are_not_missed() -
         assert text == block(MemoryCache(facts), later, 2800, use_kept=False)[0]
         assert answered == (days == 1)  # the bound lets it stand a day later, not 300 days
     assert "old fact" in text
+
+
+def test_a_moment_without_a_zone_is_utc(ws: Path) -> None:
+    # It failed the session start with a traceback (naive and aware times do not subtract).
+    naive = prime_text(str(ws), now=NOW.rstrip("Z"), budget=4000)
+    assert naive == fresh(ws, NOW, budget=4000)
+    assert "unavailable" not in naive
+    assert prime_text(str(ws), now="2026-05-29", budget=4000) == fresh(
+        ws, "2026-05-29T00:00:00.000Z", budget=4000
+    )
