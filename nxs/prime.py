@@ -225,8 +225,8 @@ def memory_block(
 
         store = Store(ws)
         store.sync()
-        # the records' heads from the record cache (no lancedb), or the kept candidates
-        found = Candidates.kept(store.cache, now) or Candidates.read(store.cache, now)
+        # the records' facts from the record cache (no lancedb), or the kept candidates
+        found = _kept(store.cache, now) or Candidates.read(store.cache, now)
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
         listing = "memory_list" if seam == "mcp" else "`nxm list`"
@@ -249,13 +249,27 @@ def index_text(
 ) -> str:
     """The block from ``found`` (`nxm.kept.Candidates`), or from every record of ``cache``
     when a kept choice no longer stands; keeps a new choice."""
-    text = _memory_index(found, head, note, budget, seam, served)
-    if not found.holds():
-        found = type(found).read(cache, now)
+    text = None
+    if found.since is not None:  # kept: it answers only if it holds, and never fails prime
+        with contextlib.suppress(Exception):
+            text = _memory_index(found, head, note, budget, seam, served)
+            text = text if found.holds() else None
+        if text is None:
+            found = type(found).read(cache, now)
+    if text is None:
         text = _memory_index(found, head, note, budget, seam, served)
     with contextlib.suppress(Exception):  # keeping it is only a saving
         found.keep(cache)
     return text
+
+
+def _kept(cache: Any, now: str) -> Any:
+    from nxm.kept import Candidates
+
+    try:
+        return Candidates.kept(cache, now)
+    except Exception:  # noqa: BLE001 - what was kept is only a saving: read every record
+        return None
 
 
 def _memory_index(

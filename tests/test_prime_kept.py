@@ -374,3 +374,20 @@ def test_a_moment_without_a_zone_is_utc(ws: Path) -> None:
     assert prime_text(str(ws), now="2026-05-29", budget=4000) == fresh(
         ws, "2026-05-29T00:00:00.000Z", budget=4000
     )
+
+
+def test_a_damaged_kept_row_is_never_what_fails_a_prime(ws: Path) -> None:
+    first = prime_text(str(ws), now=NOW, budget=4000)
+    from nxm.store import Store
+
+    store = Store(find(str(ws)))
+    store.sync()
+    entry = store.cache.kept(KEY)[2]
+    for damaged in (
+        {**entry, "candidates": [{"no": "key"}, *entry["candidates"]]},
+        {**entry, "bounds": [["gotchas", [["x", 1]]]]},
+        {**entry, "totals": "nonsense"},
+        ["not", "a", "dict"],
+    ):
+        store.cache.keep(KEY, damaged)
+        assert prime_text(str(ws), now=NOW, budget=4000) == first
