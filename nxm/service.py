@@ -137,7 +137,12 @@ class MemoryService:
         key = key.strip().lower()
         if key in records:
             return records[key]
-        hits = [k for k in records if k.startswith(key)] if key else []
+        starting = getattr(records, "starting", None)  # Records: from the key index
+        hits = (
+            (starting(key) if starting else [k for k in records if k.startswith(key)])
+            if key
+            else []
+        )
         broken = [(k, why) for k, why in records.cache.problems() if k.startswith(key)] if (
             isinstance(records, Records) and key and not hits
         ) else []  # fmt: skip

@@ -700,3 +700,57 @@ def test_a_long_lived_store_is_told_what_changed_and_sees_every_edit(svc: Memory
     finally:
         files.Files.scan = real  # type: ignore[method-assign]
     assert watch_module.Watch
+
+
+def test_keys_and_prefixes_are_looked_up_in_the_key_index_as_iteration_finds_them(
+    svc: MemoryService,
+) -> None:
+    keys = [add(svc, f"prefix body {i}") for i in range(12)]
+    records = fresh(svc).store.records()
+    every = list(records)
+    for prefix in {k[:n] for k in keys for n in (1, 2)} | {"", "zz", keys[0]}:
+        assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
+    assert keys[0] in records and keys[0][:-1] not in records and "zz" not in records
+    # A write's own changes count as iteration counts them.
+    records.changes[keys[1]] = None
+    records.changes["f" * 16] = {**records[keys[2]], "key": "f" * 16}
+    every = list(records)
+    for prefix in ("", "f", keys[1][:3], keys[2][:1]):
+        assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
+    assert keys[1] not in records and "f" * 16 in records
+    # Past a few lookups every key is read at once: the answers stay the same.
+    looks = [k for k in keys for _ in range(3)] + [k[:-1] for k in keys]
+    fresh_records = fresh(svc).store.records()
+    assert [k in fresh_records for k in looks] == [k in keys for k in looks]
+
+
+def test_the_counts_a_list_page_gives_follow_every_write_the_cache_sees(
+    svc: MemoryService,
+) -> None:
+    def check() -> None:
+        store = fresh(svc).store
+        store.sync()
+        cache = store.cache
+        counted = dict(
+            cache.query("SELECT status, COUNT(*) FROM records WHERE good = 1 GROUP BY status")
+        )
+        for status in ("open", "closed", "forgotten", "all"):
+            want = sum(counted.values()) if status == "all" else counted.get(status, 0)
+            assert cache.page(status, 0, 5)[1] == want, status
+
+    keys = [add(svc, f"counted body {i}") for i in range(6)]
+    check()
+    svc.close(key=keys[0], now=NOW, actor="t")
+    svc.forget(key=keys[1], now=NOW, actor="t")
+    svc.forget(key=keys[2], now=NOW, actor="t")
+    svc.purge(key=keys[2], now=NOW, actor="t")
+    check()
+    memories = svc.ws.dir / "memories"
+    (memories / f"{keys[3]}.md").write_text("---\nintroduction: x\n")  # broken: not counted
+    check()
+    text = (memories / f"{keys[4]}.md").read_text()
+    (memories / f"{keys[4]}.md").write_text(text.replace("status: open", "status: closed"))
+    (memories / f"{keys[5]}.md").unlink()  # gone, as with a checkout
+    check()
+    svc.reopen(key=keys[0], now=NOW, actor="t")
+    check()

@@ -10,7 +10,10 @@ loses nothing. It also holds:
 - ``pending``: keys whose LanceDB row is out of date (the index catches up before a search);
 - ``vectors``: embeddings by model and text, so a text seen before (on another branch) is
   never embedded again (the row of each in the model's vector file, `nxm.store.matrix`);
-- ``extracted``: each memory's entity-graph extraction, by its fingerprint.
+- ``extracted``: each memory's entity-graph extraction, by its fingerprint;
+- each record's ``facts`` (what `nxs prime` reads of it) and, in ``meta``, the prime index's
+  kept candidates (`nxm.kept`) under the docs' version, a counter every docs row written or
+  removed moves (triggers), so nothing kept outlives a change the sync saw.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
 so a reader that parsed a file just before a writer changed it cannot put the old record back.
@@ -42,7 +45,8 @@ CREATE TABLE IF NOT EXISTS records(
     good INTEGER NOT NULL,                -- 1: the files make a record (in docs)
     problem TEXT,                         -- else: why they do not
     hash TEXT, text TEXT, session TEXT, created TEXT, status TEXT,
-    ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0
+    ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0,
+    facts BLOB                            -- what `nxs prime` reads of it (FACTS)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, head BLOB NOT NULL, doc BLOB NOT NULL)
     WITHOUT ROWID;  -- the record without body and events, first: reading it skips the whole one
@@ -50,11 +54,13 @@ CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
 CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
-CREATE INDEX IF NOT EXISTS records_closed ON records(good) WHERE status = 'closed';  -- counts
 CREATE INDEX IF NOT EXISTS records_problems ON records(key) WHERE problem IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_racy ON records(key)
     WHERE substr(md, -1) = '~' OR substr(log, -1) = '~';  -- read too soon after a change
 CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
+CREATE INDEX IF NOT EXISTS records_order ON records(ord) WHERE good = 1;  -- list's pages
+CREATE INDEX IF NOT EXISTS records_status ON records(status, ord) WHERE good = 1;
+CREATE INDEX IF NOT EXISTS records_state ON records(status) WHERE good = 1;  -- its counts
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
     model TEXT NOT NULL, text TEXT NOT NULL, row INTEGER NOT NULL, size INTEGER NOT NULL,
@@ -63,10 +69,55 @@ CREATE TABLE IF NOT EXISTS vectors(
 CREATE INDEX IF NOT EXISTS vectors_row ON vectors(model, row);
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
+INSERT OR IGNORE INTO meta VALUES ('docs', '0');
+CREATE TRIGGER IF NOT EXISTS docs_added AFTER INSERT ON docs
+    BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
+CREATE TRIGGER IF NOT EXISTS docs_removed AFTER DELETE ON docs
+    BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
+CREATE TRIGGER IF NOT EXISTS docs_changed AFTER UPDATE ON docs
+    BEGIN UPDATE meta SET value = value + 1 WHERE name = 'docs'; END;
+-- each record's facts before it was written or removed: what a kept prime index is brought up
+-- to date from (`changes`); the last LOG_ROWS only
+CREATE TABLE IF NOT EXISTS facts_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, old BLOB);
+CREATE TRIGGER IF NOT EXISTS facts_written BEFORE INSERT ON records BEGIN
+    INSERT INTO facts_log(key, old) VALUES (NEW.key, (SELECT facts FROM records WHERE key = NEW.key));
+END;
+CREATE TRIGGER IF NOT EXISTS facts_removed AFTER DELETE ON records
+    BEGIN INSERT INTO facts_log(key, old) VALUES (OLD.key, OLD.facts); END;
+CREATE TRIGGER IF NOT EXISTS facts_rewritten AFTER UPDATE OF facts ON records
+    BEGIN INSERT INTO facts_log(key, old) VALUES (OLD.key, OLD.facts); END;
+CREATE TRIGGER IF NOT EXISTS facts_trimmed AFTER INSERT ON facts_log
+    BEGIN DELETE FROM facts_log WHERE seq <= NEW.seq - 2000; END;
+-- how many good records have each status: what a list page says it is one of
+CREATE TABLE IF NOT EXISTS counts(status TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS counts_replaced BEFORE INSERT ON records BEGIN
+    UPDATE counts SET n = n - 1 WHERE status =
+        (SELECT COALESCE(status, '') FROM records WHERE key = NEW.key AND good = 1);
+END;
+-- (no OR IGNORE inside: a trigger takes the conflict rule of the statement that fired it)
+CREATE TRIGGER IF NOT EXISTS counts_added AFTER INSERT ON records WHEN NEW.good = 1 BEGIN
+    INSERT INTO counts SELECT COALESCE(NEW.status, ''), 0 WHERE NOT EXISTS
+        (SELECT 1 FROM counts WHERE status = COALESCE(NEW.status, ''));
+    UPDATE counts SET n = n + 1 WHERE status = COALESCE(NEW.status, '');
+END;
+CREATE TRIGGER IF NOT EXISTS counts_removed AFTER DELETE ON records WHEN OLD.good = 1
+    BEGIN UPDATE counts SET n = n - 1 WHERE status = COALESCE(OLD.status, ''); END;
+CREATE TRIGGER IF NOT EXISTS counts_changed AFTER UPDATE OF status, good ON records BEGIN
+    UPDATE counts SET n = n - 1 WHERE OLD.good = 1 AND status = COALESCE(OLD.status, '');
+    INSERT INTO counts SELECT COALESCE(NEW.status, ''), 0 WHERE NEW.good = 1 AND NOT EXISTS
+        (SELECT 1 FROM counts WHERE status = COALESCE(NEW.status, ''));
+    UPDATE counts SET n = n + 1 WHERE NEW.good = 1 AND status = COALESCE(NEW.status, '');
+END;
 """
-VERSION = "7"  # of the schema and of what a row holds: another version is rebuilt from scratch
+LOG_ROWS = 2000  # facts_log's length (its trigger's constant)
+VERSION = "8"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
+# What `nxs prime` reads of a record (its choice of the index and the lines it prints).
+FACTS = (
+    "key", "introduction", "category", "scope", "status", "priority", "expires", "created",
+    "updated", "feedback",
+)  # fmt: skip
 
 
 def text_hash(record: dict[str, Any]) -> str:
@@ -269,9 +320,6 @@ class Cache(VectorRows):
             )
         ]
 
-    def has(self, key: str) -> bool:
-        return bool(self.query("SELECT 1 FROM records WHERE key = ? AND good = 1", (key,)))
-
     def put(
         self,
         records: list[tuple[dict[str, Any] | str | None, str, str, str]],
@@ -319,7 +367,7 @@ class Cache(VectorRows):
             conn.executemany(
                 "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
                 ":hash, :text, :session, :created, :status, :ord, :line, "
-                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
+                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text), :facts)",
                 rows,
             )
             conn.executemany(
@@ -350,6 +398,7 @@ class Cache(VectorRows):
                 "status",
                 "ord",
                 "line",
+                "facts",
             )
         )
         row.update(key=key, md=md, log=log, model=self.model, good=0)
@@ -369,6 +418,7 @@ class Cache(VectorRows):
             good=1,
             ord=order_bytes(record),
             line=projection_line(record),
+            facts=orjson.dumps({k: head[k] for k in FACTS if k in head}),
         )
         return row
 
@@ -414,8 +464,15 @@ class Cache(VectorRows):
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
 
-    def keys(self) -> list[str]:
-        return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
+    def keys(self, prefix: str | None = None) -> list[str]:
+        """Every record's key, or those starting with ``prefix`` (read from the key index)."""
+        if prefix is None:
+            return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
+        got = self.query(
+            "SELECT key FROM records WHERE key >= ? AND key < ? AND good = 1",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return [k for (k,) in got if k.startswith(prefix)]
 
     def heads(self, ordered: bool = False, shown: bool = False) -> Iterator[dict[str, Any]]:
         """Every record without body and events (``shown``: only NEXUS_MEMORY.md's, which
@@ -432,10 +489,17 @@ class Cache(VectorRows):
         read through the ``ord`` index instead of every record."""
         where = "r.good = 1" + ("" if status == "all" else " AND r.status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
-        total = self.query(f"SELECT COUNT(*) FROM records r WHERE {where}", args)[0][0]
+        total = self.query(  # kept by triggers: counting 10,000 rows took ~7 ms
+            "SELECT COALESCE(SUM(n), 0) FROM counts"
+            + ("" if status == "all" else " WHERE status = ?"),
+            args,
+        )[0][0]
+        # the page's keys from the order index alone, then their rows (an OFFSET reads the
+        # whole row of every record it skips)
         got = self.query(
-            f"SELECT d.head, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE {where} "
-            "ORDER BY r.ord LIMIT ? OFFSET ?",
+            f"SELECT d.head, r.ready FROM (SELECT r.key, r.ord FROM records r WHERE {where} "
+            "ORDER BY r.ord LIMIT ? OFFSET ?) p JOIN records r ON r.key = p.key "
+            "JOIN docs d ON d.key = p.key ORDER BY p.ord",
             (*args, size, start),
         )
         return [self._record(head, ready) for head, ready in got], int(total)
@@ -470,11 +534,84 @@ class Cache(VectorRows):
             )
         ]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
-        closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
-        return lines, int(shown), int(closed)
+        closed = self.query("SELECT n FROM counts WHERE status = 'closed'")
+        return lines, int(shown), int(closed[0][0]) if closed else 0
 
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
+
+    # -- what prime reads and keeps ---------------------------------------------------------
+
+    def open_facts(self) -> tuple[str, int, list[dict[str, Any]]]:
+        """The docs' version (it changes with every record written or removed), the facts log's
+        last seq and the FACTS of every open record, read in one snapshot."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN")
+            try:
+                version, seq = self._versions(conn)
+                got = conn.execute(
+                    "SELECT facts FROM records WHERE good = 1 AND status = 'open'"
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        return version, seq, [orjson.loads(f) for (f,) in got]
+
+    @staticmethod
+    def _versions(conn: sqlite3.Connection) -> tuple[str, int]:
+        got = conn.execute(
+            "SELECT (SELECT value FROM meta WHERE name = 'docs'), "
+            "(SELECT COALESCE(MAX(seq), 0) FROM facts_log)"
+        ).fetchone()
+        return str(got[0] or ""), int(got[1])
+
+    def kept(self, name: str, most: int = 0) -> tuple[str, int, Any, list[tuple[Any, Any]] | None]:
+        """The docs' version, the facts log's last seq, what was kept under ``name`` (None)
+        and, when it holds a ``seq``
+        of the facts log at most ``most`` behind, each record's facts then and now (None:
+        absent, or not a good record) for the records changed since, in one snapshot."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN")
+            try:
+                version, seq = self._versions(conn)
+                got = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+                value = orjson.loads(got[0]) if got and got[0] else None
+                since = value.get("seq") if isinstance(value, dict) else None
+                changes = None
+                if isinstance(since, int) and 0 <= seq - since <= min(most, LOG_ROWS):
+                    rows = conn.execute(
+                        "SELECT l.key, l.old, r.facts FROM facts_log l "
+                        "LEFT JOIN records r ON r.key = l.key AND r.good = 1 "
+                        "WHERE l.seq > ? ORDER BY l.seq",
+                        (since,),
+                    ).fetchall()
+                    first: dict[str, tuple[Any, Any]] = {}
+                    for key, old, now in rows:  # the first old of a key is the one kept
+                        first.setdefault(key, (old, now))
+                    changes = [
+                        (orjson.loads(old) if old else None, orjson.loads(now) if now else None)
+                        for old, now in first.values()
+                    ]
+            finally:
+                conn.execute("COMMIT")
+        return version, seq, value, changes
+
+    def keep(self, name: str, value: Any, trim: int | None = None) -> None:
+        """Keep a derived value under ``name`` (and forget the facts log up to ``trim``), or
+        nothing if a writer holds the cache now (what is kept is only a saving: it never waits)."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                with self.transaction() as conn:
+                    self.set_meta(conn, name, orjson.dumps(value).decode())
+                    if trim is not None:
+                        conn.execute("DELETE FROM facts_log WHERE seq <= ?", (trim,))
+            except (sqlite3.OperationalError, UpstreamError):
+                pass
+            finally:
+                conn.execute("PRAGMA busy_timeout = 30000")
 
     # -- the index's bookkeeping ------------------------------------------------------------
 

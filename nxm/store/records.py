@@ -8,6 +8,8 @@ from typing import Any
 from nxm.record import body_hash
 from nxm.store.cache import Cache
 
+LOOKS = 32  # keys looked up one by one before every key is read at once
+
 
 class Records(Mapping[str, dict[str, Any]]):
     """Every record of the store as it is now, read from the cache when asked for.
@@ -25,6 +27,7 @@ class Records(Mapping[str, dict[str, Any]]):
         self.changes: dict[str, dict[str, Any] | None] = {}
         self._memo: dict[str, dict[str, Any]] = {}
         self._keys: set[str] | None = None
+        self._looks = 0
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         if key in self.changes:
@@ -43,9 +46,20 @@ class Records(Mapping[str, dict[str, Any]]):
     def __contains__(self, key: object) -> bool:
         if key in self.changes:
             return self.changes[key] is not None  # type: ignore[index]
-        if key in self._memo:
+        if key in self._memo or (self._keys is not None and key in self._keys):
             return True
-        return key in self._keys if self._keys is not None else self.cache.has(key)  # type: ignore[arg-type]
+        if self._keys is not None or not isinstance(key, str):
+            return False
+        self._looks += 1  # a few keys: one look each at the key index; many: every key once
+        return key in (self.cache.keys(key) if self._looks <= LOOKS else self._key_set())
+
+    def starting(self, prefix: str) -> list[str]:
+        """The keys that start with ``prefix``, in the order `__iter__` gives them."""
+        stored = set(self.cache.keys(prefix) if self._keys is None else self._keys)
+        changes = self.changes
+        got = [k for k in sorted(stored) if changes.get(k, k) is not None]
+        got += [k for k, r in changes.items() if r is not None and k not in stored]
+        return [k for k in got if k.startswith(prefix)]
 
     def _key_set(self) -> set[str]:
         if self._keys is None:
