@@ -11,6 +11,7 @@ calls this when none was given.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -85,14 +86,18 @@ VOCABULARY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 
-_CUES = {
-    name: tuple(
-        (re.compile(rf"(?<![\w-]){cue}(?![\w-])", re.IGNORECASE), points)
-        for cues, points in ((strong, 2), (weak, 1))
-        for cue in cues
-    )
-    for name, (strong, weak) in VOCABULARY.items()
-}
+
+@functools.cache
+def _cues() -> dict[str, tuple[tuple[re.Pattern[str], int], ...]]:
+    # compiled on first use: ~110 patterns cost ~4 ms, which a read (list, show) would pay
+    return {
+        name: tuple(
+            (re.compile(rf"(?<![\w-]){cue}(?![\w-])", re.IGNORECASE), points)
+            for cues, points in ((strong, 2), (weak, 1))
+            for cue in cues
+        )
+        for name, (strong, weak) in VOCABULARY.items()
+    }
 
 
 def scores(text: str) -> dict[str, int]:
@@ -100,7 +105,7 @@ def scores(text: str) -> dict[str, int]:
     from nxm.extract import tech_names  # deferred only to keep the import graph one-way
 
     out: dict[str, int] = {}
-    for name, cues in _CUES.items():
+    for name, cues in _cues().items():
         points = sum(points for pattern, points in cues if pattern.search(text))
         if points:
             out[name] = points

@@ -32,7 +32,8 @@ HALF_LIFE_DAYS = 90.0
 _PRIORITY = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 
 
-def _moment(text: Any) -> datetime | None:
+def moment(text: Any) -> datetime | None:
+    """A timestamp as a datetime (None: not one)."""
     try:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except (ValueError, TypeError):
@@ -42,7 +43,7 @@ def _moment(text: Any) -> datetime | None:
 def worth(record: dict[str, Any], now: datetime | None) -> float:
     """How much a memory earns its line: priority × recency × feedback."""
     priority = _PRIORITY.get(record.get("priority") or "MEDIUM", 2.0)
-    written = _moment(record.get("updated") or record.get("created"))
+    written = moment(record.get("updated") or record.get("created"))
     recency = 1.0
     if written is not None and now is not None:
         days = max((now - written).total_seconds() / 86400, 0.0)
@@ -55,15 +56,28 @@ def worth(record: dict[str, Any], now: datetime | None) -> float:
     return priority * recency * min(max(1.0 + 0.25 * net, 0.25), 2.0)
 
 
-def picks(records: Iterable[dict[str, Any]], now: str) -> Iterator[dict[str, Any]]:
-    """The candidates in the order the index takes them (coverage first, then shared worth)."""
-    moment = _moment(now)
+def ranked(
+    records: Iterable[dict[str, Any]], at: datetime | None
+) -> dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]]:
+    """Each category's candidates as (-worth, reading key, record), best first."""
     by_category: dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]] = {}
     for r in records:
-        entry = (-worth(r, moment), reading_sort_key(r), r)
+        entry = (-worth(r, at), reading_sort_key(r), r)
         by_category.setdefault(r.get("category"), []).append(entry)
     for entries in by_category.values():
         entries.sort(key=lambda e: (e[0], e[1]))
+    return by_category
+
+
+def picks(records: Iterable[dict[str, Any]], now: str) -> Iterator[dict[str, Any]]:
+    """The candidates in the order the index takes them (coverage first, then shared worth)."""
+    return picks_of(ranked(records, moment(now)))
+
+
+def picks_of(
+    by_category: dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]],
+) -> Iterator[dict[str, Any]]:
+    """`picks` from the categories `ranked` made."""
     # Categories by their best memory; uncategorised after a named one of equal worth.
     order = sorted(by_category, key=lambda c: (by_category[c][0][0], c is None, c or ""))
     for category in order:
@@ -85,4 +99,4 @@ def picks(records: Iterable[dict[str, Any]], now: str) -> Iterator[dict[str, Any
             heapq.heappush(heap, (nxt[0] / (1 + taken[category]), nxt[1], i, category))
 
 
-__all__ = ["HALF_LIFE_DAYS", "picks", "worth"]
+__all__ = ["HALF_LIFE_DAYS", "moment", "picks", "picks_of", "ranked", "worth"]

@@ -1,9 +1,9 @@
 """Curation at write time: what an added memory resembles, and replacing an old one with it.
 
 `similar` compares a new memory's embedding with every open memory's (their stored vectors, in
-the record cache: no search index is opened) and reports those at least `SIMILAR` alike, best
-first, at most `SHOWN`: each could be the same fact in other words (``duplicate`` from
-`DUPLICATE` up) or another version of it, possibly contradicting it (``similar``). Thresholds
+the record cache's vector file: no search index is opened) and reports those at least `SIMILAR`
+alike, best first, at most `SHOWN`: each could be the same fact in other words (``duplicate``
+from `DUPLICATE` up) or another version of it, possibly contradicting it (``similar``). Thresholds
 are cosines of all-MiniLM-L6-v2: on bench/project_memory a fact's two versions have median 0.70
 (10th percentile 0.55), unrelated memories a 95th percentile of 0.51; the same fact reworded
 stays above 0.85 ("Ana Lima is the owner of billing since June 2026" against "Billing is owned
@@ -16,7 +16,7 @@ event), the old one is closed with ``superseded_by`` in its CLOSED event, in the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from nxm.record import event
@@ -28,33 +28,21 @@ SHOWN = 3
 
 
 def similar(
-    vector: Any, stored: Iterable[tuple[str, bytes]], records: Mapping[str, Mapping[str, Any]]
+    vector: Any, cache: Any, records: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The open memories (``stored``: key and float32 vector) most like ``vector``."""
-    import numpy as np
-
-    rows = list(stored)
-    if vector is None or not rows:
+    """The open memories most like ``vector`` (their stored vectors, `Cache.nearest_open`)."""
+    if vector is None:
         return []
-    matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), -1)
-    query = np.asarray(vector, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sims = np.where(norms > 0, matrix @ query / norms, 0.0)
-    order = np.argsort(-sims, kind="stable")[:SHOWN]
-    out = []
-    for i in order:
-        sim = float(sims[i])
-        key = rows[int(i)][0]
-        if sim < SIMILAR or key not in records:
-            break
-        out.append({
+    return [
+        {
             "key": key,
             "introduction": records[key]["introduction"],
             "similarity": round(sim, 4),
             "kind": "duplicate" if sim >= DUPLICATE else "similar",
-        })  # fmt: skip
-    return out
+        }
+        for key, sim in cache.nearest_open(vector, SIMILAR, SHOWN)
+        if key in records
+    ]
 
 
 def note(found: list[dict[str, Any]]) -> str | None:

@@ -7,7 +7,6 @@ on every seam and round-trips through export/import unchanged. `new_record` make
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -71,11 +70,15 @@ def normalise(body: str) -> str:
 def body_hash(body: str) -> str:
     """Full sha256 hex of the normalised body (stored in the ``hash`` column: a write finds
     a memory with the same body by it, `nxm.store.Records.with_body`)."""
+    import hashlib  # here: OpenSSL loads in ~3 ms, and reads (list, show, prime) hash nothing
+
     return hashlib.sha256(normalise(body).encode("utf-8")).hexdigest()
 
 
 def key_for(body: str, salt: int = 0) -> str:
     """The content-hash key of a body (salted only when the plain key is already taken)."""
+    import hashlib
+
     digest = (
         body_hash(body)
         if salt == 0

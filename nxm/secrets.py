@@ -13,58 +13,71 @@ Placeholders (``<password>``, ``${TOKEN}``, ``****``, ``password``) are not secr
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
 from nxs.errors import ValidationError
 
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
-    for kind, pattern in (
-        ("an AWS access key ID", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}\b"),
-        ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        ("a Stripe key", r"\b[sr]k_live_[A-Za-z0-9]{16,}"),
-        ("an OpenAI or Anthropic key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}"),
-        ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-        ("a Linear API key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
-        ("a JSON web token", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
-    )
+_SHAPES: tuple[tuple[str, str], ...] = (
+    ("an AWS access key ID", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}\b"),
+    ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+    ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("a Stripe key", r"\b[sr]k_live_[A-Za-z0-9]{16,}"),
+    ("an OpenAI or Anthropic key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}"),
+    ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    ("a Linear API key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
+    ("a JSON web token", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
 )  # fmt: skip
 # user:password@ in a URL (the password group is checked against PLACEHOLDER)
-URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:([^\s/@]+)@[^\s/@]")
+_URL_PASSWORD = r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:([^\s/@]+)@[^\s/@]"
 # secret_key = "…", "password": "…", AWS_SECRET_ACCESS_KEY=…
-ASSIGNED = re.compile(
+_ASSIGNED = (
     r"(?i)\b[\w.-]*(?:secret|passw(?:or)?d|api[_-]?key|access[_-]?key|auth[_-]?token|"
     r"access[_-]?token|private[_-]?key|client[_-]?secret)[\w.-]*[\"']?\s*[:=]\s*[\"']?"
     r"([^\s\"',;]{12,})"
 )
-PLACEHOLDER = re.compile(
+_PLACEHOLDER = (
     r"(?i)^(?:<[^>]*>|\$\{?[\w.-]+\}?|\{\{.*\}\}|[*x.•]+|(?:my|your|the)?[-_]?"
     r"(?:password|passwd|pass|secret|token|key|changeme|example|redacted|placeholder|dummy|test)"
     r"[-_\w]*)$"
 )
 
 
+@functools.cache
+def _compiled() -> Any:
+    """The patterns, compiled on first use (~2 ms that a read never pays)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        PATTERNS=tuple((kind, re.compile(pattern)) for kind, pattern in _SHAPES),
+        URL_PASSWORD=re.compile(_URL_PASSWORD),
+        ASSIGNED=re.compile(_ASSIGNED),
+        PLACEHOLDER=re.compile(_PLACEHOLDER),
+    )
+
+
 def _mixed(value: str) -> bool:
     """A value that looks generated: letters and digits, not a word or a path of words."""
     return bool(re.search(r"[A-Za-z]", value) and re.search(r"\d", value)) and not (
-        PLACEHOLDER.match(value)
+        _compiled().PLACEHOLDER.match(value)
     )
 
 
 def find(text: str) -> list[tuple[str, int]]:
     """The credential-shaped strings in ``text``: (what kind, character offset), in order."""
-    found = [(kind, m.start()) for kind, rx in PATTERNS for m in rx.finditer(text)]
+    c = _compiled()
+    found = [(kind, m.start()) for kind, rx in c.PATTERNS for m in rx.finditer(text)]
     found += [
         ("a password in a URL", m.start())
-        for m in URL_PASSWORD.finditer(text)
-        if not PLACEHOLDER.match(m.group(1))
+        for m in c.URL_PASSWORD.finditer(text)
+        if not c.PLACEHOLDER.match(m.group(1))
     ]
     found += [
         ("a secret assigned to a name", m.start(1))
-        for m in ASSIGNED.finditer(text)
+        for m in c.ASSIGNED.finditer(text)
         if _mixed(m.group(1))
     ]
     return sorted(set(found), key=lambda f: f[1])

@@ -137,7 +137,12 @@ class MemoryService:
         key = key.strip().lower()
         if key in records:
             return records[key]
-        hits = [k for k in records if k.startswith(key)] if key else []
+        starting = getattr(records, "starting", None)  # Records: from the key index
+        hits = (
+            (starting(key) if starting else [k for k in records if k.startswith(key)])
+            if key
+            else []
+        )
         broken = [(k, why) for k, why in records.cache.problems() if k.startswith(key)] if (
             isinstance(records, Records) and key and not hits
         ) else []  # fmt: skip
@@ -230,7 +235,7 @@ class MemoryService:
         )
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
-        with self.store.writing() as current:
+        with self.store.writing(folders=True) as current:
             same = current.with_body(body_hash(body))
             old = self.resolve(current, supersedes) if supersedes is not None else None
             if same and old is not None:
@@ -251,7 +256,7 @@ class MemoryService:
                 changed.append(curate.supersede(old, record["key"], now, actor))
             link = {"supersedes": old["key"]} if old is not None else {}
             record["events"] = [event("CREATED", now, actor, **link)]
-            found = curate.similar(vector, self.store.cache.open_vectors(), current)
+            found = curate.similar(vector, self.store.cache, current)
             found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
             self._ready([record], vectors)
@@ -274,7 +279,7 @@ class MemoryService:
         """
         if embed:
             self.embedder()
-        with self.store.writing() as current:
+        with self.store.writing(folders=True) as current:
             before = self.resolve(current, key)
             after = {**before, "refs": list(before["refs"]), "events": list(before["events"])}
             after["feedback"] = dict(before["feedback"])

@@ -10,22 +10,34 @@ with its year, a year after "in", "during", …, and "today", "yesterday", "this
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
+import functools
 import re
+from typing import Any
 
-MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-MONTHS |= {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m}
-MONTHS["sept"] = 9
-_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"((?:19|20)\d\d)"
-DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+(?:of\s+)?({_MONTH})\.?,?\s+{_YEAR}\b", re.I)
-MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\.?\s+{_DAY},?\s+{_YEAR}\b", re.I)
-ISO_DAY = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
-MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?,?\s+(?:of\s+)?{_YEAR}\b", re.I)
-YEAR = re.compile(rf"\b(?:in|during|of|since|by|throughout)\s+{_YEAR}\b", re.I)
-RELATIVE = re.compile(r"\b(today|yesterday|(?:this|last|past)\s+(?:week|month|year))\b", re.I)
+
+@functools.cache
+def _patterns() -> Any:
+    """The forms, compiled on first use (~2 ms, with the month names, that a read never pays)."""
+    import calendar
+    from types import SimpleNamespace
+
+    months = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+    months |= {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m}
+    months["sept"] = 9
+    month = "|".join(sorted(months, key=len, reverse=True))
+    day, year = r"(\d{1,2})(?:st|nd|rd|th)?", r"((?:19|20)\d\d)"
+    return SimpleNamespace(
+        MONTHS=months,
+        DAY_MONTH_YEAR=re.compile(rf"\b{day}\s+(?:of\s+)?({month})\.?,?\s+{year}\b", re.I),
+        MONTH_DAY_YEAR=re.compile(rf"\b({month})\.?\s+{day},?\s+{year}\b", re.I),
+        ISO_DAY=re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"),
+        MONTH_YEAR=re.compile(rf"\b({month})\.?,?\s+(?:of\s+)?{year}\b", re.I),
+        YEAR=re.compile(rf"\b(?:in|during|of|since|by|throughout)\s+{year}\b", re.I),
+        RELATIVE=re.compile(
+            r"\b(today|yesterday|(?:this|last|past)\s+(?:week|month|year))\b", re.I
+        ),
+    )
 
 
 def _month(year: int, month: int) -> tuple[dt.date, dt.date]:
@@ -53,22 +65,24 @@ def _relative(word: str, today: dt.date) -> tuple[dt.date, dt.date]:
 def period(query: str, now: str | None = None) -> tuple[str, str] | None:
     """The first period the query names, most specific form first, or None."""
     found: tuple[dt.date, dt.date] | None = None
+    p = _patterns()
+    MONTHS = p.MONTHS  # noqa: N806 - the module's constants before they were compiled lazily
     try:
-        if m := DAY_MONTH_YEAR.search(query):
+        if m := p.DAY_MONTH_YEAR.search(query):
             day = dt.date(int(m[3]), MONTHS[m[2].lower()], int(m[1]))
-        elif m := MONTH_DAY_YEAR.search(query):
+        elif m := p.MONTH_DAY_YEAR.search(query):
             day = dt.date(int(m[3]), MONTHS[m[1].lower()], int(m[2]))
-        elif m := ISO_DAY.search(query):
+        elif m := p.ISO_DAY.search(query):
             day = dt.date(int(m[1]), int(m[2]), int(m[3]))
         else:
             day = None
         if day is not None:
             found = day, day + dt.timedelta(days=1)
-        elif m := MONTH_YEAR.search(query):
+        elif m := p.MONTH_YEAR.search(query):
             found = _month(int(m[2]), MONTHS[m[1].lower()])
-        elif m := YEAR.search(query):
+        elif m := p.YEAR.search(query):
             found = dt.date(int(m[1]), 1, 1), dt.date(int(m[1]) + 1, 1, 1)
-        elif (m := RELATIVE.search(query)) and now:
+        elif (m := p.RELATIVE.search(query)) and now:
             found = _relative(m[1], dt.date.fromisoformat(now[:10]))
     except ValueError:  # "31 February 2023": no such day, no period
         return None

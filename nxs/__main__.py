@@ -1,5 +1,5 @@
 """`python -m nxs`: the `nxs` CLI (what `nxs mcp install` registers when nxs is not on PATH)."""
 
-from nxs.entry import main
+from nxs.cli import main
 
 main()

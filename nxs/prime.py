@@ -15,12 +15,13 @@ Two rules keep it safe to run at every session start:
 - **Memories are data.** An introduction or key is printed on one line, with control
   characters and line separators replaced, so a memory cannot forge instructions of its own.
 
-Records come from the store's record cache (`Store.records().heads()`), so lancedb is not
-imported.
+Records come from the store's record cache (`nxm.store.cache`), so lancedb is not imported;
+what the index is chosen from is kept there while it proves the same choice (`nxm.kept`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from collections import Counter
@@ -110,23 +111,10 @@ def one_line(text: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _unexpired(record: dict[str, Any], now: str) -> bool:
-    expires = record.get("expires")
-    if not expires:
-        return True
-    try:
-        return parse_timestamp(expires) > parse_timestamp(now)
-    except (ValueError, TypeError, AttributeError):
-        return True  # a malformed expiry is not a reason to hide a memory
-
-
 def _open(record: Any, now: str) -> bool:
-    return (
-        isinstance(record, dict)
-        and bool(record.get("key"))
-        and record.get("status") == "open"
-        and _unexpired(record, now)
-    )
+    from nxm.kept import instant, is_open
+
+    return is_open(record, instant(now))
 
 
 def _listed(record: Any, now: str) -> bool:
@@ -226,16 +214,19 @@ def memory_block(
 ) -> str:
     """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer.
 
-    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth.
+    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth;
+    its candidates are kept in the record cache while they prove the same choice (`nxm.kept`).
     """
     head = memory_rules(seam, served)
     note = static_note(seam)
     try:
-        from nxm.coverage import picks
+        from nxm.kept import Candidates
         from nxm.store import Store
 
-        # heads (no body, no history) from the record cache (no lancedb)
-        heads = [r for r in Store(ws).records().heads() if _open(r, now)]
+        store = Store(ws)
+        store.sync()
+        # the records' facts from the record cache (no lancedb), or the kept candidates
+        found = _kept(store.cache, now) or Candidates.read(store.cache, now)
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
         listing = "memory_list" if seam == "mcp" else "`nxm list`"
@@ -243,10 +234,49 @@ def memory_block(
             f"{head}\nThe memory index is unavailable ({reason}). "
             f"{listing} shows the memories.\n\n" + note + "\n"
         )
-    live = [r for r in heads if r.get("scope") == "project"]
-    others = Counter(str(r.get("scope")) for r in heads if r.get("scope") != "project")
-    elsewhere = _elsewhere(others, seam, served)
-    if not live:
+    return index_text(store.cache, found, now, head, note, budget, seam, served)
+
+
+def index_text(
+    cache: Any,
+    found: Any,
+    now: str,
+    head: str,
+    note: str,
+    budget: int,
+    seam: str,
+    served: Collection[str] | None,
+) -> str:
+    """The block from ``found`` (`nxm.kept.Candidates`), or from every record of ``cache``
+    when a kept choice no longer stands; keeps a new choice."""
+    text = None
+    if found.since is not None:  # kept: it answers only if it holds, and never fails prime
+        with contextlib.suppress(Exception):
+            text = _memory_index(found, head, note, budget, seam, served)
+            text = text if found.holds() else None
+        if text is None:
+            found = type(found).read(cache, now)
+    if text is None:
+        text = _memory_index(found, head, note, budget, seam, served)
+    with contextlib.suppress(Exception):  # keeping it is only a saving
+        found.keep(cache)
+    return text
+
+
+def _kept(cache: Any, now: str) -> Any:
+    from nxm.kept import Candidates
+
+    try:
+        return Candidates.kept(cache, now)
+    except Exception:  # noqa: BLE001 - what was kept is only a saving: read every record
+        return None
+
+
+def _memory_index(
+    found: Any, head: str, note: str, budget: int, seam: str, served: Collection[str] | None
+) -> str:
+    elsewhere = _elsewhere(found.others, seam, served)
+    if not found.live:
         return (
             f"{head}\nNo open project memories yet: the first durable fact you learn is the "
             f"first one.\n{elsewhere}\n" + note + "\n"
@@ -257,9 +287,8 @@ def memory_block(
     )
     tail = elsewhere + "\n" + note + "\n"
     fixed = len((head + title + tail).encode())
-    totals = Counter(r.get("category") for r in live)
-    chosen = _fit(picks(live, now), totals, len(live), budget - fixed, seam)
-    return head + title + _index(chosen, totals, len(live), seam) + tail
+    chosen = _fit(found.picks(), found.totals, found.live, budget - fixed, seam)
+    return head + title + _index(chosen, found.totals, found.live, seam) + tail
 
 
 def _budget(ws: Any, budget: int | None) -> int:
@@ -295,6 +324,8 @@ def prime_text(
     (default: what the server would list here, with ``tools`` as its ``--tools``).
     """
     now = now or timestamp()
+    if _naive(now):  # a moment without a zone is UTC, as `nxs.render.parse_timestamp` reads it
+        now = parse_timestamp(now).isoformat()
     try:
         from nxs.workspace import find
 
@@ -329,6 +360,15 @@ def prime_text(
             "Run `nxm init` there to keep project memory.\n"
         )
     return "\n".join(blocks)
+
+
+def _naive(now: str) -> bool:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(now.replace("Z", "+00:00")).tzinfo is None
+    except ValueError:
+        return False
 
 
 FORMATS = ("text", "claude-code")
@@ -398,9 +438,12 @@ def fast_main(argv: list[str]) -> bool:
         if not values["budget"].isdigit():
             return False
         values["budget"] = int(values["budget"])
-    from nxs.clitool import emit
+    import sys
 
-    emit(output(**values))
+    data = output(**values)
+    sys.stdout.flush()  # as `nxs.clitool.emit` writes: bytes exactly (typer is not loaded here)
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
     return True
 
 

@@ -16,7 +16,6 @@ decisions are checked before anything is written or sent:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -82,6 +81,8 @@ def _fingerprint(root: Path, store: str, options: dict[str, Any]) -> str:
         {"root": os.path.realpath(root), "store": store, "options": options},
         option=orjson.OPT_SORT_KEYS,
     )
+    import hashlib  # here: OpenSSL loads in ~3 ms, and most commands name no team store
+
     return hashlib.sha256(data).hexdigest()
 
 

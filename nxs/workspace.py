@@ -8,7 +8,6 @@ up from the current directory, unless `--workspace` / ``NXS_WORKSPACE`` names on
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,8 @@ def _bad_config(path: Path, problem: str) -> ValidationError:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
+    import tomllib  # here: `--help` reads no config
+
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -22,7 +22,7 @@ import json, sys
 heavy = {heavy!r}
 mode, *argv = sys.argv[1:]
 if mode == "import":
-    import nxm.cli, nxs.cli
+    import nxm.cli, nxs.cli, nxs.cliapp
 else:
     sys.argv = [mode, *argv]
     main = __import__(mode + ".cli", fromlist=["main"]).main
@@ -181,3 +181,23 @@ def test_searches_and_writes_never_load_lancedbs_namespace_and_cloud_modules(
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["True [] False False", "False lancedb.namespace True"]
+
+
+def test_prime_loads_neither_typer_nor_rich(tmp_path: Path) -> None:
+    """`nxs prime` (every session start) answers without the CLI framework; its --help, or an
+    argument Typer must refuse, still goes through it."""
+    probe = PROBE.format(heavy=("typer", "click", "rich", *HEAVY))
+    root = make_workspace(tmp_path / "proj")
+    for argv, allowed in (
+        (["nxs", "prime", "--workspace", str(root)], set()),
+        (["nxs", "prime", "--format", "claude-code", "--quiet-outside"], set()),
+        (["nxs", "prime", "--help"], {"typer", "click", "rich"}),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=root,
+            timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        got = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+        assert got <= allowed and (not allowed or "typer" in got), (argv, got)
+        assert "# Memory (nxm)" in proc.stdout or "Usage: nxs prime" in proc.stdout

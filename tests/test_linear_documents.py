@@ -155,7 +155,7 @@ def test_every_other_builder_shape_is_schema_valid(workspace, monkeypatch) -> No
 
 def test_help_loads_neither_httpx_nor_graphql() -> None:
     code = (
-        "import sys, nxs.cli, nxs.linear.ops, nxs.linear.cli; "
+        "import sys, nxs.cli, nxs.linear.ops, nxs.linear.cli; nxs.cli.app; "
         "print(sorted(m for m in ('httpx', 'graphql') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)

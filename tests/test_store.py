@@ -239,6 +239,111 @@ def test_switching_branches_embeds_nothing_again(
     assert sum(calls) == 0
 
 
+def test_vectors_whose_bytes_are_lost_are_embedded_again(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys = [add(svc, f"Worker {i} drains the {w} queue.") for i, w in enumerate("abc")]
+    matrix = svc.store.cache.matrix.path
+    assert matrix is not None and matrix.stat().st_size == 3 * 384 * 4
+    with matrix.open("r+b") as fh:  # a crash that kept SQLite's rows, not all the file's bytes
+        fh.seek(384 * 4 + 8)
+        fh.write(b"\xff" * 8)
+        fh.truncate(2 * 384 * 4 + 100)
+    other = fresh(svc)
+    calls: list[int] = []
+    real = other._vectors
+    monkeypatch.setattr(other, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    other.store.reindex()  # reads every vector back into a new index
+    got = other.search(query="drains the queue", mode="semantic", limit=10, now=NOW)["results"]
+    assert sorted(r["key"] for r in got) == sorted(keys)
+    assert sum(calls) == 2  # the damaged row and the cut one; the whole one was kept
+
+
+def test_a_cache_of_the_previous_version_keeps_its_vectors(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    keys = [add(svc, f"Region {r} hosts the {r} shard.") for r in ("eu", "us")]
+    cache = svc.store.cache
+    texts = [t for (t,) in cache.query("SELECT text FROM records")]
+    vectors = cache.vectors(texts)
+    svc.store.close()
+    db = svc.ws.dir / "index" / "cache.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    cache.matrix.remove()
+    old = sqlite3.connect(db)  # version 5 kept the vectors' bytes in the table
+    old.executescript(
+        "CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT);"
+        "INSERT INTO meta VALUES ('version', '5');"
+        "CREATE TABLE vectors(model TEXT, text TEXT, vector BLOB, PRIMARY KEY(model, text));"
+    )
+    old.executemany("INSERT INTO vectors VALUES ('hash', ?, ?)", vectors.items())
+    old.commit()
+    old.close()
+    other = fresh(svc)
+    calls: list[int] = []
+    real = other._vectors
+    monkeypatch.setattr(other, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    got = other.search(query="hosts the shard", mode="semantic", limit=10, now=NOW)["results"]
+    assert sorted(r["key"] for r in got) == sorted(keys)
+    assert sum(calls) == 0
+    assert other.store.cache.vectors(texts) == vectors
+
+
+def test_an_add_looks_at_the_folders_and_the_next_read_at_every_file(svc: MemoryService) -> None:
+    a = add(svc, "Deploys go out on Tuesdays.")
+    b = add(svc, "The release train leaves at noon.")
+    mem = svc.ws.dir / "memories"
+    # an editor saving in place (same inode, the folder untouched): the next read sees it
+    path = mem / f"{b}.md"
+    path.write_text(path.read_text().replace("The release train leaves at noon.", "Trains: 1pm."))
+    mark = svc.store.files.mark(mem)
+    c = add(fresh(svc), "Hotfixes skip the train.")
+    assert svc.store.files.mark(mem) != mark  # the add's own file moved the mark ...
+    after = fresh(svc)
+    assert after.show(key=b)["memory"]["body"] == "Trains: 1pm."  # ... and a read looks at all
+    assert "Trains: 1pm." in (svc.ws.root / "NEXUS_MEMORY.md").read_text()
+    # a file removed (as a checkout does): the next add sees it through the folder's mark
+    (mem / f"{a}.md").unlink()
+    (svc.ws.dir / "history" / f"{a}.jsonl").unlink()
+    again = fresh(svc).add(body="Deploys go out on Tuesdays.", introduction="Deploys", now=NOW,
+                           actor="t", category="notes")  # fmt: skip
+    assert again["created"] is True
+    # a body edited in place since: an add of its old text is a new memory, not "stored"
+    path = mem / f"{c}.md"
+    path.write_text(path.read_text().replace("Hotfixes skip the train.", "Hotfixes ride along."))
+    back = fresh(svc).add(body="Hotfixes skip the train.", introduction="Hotfixes", now=NOW,
+                          actor="t", category="notes")  # fmt: skip
+    assert back["created"] is True and back["memory"]["key"] != c
+    assert fresh(svc).show(key=c)["memory"]["body"] == "Hotfixes ride along."
+    # a write that changes a memory edited in place since reads it from its file first
+    path.write_text(path.read_text().replace("Hotfixes ride along.", "Hotfixes wait."))
+    fresh(svc).update(key=c, priority="HIGH", now=NOW, actor="t")
+    shown = fresh(svc).show(key=c)["memory"]
+    assert (shown["body"], shown["priority"]) == ("Hotfixes wait.", "HIGH")
+
+
+def test_an_add_looks_at_every_file_only_after_a_folder_changed(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(svc, "Builds run on the big runners.")
+    looked: list[str] = []
+    real = files.Files.scan
+    monkeypatch.setattr(files.Files, "scan", lambda f, *a: looked.append(a[1]) or real(f, *a))
+    fresh(svc).list()
+    assert looked[:1] == [".md"]  # a read: every memory file
+    looked.clear()
+    key = add(fresh(svc), "Caches expire after a day.")
+    add(fresh(svc), "Logs are kept for a week.")
+    fresh(svc).update(key=key, priority="HIGH", now=NOW, actor="t")
+    assert looked == []  # the folders' marks said no file was made, removed or replaced
+    (svc.ws.dir / "memories" / "stray.txt").write_text("a file made by someone else")
+    add(fresh(svc), "Alerts page the on-call.")
+    assert looked[:1] == [".md"]
+
+
 def test_a_deleted_index_is_made_again_by_the_next_search(svc: MemoryService) -> None:
     key = add(svc, "Invoices are rendered by WeasyPrint.")
     svc.search(query="invoices", now=NOW)
@@ -595,3 +700,57 @@ def test_a_long_lived_store_is_told_what_changed_and_sees_every_edit(svc: Memory
     finally:
         files.Files.scan = real  # type: ignore[method-assign]
     assert watch_module.Watch
+
+
+def test_keys_and_prefixes_are_looked_up_in_the_key_index_as_iteration_finds_them(
+    svc: MemoryService,
+) -> None:
+    keys = [add(svc, f"prefix body {i}") for i in range(12)]
+    records = fresh(svc).store.records()
+    every = list(records)
+    for prefix in {k[:n] for k in keys for n in (1, 2)} | {"", "zz", keys[0]}:
+        assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
+    assert keys[0] in records and keys[0][:-1] not in records and "zz" not in records
+    # A write's own changes count as iteration counts them.
+    records.changes[keys[1]] = None
+    records.changes["f" * 16] = {**records[keys[2]], "key": "f" * 16}
+    every = list(records)
+    for prefix in ("", "f", keys[1][:3], keys[2][:1]):
+        assert records.starting(prefix) == [k for k in every if k.startswith(prefix)]
+    assert keys[1] not in records and "f" * 16 in records
+    # Past a few lookups every key is read at once: the answers stay the same.
+    looks = [k for k in keys for _ in range(3)] + [k[:-1] for k in keys]
+    fresh_records = fresh(svc).store.records()
+    assert [k in fresh_records for k in looks] == [k in keys for k in looks]
+
+
+def test_the_counts_a_list_page_gives_follow_every_write_the_cache_sees(
+    svc: MemoryService,
+) -> None:
+    def check() -> None:
+        store = fresh(svc).store
+        store.sync()
+        cache = store.cache
+        counted = dict(
+            cache.query("SELECT status, COUNT(*) FROM records WHERE good = 1 GROUP BY status")
+        )
+        for status in ("open", "closed", "forgotten", "all"):
+            want = sum(counted.values()) if status == "all" else counted.get(status, 0)
+            assert cache.page(status, 0, 5)[1] == want, status
+
+    keys = [add(svc, f"counted body {i}") for i in range(6)]
+    check()
+    svc.close(key=keys[0], now=NOW, actor="t")
+    svc.forget(key=keys[1], now=NOW, actor="t")
+    svc.forget(key=keys[2], now=NOW, actor="t")
+    svc.purge(key=keys[2], now=NOW, actor="t")
+    check()
+    memories = svc.ws.dir / "memories"
+    (memories / f"{keys[3]}.md").write_text("---\nintroduction: x\n")  # broken: not counted
+    check()
+    text = (memories / f"{keys[4]}.md").read_text()
+    (memories / f"{keys[4]}.md").write_text(text.replace("status: open", "status: closed"))
+    (memories / f"{keys[5]}.md").unlink()  # gone, as with a checkout
+    check()
+    svc.reopen(key=keys[0], now=NOW, actor="t")
+    check()

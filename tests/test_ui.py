@@ -430,7 +430,7 @@ def test_the_assets_ship_in_the_package() -> None:
 
 def test_the_cli_stays_light() -> None:
     code = (
-        "import sys; import nxs.cli; "
+        "import sys; import nxs.cli; nxs.cli.app; "
         "print(sorted(m for m in ('starlette', 'uvicorn', 'nxs.ui.server') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)

@@ -12,9 +12,10 @@ search index (`nxm.store.index`, LanceDB: what every search reads).
 Every command first brings the cache up to date with the files (`Store.sync`): it compares
 each memory file's identity with the one its row was read from, so a checkout, a pull, a merge,
 a rebase or a hand edit is seen by the next command of every seam, and no verb answers from, or
-writes back, another branch's state. Memories the cache marks changed are written into the
-index before the next search (`Store.refresh`), from vectors kept by their text, so switching
-branches back and forth embeds nothing again.
+writes back, another branch's state (an add, which only makes files, looks at every file only
+when a folder's mark says one was made, removed or replaced since). Memories the cache marks
+changed are written into the index before the next search (`Store.refresh`), from vectors kept
+by their text, so switching branches back and forth embeds nothing again.
 
 A write (`Store.writing`, `Store.commit`) holds the write lock, brings the cache up to date,
 and writes only the files of the memories it changes, through a journal (`nxm.store.files`).
@@ -44,6 +45,7 @@ __all__ = ["Records", "Store", "background", "import_lancedb", "where"]
 
 REFRESH_BATCH = 512  # memories embedded and indexed per step of a large refresh
 READ_WAIT_S = 2.0  # how long a search waits for a writer before it answers from memory
+MARKS = ("memories_mark", "history_mark")  # the cache's meta names of the folders' marks
 
 
 class Store:
@@ -112,21 +114,28 @@ class Store:
 
     # -- following the files ----------------------------------------------------------------
 
-    def sync(self) -> list[str]:
+    def sync(self, folders: bool = False, keys: list[str] | None = None) -> list[str]:
         """Bring the record cache up to date with the files (or a team store's table); returns
-        the keys whose record changed. Cheap when nothing did: one identity per memory file."""
+        the keys whose record changed. Cheap when nothing did: one identity per memory file.
+
+        ``folders`` (a write of one memory): when neither folder's mark moved since the cache
+        last looked (no file was made, removed or renamed over, as git's checkout, merge and
+        pull do and most editors' saves), only the files read too soon after a change are
+        looked at again, not every file (the next read looks at all: an editor that saves in
+        place is seen there). ``keys``: look at those memories' files alone (what such a
+        write is about to change)."""
         import sqlite3
 
         self.cache.reopen_if_replaced()
         try:
-            return self._sync()
+            return self._sync(folders, keys)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
                 raise
-            return self._sync()
+            return self._sync(folders, keys)
         except sqlite3.DatabaseError:
             self.cache.reset()  # damaged: made again from the files
-            return self._sync()
+            return self._sync(folders, keys)
 
     def _in_memory(self, exc: Exception) -> bool:
         """After the cache file refused a write (a full or read-only disk): keep the records
@@ -144,7 +153,7 @@ class Store:
         self.cache = Cache(None, self.cache.model)
         return True
 
-    def _sync(self) -> list[str]:
+    def _sync(self, folders: bool = False, keys: list[str] | None = None) -> list[str]:
         from nxm.store import migrate
 
         with self._lock:
@@ -156,35 +165,47 @@ class Store:
                     self.files.replay()
             cache, files = self.cache, self.files
             cache.check_model()
-            told = self._told()
-            if told is not None:  # the kernel says which files changed: look at those alone
+            told = set(keys) if keys is not None else self._told()
+            if told is None and folders and self._marks() == self._marks_seen():
+                told = set(cache.racy())
+            if told is not None:  # the kernel (or the folders) say which files changed
                 todo = sorted(told)
                 stored = cache.idents(todo)
                 rows = [self._read(k) for k in todo]
             else:
-                mark = files.mark(files.history)
-                stored = cache.idents()
+                marks = self._marks()
                 mds = files.scan(files.memories, ".md")
-                logs = (
-                    None  # the logs' identities are those stored while no log was made or renamed
-                )
-                if mark != cache.meta("history_mark") or not cache.persistent:
+                logs = None  # the logs' identities: those stored while no log was made or renamed
+                if marks[1] != cache.meta(MARKS[1]) or not cache.persistent:
                     logs = files.scan(files.history, ".jsonl")
-                todo = sorted(_changed(stored, mds, logs))
+                if logs is None and mds == cache.md_idents():  # the usual case: one comparison
+                    todo = sorted(cache.racy())
+                    stored = cache.idents(todo)
+                else:
+                    stored = cache.idents()
+                    todo = sorted(_changed(stored, mds, logs))
                 rows = []
                 for n, k in enumerate(todo, 1):
                     rows.append(self._read(k) if k in mds else (None, "", "", k))
                     if n % 200 == 0 or n == len(todo):
                         progress.report("reading memory files", n, len(todo))
-                if mark != cache.meta("history_mark"):
+                if marks != self._marks_seen():
                     with cache.transaction() as conn:
-                        cache.set_meta(conn, "history_mark", mark)
+                        for name, value in zip(MARKS, marks, strict=True):
+                            cache.set_meta(conn, name, value)
             changed = cache.put(rows, expect={k: stored.get(k) for k in todo}) if todo else []
             if todo or told is None:
                 self.problems = cache.problems()
             if changed or not self._projection_current():
                 self.project()
             return changed
+
+    def _marks(self) -> tuple[str, str]:
+        return self.files.mark(self.files.memories), self.files.mark(self.files.history)
+
+    def _marks_seen(self) -> tuple[str | None, str | None]:
+        """The folders' marks when the cache last looked at every file in them."""
+        return self.cache.meta(MARKS[0]), self.cache.meta(MARKS[1])
 
     def _told(self) -> set[str] | None:
         """The keys whose files changed since the last sync, as inotify tells them; None when
@@ -257,8 +278,10 @@ class Store:
     # -- writes -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Records]:
-        """Hold the write lock and yield every record, brought up to date inside it."""
+    def writing(self, folders: bool = False) -> Iterator[Records]:
+        """Hold the write lock and yield every record, brought up to date inside it. With
+        ``folders`` (a write of new memories or of the ones it reads), by the folders' marks
+        alone (see `sync`), and each record the write reads is read from its files first."""
         index = self.index
         if index.behind and index.maintainer is not None:  # let it have the lock (index._maintain)
             with contextlib.suppress(Exception):
@@ -267,8 +290,8 @@ class Store:
         with self.locked():
             if not self.remote and self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
-            self.sync()
-            yield Records(self.cache)
+            self.sync(folders)
+            yield Records(self.cache, (lambda keys: self.sync(keys=keys)) if folders else None)
 
     def commit(
         self,
@@ -292,11 +315,16 @@ class Store:
         else:
             changes = [self._change(current, r) for r in upserts]
             changes += [Change(k, None) for k in deletes]
-            history = self.files.mark(self.files.history)
+            before = self._marks()
             self.files.write(changes)  # the write is saved: what follows is derived
-            if history == self.cache.meta("history_mark"):  # its own new logs are known
+            seen, after = self._marks_seen(), self._marks()
+            known = [
+                (n, a) for n, b, s, a in zip(MARKS, before, seen, after, strict=True) if b == s
+            ]
+            if known:  # no one else changed the folder since it was looked at: its own files
                 with self.cache.transaction() as conn:
-                    self.cache.set_meta(conn, "history_mark", self.files.mark(self.files.history))
+                    for name, mark in known:
+                        self.cache.set_meta(conn, name, mark)
             self._cached(by_text, [r["key"] for r in upserts], list(deletes))
         for r in upserts:
             current.changes[r["key"]] = r
@@ -399,6 +427,7 @@ class Store:
         if not cache.pending() or self.index.uri.startswith("memory://"):
             return
         reader = not self._held  # a search: it must not wait long for a writer (issue 24)
+        lost = cache.forgotten
         try:
             self._write_pending(min(READ_WAIT_S, lock.WAIT_S) if reader else None)
         except (UpstreamError, ConflictError) as exc:
@@ -411,6 +440,8 @@ class Store:
                 self._on_disk = self.index
             self.index = Index("memory://nxs", None, self.index.dim)
             self._write_pending()
+        if embed is not None and cache.forgotten != lost:  # vectors lost from the file
+            self.refresh(embed)
 
     def _write_pending(self, wait: float | None = None) -> None:
         import numpy as np
@@ -459,8 +490,8 @@ class Store:
             with self.cache.transaction() as conn:
                 for table in ("records", "docs", "pending", "extracted"):
                     conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
-                self.cache.set_meta(conn, "history_mark", "")
-                self.cache.set_meta(conn, "remote_version", "")
+                for name in (*MARKS, "remote_version"):
+                    self.cache.set_meta(conn, name, "")
             self.sync()
             return {"memories": self.cache.count(), "problems": len(self.problems)}
 

@@ -9,8 +9,11 @@ loses nothing. It also holds:
 
 - ``pending``: keys whose LanceDB row is out of date (the index catches up before a search);
 - ``vectors``: embeddings by model and text, so a text seen before (on another branch) is
-  never embedded again;
-- ``extracted``: each memory's entity-graph extraction, by its fingerprint.
+  never embedded again (the row of each in the model's vector file, `nxm.store.matrix`);
+- ``extracted``: each memory's entity-graph extraction, by its fingerprint;
+- each record's ``facts`` (what `nxs prime` reads of it) and, in ``meta``, the prime index's
+  kept candidates (`nxm.kept`) under the docs' version, a counter every docs row written or
+  removed moves (triggers), so nothing kept outlives a change the sync saw.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
 so a reader that parsed a file just before a writer changed it cannot put the old record back.
@@ -30,36 +33,18 @@ from typing import Any
 import orjson
 
 from nxm.record import CONTROL, FIELDS, body_hash, embedded_text, order_bytes
+from nxm.store.matrix import Matrix, VectorRows, keep_vectors
+from nxm.store.schema import LOG_ROWS, SCHEMA, VERSION
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS records(
-    key TEXT PRIMARY KEY,
-    md TEXT NOT NULL, log TEXT NOT NULL,  -- identities of the files read
-    good INTEGER NOT NULL,                -- 1: the files make a record (in docs)
-    problem TEXT,                         -- else: why they do not
-    hash TEXT, text TEXT, session TEXT, created TEXT, status TEXT,
-    ord BLOB, line TEXT, ready INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, head BLOB NOT NULL, doc BLOB NOT NULL)
-    WITHOUT ROWID;  -- the record without body and events, first: reading it skips the whole one
-CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
-CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_text ON records(text);
-CREATE INDEX IF NOT EXISTS records_unready ON records(ord) WHERE ready = 0 AND good = 1;
-CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS vectors(
-    model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
-    WITHOUT ROWID;
-"""
-VERSION = "5"  # of the schema and of what a row holds: another version is rebuilt from scratch
 SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
+# What `nxs prime` reads of a record (its choice of the index and the lines it prints).
+FACTS = (
+    "key", "introduction", "category", "scope", "status", "priority", "expires", "created",
+    "updated", "feedback",
+)  # fmt: skip
 
 
 def text_hash(record: dict[str, Any]) -> str:
@@ -77,7 +62,7 @@ def projection_line(record: dict[str, Any]) -> str | None:
     return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
 
 
-class Cache:
+class Cache(VectorRows):
     """The record cache of one workspace (thread-safe: the MCP server searches on threads)."""
 
     def __init__(self, path: Path | None, model: str) -> None:
@@ -87,6 +72,8 @@ class Cache:
         self._inode: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self.persistent = path is not None
+        self.matrix = Matrix(path.parent if path is not None else None, model)
+        self.forgotten = 0  # vectors found lost from the matrix file (embedded again)
 
     # -- connection -------------------------------------------------------------------------
 
@@ -127,6 +114,8 @@ class Cache:
                 for suffix in ("", "-wal", "-shm"):
                     with contextlib.suppress(OSError):
                         Path(f"{self.path}{suffix}").unlink()
+            with contextlib.suppress(OSError):
+                self.matrix.remove()
 
     def _open(self) -> sqlite3.Connection:
         if self.path is not None:
@@ -147,6 +136,7 @@ class Cache:
                     self.persistent = False
         conn = self._connect(":memory:")
         conn.executescript(SCHEMA)
+        self.matrix = Matrix(None, self.model)
         return conn
 
     def _remake(self) -> sqlite3.Connection:
@@ -163,10 +153,7 @@ class Cache:
         if old.exists():
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-                conn.execute(
-                    "INSERT OR IGNORE INTO vectors SELECT model, text, vector FROM old.vectors"
-                )
-                conn.commit()
+                keep_vectors(conn, self.path.parent)
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("DETACH DATABASE old")
             old.unlink(missing_ok=True)
@@ -246,6 +233,20 @@ class Cache:
             )
         return {k: (md, log) for k, md, log in got}
 
+    def md_idents(self) -> dict[str, str]:
+        """The identity of the memory file each row was read from, by key."""
+        with self._lock:
+            return dict(self.conn().execute("SELECT key, md FROM records"))
+
+    def racy(self) -> list[str]:
+        """The keys whose files were read too soon after a change to trust their identity."""
+        return [
+            k
+            for (k,) in self.query(
+                "SELECT key FROM records WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'"
+            )
+        ]
+
     def put(
         self,
         records: list[tuple[dict[str, Any] | str | None, str, str, str]],
@@ -293,7 +294,7 @@ class Cache:
             conn.executemany(
                 "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
                 ":hash, :text, :session, :created, :status, :ord, :line, "
-                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text))",
+                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text), :facts)",
                 rows,
             )
             conn.executemany(
@@ -324,6 +325,7 @@ class Cache:
                 "status",
                 "ord",
                 "line",
+                "facts",
             )
         )
         row.update(key=key, md=md, log=log, model=self.model, good=0)
@@ -343,6 +345,7 @@ class Cache:
             good=1,
             ord=order_bytes(record),
             line=projection_line(record),
+            facts=orjson.dumps({k: head[k] for k in FACTS if k in head}),
         )
         return row
 
@@ -388,8 +391,15 @@ class Cache:
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
 
-    def keys(self) -> list[str]:
-        return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
+    def keys(self, prefix: str | None = None) -> list[str]:
+        """Every record's key, or those starting with ``prefix`` (read from the key index)."""
+        if prefix is None:
+            return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
+        got = self.query(
+            "SELECT key FROM records WHERE key >= ? AND key < ? AND good = 1",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return [k for (k,) in got if k.startswith(prefix)]
 
     def heads(self, ordered: bool = False, shown: bool = False) -> Iterator[dict[str, Any]]:
         """Every record without body and events (``shown``: only NEXUS_MEMORY.md's, which
@@ -406,10 +416,17 @@ class Cache:
         read through the ``ord`` index instead of every record."""
         where = "r.good = 1" + ("" if status == "all" else " AND r.status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
-        total = self.query(f"SELECT COUNT(*) FROM records r WHERE {where}", args)[0][0]
+        total = self.query(  # kept by triggers: counting 10,000 rows took ~7 ms
+            "SELECT COALESCE(SUM(n), 0) FROM counts"
+            + ("" if status == "all" else " WHERE status = ?"),
+            args,
+        )[0][0]
+        # the page's keys from the order index alone, then their rows (an OFFSET reads the
+        # whole row of every record it skips)
         got = self.query(
-            f"SELECT d.head, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE {where} "
-            "ORDER BY r.ord LIMIT ? OFFSET ?",
+            f"SELECT d.head, r.ready FROM (SELECT r.key, r.ord FROM records r WHERE {where} "
+            "ORDER BY r.ord LIMIT ? OFFSET ?) p JOIN records r ON r.key = p.key "
+            "JOIN docs d ON d.key = p.key ORDER BY p.ord",
             (*args, size, start),
         )
         return [self._record(head, ready) for head, ready in got], int(total)
@@ -444,11 +461,84 @@ class Cache:
             )
         ]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
-        closed = self.query("SELECT COUNT(*) FROM records WHERE status = 'closed'")[0][0]
-        return lines, int(shown), int(closed)
+        closed = self.query("SELECT n FROM counts WHERE status = 'closed'")
+        return lines, int(shown), int(closed[0][0]) if closed else 0
 
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
+
+    # -- what prime reads and keeps ---------------------------------------------------------
+
+    def open_facts(self) -> tuple[str, int, list[dict[str, Any]]]:
+        """The docs' version (it changes with every record written or removed), the facts log's
+        last seq and the FACTS of every open record, read in one snapshot."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN")
+            try:
+                version, seq = self._versions(conn)
+                got = conn.execute(
+                    "SELECT facts FROM records WHERE good = 1 AND status = 'open'"
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        return version, seq, [orjson.loads(f) for (f,) in got]
+
+    @staticmethod
+    def _versions(conn: sqlite3.Connection) -> tuple[str, int]:
+        got = conn.execute(
+            "SELECT (SELECT value FROM meta WHERE name = 'docs'), "
+            "(SELECT COALESCE(MAX(seq), 0) FROM facts_log)"
+        ).fetchone()
+        return str(got[0] or ""), int(got[1])
+
+    def kept(self, name: str, most: int = 0) -> tuple[str, int, Any, list[tuple[Any, Any]] | None]:
+        """The docs' version, the facts log's last seq, what was kept under ``name`` (None)
+        and, when it holds a ``seq``
+        of the facts log at most ``most`` behind, each record's facts then and now (None:
+        absent, or not a good record) for the records changed since, in one snapshot."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("BEGIN")
+            try:
+                version, seq = self._versions(conn)
+                got = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+                value = orjson.loads(got[0]) if got and got[0] else None
+                since = value.get("seq") if isinstance(value, dict) else None
+                changes = None
+                if isinstance(since, int) and 0 <= seq - since <= min(most, LOG_ROWS):
+                    rows = conn.execute(
+                        "SELECT l.key, l.old, r.facts FROM facts_log l "
+                        "LEFT JOIN records r ON r.key = l.key AND r.good = 1 "
+                        "WHERE l.seq > ? ORDER BY l.seq",
+                        (since,),
+                    ).fetchall()
+                    first: dict[str, tuple[Any, Any]] = {}
+                    for key, old, now in rows:  # the first old of a key is the one kept
+                        first.setdefault(key, (old, now))
+                    changes = [
+                        (orjson.loads(old) if old else None, orjson.loads(now) if now else None)
+                        for old, now in first.values()
+                    ]
+            finally:
+                conn.execute("COMMIT")
+        return version, seq, value, changes
+
+    def keep(self, name: str, value: Any, trim: int | None = None) -> None:
+        """Keep a derived value under ``name`` (and forget the facts log up to ``trim``), or
+        nothing if a writer holds the cache now (what is kept is only a saving: it never waits)."""
+        with self._lock:
+            conn = self.conn()
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                with self.transaction() as conn:
+                    self.set_meta(conn, name, orjson.dumps(value).decode())
+                    if trim is not None:
+                        conn.execute("DELETE FROM facts_log WHERE seq <= ?", (trim,))
+            except (sqlite3.OperationalError, UpstreamError):
+                pass
+            finally:
+                conn.execute("PRAGMA busy_timeout = 30000")
 
     # -- the index's bookkeeping ------------------------------------------------------------
 
@@ -463,72 +553,6 @@ class Cache:
     def reindex_all(self) -> None:
         """Mark every record pending (the index is gone or was made for something else)."""
         with self.transaction() as conn:
-            self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
-
-    # -- vectors ----------------------------------------------------------------------------
-
-    def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
-        """Stored float32 vectors by text hash, for this model."""
-        got = self.query(
-            "SELECT v.text, v.vector FROM json_each(?) j JOIN vectors v "
-            "ON v.model = ? AND v.text = j.value",
-            (orjson.dumps(list(texts)).decode(), self.model),
-        )
-        return dict(got)
-
-    def open_vectors(self) -> list[tuple[str, bytes]]:
-        """(key, float32 vector) of every open record embedded with this model, in one query
-        (what a write compares a new memory with, without the search index)."""
-        return self.query(
-            "SELECT r.key, v.vector FROM records r JOIN vectors v ON v.model = ? AND v.text = r.text "
-            "WHERE r.good = 1 AND r.status = 'open'",
-            (self.model,),
-        )
-
-    def store_vectors(self, vectors: dict[str, bytes]) -> None:
-        """Keep vectors by text hash; the records with those texts become READY (and pending,
-        so the index gets the vector)."""
-        if not vectors:
-            return
-        texts = orjson.dumps(list(vectors)).decode()
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(self.model, t, v) for t, v in vectors.items()],
-            )
-            keys = [
-                k
-                for (k,) in conn.execute(
-                    "SELECT key FROM records WHERE text IN (SELECT value FROM json_each(?))",
-                    (texts,),
-                )
-            ]
-            conn.execute(
-                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))",
-                (texts,),
-            )
-            self._mark_pending(conn, keys)
-
-    def unready(self) -> list[str]:
-        """Keys of the records without a vector for this model."""
-        return [
-            k
-            for (k,) in self.query(
-                "SELECT key FROM records WHERE ready = 0 AND good = 1 ORDER BY ord"
-            )
-        ]
-
-    def check_model(self) -> None:
-        """Recount READY after the configured model changed (each model has its own vectors)."""
-        if self.meta("model") == self.model:
-            return
-        with self.transaction() as conn:
-            conn.execute(
-                "UPDATE records SET ready = EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? "
-                "AND v.text = records.text)",
-                (self.model,),
-            )
-            self.set_meta(conn, "model", self.model)
             self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
 
     # -- graph extraction -------------------------------------------------------------------

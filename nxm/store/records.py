@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from nxm.record import body_hash
 from nxm.store.cache import Cache
+
+LOOKS = 32  # keys looked up one by one before every key is read at once
 
 
 class Records(Mapping[str, dict[str, Any]]):
@@ -14,13 +16,18 @@ class Records(Mapping[str, dict[str, Any]]):
 
     Inside a write (`Store.writing`) it also holds the write's changes (`changes`), so the
     service sees its own writes; a record it returns may be shared: copy before changing it.
+    ``check`` (a write that trusted the folders' marks) is told each key before its record is
+    first read, so that the memory a write changes is read from its files.
     """
 
-    def __init__(self, cache: Cache) -> None:
+    def __init__(self, cache: Cache, check: Callable[[list[str]], object] | None = None) -> None:
         self.cache = cache
+        self.check = check
+        self._checked: set[str] = set()
         self.changes: dict[str, dict[str, Any] | None] = {}
         self._memo: dict[str, dict[str, Any]] = {}
         self._keys: set[str] | None = None
+        self._looks = 0
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         if key in self.changes:
@@ -29,6 +36,7 @@ class Records(Mapping[str, dict[str, Any]]):
                 raise KeyError(key)
             return got
         if key not in self._memo:
+            self._check([key])
             record = self.cache.get(key)
             if record is None:
                 raise KeyError(key)
@@ -38,7 +46,20 @@ class Records(Mapping[str, dict[str, Any]]):
     def __contains__(self, key: object) -> bool:
         if key in self.changes:
             return self.changes[key] is not None  # type: ignore[index]
-        return key in self._memo or key in self._key_set()
+        if key in self._memo or (self._keys is not None and key in self._keys):
+            return True
+        if self._keys is not None or not isinstance(key, str):
+            return False
+        self._looks += 1  # a few keys: one look each at the key index; many: every key once
+        return key in (self.cache.keys(key) if self._looks <= LOOKS else self._key_set())
+
+    def starting(self, prefix: str) -> list[str]:
+        """The keys that start with ``prefix``, in the order `__iter__` gives them."""
+        stored = set(self.cache.keys(prefix) if self._keys is None else self._keys)
+        changes = self.changes
+        got = [k for k in sorted(stored) if changes.get(k, k) is not None]
+        got += [k for k, r in changes.items() if r is not None and k not in stored]
+        return [k for k in got if k.startswith(prefix)]
 
     def _key_set(self) -> set[str]:
         if self._keys is None:
@@ -75,8 +96,18 @@ class Records(Mapping[str, dict[str, Any]]):
     def with_body(self, digest: str) -> list[str]:
         """The keys of the records whose body hashes to ``digest`` (`body_hash`), sorted."""
         got = {k for k, r in self.changes.items() if r and body_hash(r["body"]) == digest}
+        if self._check(self.cache.with_hash(digest)):  # one was edited since: ask again
+            self._memo.clear()
         got.update(k for k in self.cache.with_hash(digest) if k not in self.changes)
         return sorted(got)
+
+    def _check(self, keys: list[str]) -> bool:
+        """Have ``check`` look at the files of the keys not looked at yet; True if any did."""
+        todo = [k for k in keys if k not in self._checked and k not in self.changes]
+        if self.check is None or not todo:
+            return False
+        self._checked.update(todo)
+        return bool(self.check(todo))
 
     def in_sessions(self, sessions: set[str]) -> Iterator[dict[str, Any]]:
         """The records of ``sessions``."""

@@ -1,9 +1,8 @@
-"""The `nxs` console script: `nxs prime` answered by a warm server without loading the CLI.
+"""`nxs prime` answered by this workspace's warm server (`nxs.warm`), before anything else loads.
 
-Session-start hooks run `nxs prime` in every session, and building the Typer app costs more
-than a warm server's answer. When the arguments are the plain forms `nxs.prime.fast_main`
-takes and this workspace's `nxs mcp serve` answers (`nxs.warm`), its text is printed and
-nothing else is imported; anything else runs `nxs.cli.main` as before.
+Session-start hooks run `nxs prime` in every session. When the arguments are the plain forms
+`nxs.prime.fast_main` takes and this workspace's `nxs mcp serve` answers, its text is printed;
+anything else (no server, help, a bad value) goes on as before (`nxs.cli.main`).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ _NAMES = {
     "-w": "workspace",
 }
 _NAMES |= {"--now": "now", "--seam": "seam", "--tools": "tools"}
-tried = False  # this process has asked already (`nxs.cli.main` does not ask again)
 
 
 def prime_arguments(argv: list[str]) -> dict[str, Any] | None:
@@ -49,8 +47,6 @@ def warm_prime(argv: list[str]) -> bool:
     """Print `nxs prime ARGV` as the workspace's warm server answers it; False when it does not."""
     from nxs import warm
 
-    global tried
-    tried = True
     values = prime_arguments(argv)
     if values is None or not warm.enabled():
         return False
@@ -73,12 +69,3 @@ def warm_prime(argv: list[str]) -> bool:
     sys.stdout.buffer.write(text.encode())
     sys.stdout.buffer.flush()
     return True
-
-
-def main() -> None:
-    """Console-script entry point."""
-    if sys.argv[1:2] == ["prime"] and warm_prime(sys.argv[2:]):
-        return
-    from nxs.cli import main as full
-
-    full()
