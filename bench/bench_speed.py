@@ -164,7 +164,7 @@ def warm_rows(env: Env, root: Path, n: int) -> list[Figure]:
             ("nxm list --json", lambda _: [*nxm, "list", "--json", *ws], 2.5),
             ("nxm show --json", lambda i: [*nxm, "show", keys[i][:8], "--json", *ws], 2.5),
             ("nxs prime, console script", lambda _: [*nxs, "prime", *ws], 1.5),
-            ("nxs prime, python -m nxs (the new lean entry)",
+            ("nxs prime, python -m nxs",
              lambda _: [env.python, "-m", "nxs", "prime", *ws], 1.5),
             ("nxm search, hybrid", lambda i: [*nxm, "search", qs[i % len(qs)], "--json", *ws], 6),
             ("nxm search --mode keyword",
