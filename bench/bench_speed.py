@@ -105,6 +105,7 @@ def measure(env: Env, root: Path, n: int) -> list[Figure]:
             note="informational: the first indexes the adds",
         )
     )  # fmt: skip
+    figs.extend(warm_rows(env, root, n))
     init = Runs()
     _initialize(env, root)
     for _ in range(env.repeat):
@@ -116,6 +117,81 @@ def measure(env: Env, root: Path, n: int) -> list[Figure]:
     peer = _peer(env)
     if peer is not None:
         figs.append(peer)
+    return figs
+
+
+INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+
+
+def _serve(env: Env, root: Path) -> subprocess.Popen[bytes]:
+    """A warm `nxs mcp serve` for ``root``, as a host starts it: initialized, warming up."""
+    argv = [env.python, "-m", "nxs", "mcp", "serve", "--workspace", str(root)]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env=env.env, cwd=root,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(INIT)
+    proc.stdin.flush()
+    if b'"result"' not in proc.stdout.readline():
+        raise BenchError("the warm server did not initialize")
+    proc.stdin.write(INITIALIZED)
+    proc.stdin.flush()
+    return proc
+
+
+def warm_rows(env: Env, root: Path, n: int) -> list[Figure]:
+    """The CLI figures again while a warm `nxs mcp serve` runs for the workspace (`nxs.warm`);
+    each row says how many of its timed calls the server answered (`NXS_REUSE_LOG`)."""
+    from nxs.warm import LOG_ENV
+
+    nxm, nxs = env.program("nxm"), env.program("nxs")
+    ws = ["--workspace", str(root)]
+    qs = list(QUERIES)
+    keys = env.keys(root, env.repeat + 2)
+    log = env.work / "reuse.log"
+    proc = _serve(env, root)
+    saved, env.env = env.env, {**env.env, LOG_ENV: str(log)}
+    figs = []
+    try:
+        deadline = time.monotonic() + 120
+        while not (log.exists() and log.read_text().endswith("search: warm\n")):
+            if time.monotonic() > deadline:
+                said = log.read_text()[-300:] if log.exists() else "no call asked it"
+                raise BenchError(f"the warm server never answered: {said}")
+            env.run([*nxm, "search", qs[0], "--json", *ws])  # until its warm-up is done
+        rows = [
+            ("nxm list --json", lambda _: [*nxm, "list", "--json", *ws], 2.5),
+            ("nxm show --json", lambda i: [*nxm, "show", keys[i][:8], "--json", *ws], 2.5),
+            ("nxs prime, console script", lambda _: [*nxs, "prime", *ws], 1.5),
+            ("nxs prime, python -m nxs",
+             lambda _: [env.python, "-m", "nxs", "prime", *ws], 1.5),
+            ("nxm search, hybrid", lambda i: [*nxm, "search", qs[i % len(qs)], "--json", *ws], 6),
+            ("nxm search --mode keyword",
+             lambda i: [*nxm, "search", qs[i % len(qs)], "--mode", "keyword", "--json", *ws], 4),
+            ("nxm recall", lambda i: [*nxm, "recall", qs[i % len(qs)], "--json", *ws], 6),
+            ("nxm add, embedded, READY", lambda i: add_argv(nxm, root, i + 50, "warm"), 6),
+        ]  # fmt: skip
+        for name, make, target in rows:
+            log.write_text("")
+            runs = env.time_runs(make)
+            said = log.read_text().splitlines()[1:]  # the warm-up run's line first
+            served = sum(line.endswith(": warm") for line in said)
+            figs.append(
+                env.figure(
+                    f"warm server: {name} ({n:,})", runs, target=target,
+                    note=f"{served} of {len(said)} timed calls answered by the server",
+                )
+            )  # fmt: skip
+    finally:
+        env.env = saved
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     return figs
 
 

@@ -447,8 +447,15 @@ async def serve_stdio(seam: Seam) -> None:
     os.dup2(null, 0)
     os.close(null)
     server = build_server(seam, seam.instructions())
-    async with stdio_wire(wire_in, wire_out) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from nxs.warmserve import listen  # CLI calls of this workspace may reuse this process
+
+    listener = listen(seam)
+    try:
+        async with stdio_wire(wire_in, wire_out) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        if listener is not None:
+            listener.close()
 
 
 __all__ = [

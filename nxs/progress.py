@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,6 +21,15 @@ from typing import Any
 _bars: dict[str, Any] = {}
 _enabled = False
 _open: list[list[Any]] = []  # the `items` tasks open now: [label, done, ticked, total]
+_forward: list[Callable[[dict[str, Any]], None]] = []  # a warm server's CLI call: its client
+
+
+def _forwarding() -> Callable[[dict[str, Any]], None] | None:
+    """Where progress goes instead of a bar: the running CLI call's client, from any thread of
+    the call (a server's main thread runs its event loop, never a call)."""
+    if _forward and threading.current_thread() is not threading.main_thread():
+        return _forward[-1]
+    return None
 
 
 def enable() -> None:
@@ -52,8 +62,23 @@ def _bar(label: str, total: int) -> Any:
     return progress, progress.add_task(label, total=total, rate=""), time.monotonic()
 
 
+@contextlib.contextmanager
+def forwarded(sink: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+    """Send progress to ``sink`` as frames meanwhile (a warm server running a CLI call, one at
+    a time: its client draws the bars, `nxs.warm`)."""
+    _forward.append(sink)
+    try:
+        yield
+    finally:
+        _forward.remove(sink)
+
+
 def report(label: str, done: int, total: int) -> None:
     """``done`` of ``total`` items of ``label`` are done (the bar ends at ``total``)."""
+    sink = _forwarding()
+    if sink is not None:
+        sink({"progress": [label, done, total]})
+        return
     if not _enabled or total <= 0:
         return
     bar = _bars.get(label)
@@ -69,6 +94,10 @@ def report(label: str, done: int, total: int) -> None:
 
 def close(label: str) -> None:
     """Take the bar of ``label`` off the terminal (done, or the work stopped)."""
+    sink = _forwarding()
+    if sink is not None:
+        sink({"close": label})
+        return
     bar = _bars.pop(label, None)
     if bar is not None:
         bar[0].stop()
@@ -94,7 +123,7 @@ def items(label: str, total: int) -> Iterator[Callable[[int], None]]:
 def tick(n: int) -> None:
     """``n`` more items of the innermost open task are under way (its next advance counts
     them as done); nothing when no task is open."""
-    if not _open or not _enabled:
+    if not _open or not (_enabled or _forwarding()):
         return
     task = _open[-1]
     label, done, ticked, total = task
