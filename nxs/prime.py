@@ -210,12 +210,18 @@ def _fit(
 
 
 def memory_block(
-    ws: Any, budget: int, now: str, seam: str = "cli", served: Collection[str] | None = None
+    ws: Any,
+    budget: int,
+    now: str,
+    seam: str = "cli",
+    served: Collection[str] | None = None,
+    store: Any = None,
 ) -> str:
     """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer.
 
     The index is chosen for coverage (`nxm.coverage`): every category first, then by worth;
     its candidates are kept in the record cache while they prove the same choice (`nxm.kept`).
+    ``store``: a long-lived store of this workspace (a warm server's, which follows the files).
     """
     head = memory_rules(seam, served)
     note = static_note(seam)
@@ -223,7 +229,8 @@ def memory_block(
         from nxm.kept import Candidates
         from nxm.store import Store
 
-        store = Store(ws)
+        if store is None or store.ws.root != ws.root:
+            store = Store(ws)
         store.sync()
         # the records' facts from the record cache (no lancedb), or the kept candidates
         found = _kept(store.cache, now) or Candidates.read(store.cache, now)
@@ -317,6 +324,7 @@ def prime_text(
     seam: str = "cli",
     served: Collection[str] | None = None,
     tools: str | None = None,
+    store: Any = None,
 ) -> str:
     """The bootstrap text for a workspace: one block per active module. Never raises.
 
@@ -351,7 +359,7 @@ def prime_text(
     blocks = []
     for module in ws.modules:
         if module == "memory":
-            blocks.append(memory_block(ws, _budget(ws, budget), now, seam, served))
+            blocks.append(memory_block(ws, _budget(ws, budget), now, seam, served, store))
         elif module == "linear" and (seam == "cli" or served is None or "linear_query" in served):
             blocks.append(LINEAR_BLOCK[seam])
     if not blocks:
@@ -392,6 +400,7 @@ def output(
     quiet_outside: bool = False,
     seam: str = "cli",
     tools: str | None = None,
+    store: Any = None,
 ) -> bytes:
     """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it.
 
@@ -400,7 +409,7 @@ def output(
     """
     if quiet_outside and _outside(workspace):
         return b""
-    text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools)
+    text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools, store=store)
     return claude_code_hook(text) if format_ == "claude-code" else text.encode()
 
 

@@ -305,10 +305,14 @@ class Listener:
         from nxs.prime import output
 
         args, now = request["kwargs"], request.get("now")
+        ctx = Context(
+            now="", actor="nxs", workspace_arg=str(self.root), services=self.seam.services
+        )
         return output(
             str(self.root), budget=args.get("budget"), format_=args.get("format_", "text"),
             now=now, quiet_outside=bool(args.get("quiet_outside")),
             seam=args.get("seam", "cli"), tools=args.get("tools"),
+            store=ctx.memory.store,  # the server's own: it follows the files (inotify)
         ).decode()  # fmt: skip
 
 
