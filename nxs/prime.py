@@ -429,24 +429,11 @@ def fast_main(argv: list[str]) -> bool:
     Every session start runs prime, and building every verb's parser costs more than prime
     itself. Anything unusual (--help, a bad value, an unknown option) goes the normal way.
     """
-    names = {"--budget": "budget", "--format": "format_", "--workspace": "workspace"}
-    names |= {"-w": "workspace", "--now": "now", "--seam": "seam", "--tools": "tools"}
-    values: dict[str, Any] = {}
-    args = list(argv)
-    while args:
-        name, eq, value = args.pop(0).partition("=")
-        if name == "--quiet-outside" and not eq:
-            values["quiet_outside"] = True
-            continue
-        if name not in names or (not eq and not args):
-            return False
-        values[names[name]] = value if eq else args.pop(0)
-    if values.get("format_", "text") not in FORMATS or values.get("seam", "cli") not in SEAMS:
+    from nxs.warmprime import prime_arguments  # the one reading of prime's plain arguments
+
+    values = prime_arguments(argv)
+    if values is None:
         return False
-    if "budget" in values:
-        if not values["budget"].isdigit():
-            return False
-        values["budget"] = int(values["budget"])
     import sys
 
     data = output(**values)

@@ -1,7 +1,7 @@
 """`nxs prime` answered by this workspace's warm server (`nxs.warm`), before anything else loads.
 
 Session-start hooks run `nxs prime` in every session. When the arguments are the plain forms
-`nxs.prime.fast_main` takes and this workspace's `nxs mcp serve` answers, its text is printed;
+`prime_arguments` reads (those `nxs.prime.fast_main` takes too) and this workspace's `nxs mcp serve` answers, its text is printed;
 anything else (no server, help, a bad value) goes on as before (`nxs.cli.main`).
 """
 
@@ -32,9 +32,9 @@ def prime_arguments(argv: list[str]) -> dict[str, Any] | None:
         if name not in _NAMES or (not eq and not args):
             return None
         values[_NAMES[name]] = value if eq else args.pop(0)
-    if values.get("format_", "text") not in ("text", "claude-code"):
+    if values.get("format_", "text") not in ("text", "claude-code"):  # nxs.prime's FORMATS
         return None
-    if values.get("seam", "cli") not in ("cli", "mcp"):
+    if values.get("seam", "cli") not in ("cli", "mcp"):  # and SEAMS (not imported: it is lean)
         return None
     if "budget" in values:
         if not values["budget"].isdigit():
