@@ -47,8 +47,8 @@ INIT = (
 )  # fmt: skip
 
 
-def _initialize(env: Env, root: Path) -> float:
-    """Spawn `nxs mcp serve` and time it to the `initialize` result."""
+def _spawn(env: Env, root: Path) -> tuple[subprocess.Popen[bytes], float]:
+    """`nxs mcp serve` for ``root`` spawned and sent `initialize`, and the seconds to its result."""
     argv = [env.python, "-m", "nxs", "mcp", "serve", "--workspace", str(root)]
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -60,10 +60,18 @@ def _initialize(env: Env, root: Path) -> float:
     proc.stdin.flush()
     line = proc.stdout.readline()
     took = time.perf_counter() - start
+    if b'"result"' not in line:
+        proc.kill()
+        raise BenchError(f"initialize got {line[:300]!r}")
+    return proc, took
+
+
+def _initialize(env: Env, root: Path) -> float:
+    """Spawn `nxs mcp serve` and time it to the `initialize` result."""
+    proc, took = _spawn(env, root)
+    assert proc.stdin is not None
     proc.stdin.close()
     proc.wait(timeout=60)
-    if b'"result"' not in line:
-        raise BenchError(f"initialize got {line[:300]!r}")
     return took
 
 
@@ -125,16 +133,8 @@ INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
 
 def _serve(env: Env, root: Path) -> subprocess.Popen[bytes]:
     """A warm `nxs mcp serve` for ``root``, as a host starts it: initialized, warming up."""
-    argv = [env.python, "-m", "nxs", "mcp", "serve", "--workspace", str(root)]
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env=env.env, cwd=root,
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(INIT)
-    proc.stdin.flush()
-    if b'"result"' not in proc.stdout.readline():
-        raise BenchError("the warm server did not initialize")
+    proc, _ = _spawn(env, root)
+    assert proc.stdin is not None
     proc.stdin.write(INITIALIZED)
     proc.stdin.flush()
     return proc

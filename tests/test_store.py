@@ -41,6 +41,14 @@ def fresh(svc: MemoryService) -> MemoryService:
     return MemoryService(find(svc.ws.root))
 
 
+def embedded(svc: MemoryService, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many records each embedding call of ``svc`` takes from now on."""
+    calls: list[int] = []
+    real = svc._vectors
+    monkeypatch.setattr(svc, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    return calls
+
+
 def fragments(svc: MemoryService) -> int:
     table = svc.store.index.table()
     table.checkout_latest()
@@ -231,9 +239,7 @@ def test_switching_branches_embeds_nothing_again(
     assert fresh(svc).search(query="deployed", now=NOW)["total"] == 0
     shutil.move(tmp_path / "away", mem)  # and back
     other = fresh(svc)
-    calls: list[int] = []
-    real = other._vectors
-    monkeypatch.setattr(other, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    calls = embedded(other, monkeypatch)
     got = other.search(query="deployed", mode="semantic", limit=10, now=NOW)["results"]
     assert sorted(r["key"] for r in got) == sorted(keys)
     assert sum(calls) == 0
@@ -250,9 +256,7 @@ def test_vectors_whose_bytes_are_lost_are_embedded_again(
         fh.write(b"\xff" * 8)
         fh.truncate(2 * 384 * 4 + 100)
     other = fresh(svc)
-    calls: list[int] = []
-    real = other._vectors
-    monkeypatch.setattr(other, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    calls = embedded(other, monkeypatch)
     other.store.reindex()  # reads every vector back into a new index
     got = other.search(query="drains the queue", mode="semantic", limit=10, now=NOW)["results"]
     assert sorted(r["key"] for r in got) == sorted(keys)
@@ -283,9 +287,7 @@ def test_a_cache_of_the_previous_version_keeps_its_vectors(
     old.commit()
     old.close()
     other = fresh(svc)
-    calls: list[int] = []
-    real = other._vectors
-    monkeypatch.setattr(other, "_vectors", lambda rs: calls.append(len(rs)) or real(rs))
+    calls = embedded(other, monkeypatch)
     got = other.search(query="hosts the shard", mode="semantic", limit=10, now=NOW)["results"]
     assert sorted(r["key"] for r in got) == sorted(keys)
     assert sum(calls) == 0
