@@ -261,14 +261,32 @@ def test_help_still_marks_a_positional_required(
     assert b"Usage: nxm show [OPTIONS] {key}" in out and b"[required]" in out
 
 
-def test_bare_nxm_prints_help_and_exits_0(
+def test_bare_nxm_prints_help_once_and_exits_0(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:
     assert run_main([], monkeypatch) == 0
     out = capsysbinary.readouterr().out
-    assert b"Usage: nxm" in out
+    assert out.count(b"Usage: nxm") == 1
     for verb in (b"add", b"search", b"list", b"export", b"import", b"embed"):
         assert verb in out
+    assert run_main(["--help"], monkeypatch) == 0
+    assert capsysbinary.readouterr().out == out
+
+
+def test_program_help_built_from_names_is_the_whole_apps_help(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    """`nxm --help` builds no verb's parameters (`clitool._listing`): same bytes as the full app."""
+    import typer
+
+    monkeypatch.setenv("COLUMNS", "100")
+    for argv in (["--help"], ["-h"]):
+        assert run_main(argv, monkeypatch) == 0
+        listed = capsysbinary.readouterr().out
+        with pytest.raises(SystemExit):
+            typer.main.get_command(app).main(args=argv, prog_name="nxm")
+        assert listed == capsysbinary.readouterr().out
+        assert b"supersedes" in listed  # a verb's help text, not only its name
 
 
 @pytest.mark.usefixtures("workspace")
