@@ -91,7 +91,7 @@ def _cpu(work: Any, runs: int = 5) -> float:
 def measure(root: Path, runs: int) -> dict[str, Any]:
     """Every figure for the store at ``root``."""
     from nxm.knowledge import knowledge
-    from nxm.ops_lifecycle import OPERATIONS
+    from nxm.ops.lifecycle import OPERATIONS
     from nxs.context import Context
     from nxs.render import render
 

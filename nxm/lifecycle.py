@@ -5,7 +5,7 @@ TASK memories carry an ``expires`` timestamp (set by add from ``ttl_days`` or th
 prime leave it out (`is_expired`), but it stays stored, listed, and promotable. `promote` makes
 a TASK memory PERMANENT (no expiry, a PROMOTED event). `feedback` counts a POSITIVE, NEGATIVE or
 NEUTRAL signal on a memory and records a FEEDBACK_SUBMITTED event; ranking reads the counts
-(`nxm.rank.feedback_factor`). `revert` puts back what edits replaced: each UPDATED, CLASSIFIED
+(`nxm.search.rank.feedback_factor`). `revert` puts back what edits replaced: each UPDATED, CLASSIFIED
 and REVERTED event keeps the previous values of the fields it changed (``data.before``). All
 refuse before writing anything.
 """

@@ -12,7 +12,7 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import curate, currency, rank, secrets
+from nxm import curate, secrets
 from nxm.categories import categorize
 from nxm.record import (
     CONTROL,
@@ -27,10 +27,11 @@ from nxm.record import (
     ref_matches,
     summary,
 )
-from nxm.snippet import snippet
+from nxm.search import currency, rank
+from nxm.search.snippet import snippet
+from nxm.search.terms import content_words
+from nxm.search.when import period
 from nxm.store import Records, Store, background
-from nxm.terms import content_words
-from nxm.when import period
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.render import parse_timestamp, timestamp
 from nxs.workspace import Workspace

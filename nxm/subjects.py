@@ -21,8 +21,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from nxm.extract import LISTED_FIRST, component, fold, listed
-from nxm.lexicon import FIRST_NAMES, SENTENCE_VERBS, STOP, TEAM_HEADS, THING_HEADS
+from nxm.graph.extract import LISTED_FIRST, component, fold, listed
+from nxm.graph.lexicon import FIRST_NAMES, SENTENCE_VERBS, STOP, TEAM_HEADS, THING_HEADS
 
 _HEADS = TEAM_HEADS | THING_HEADS
 

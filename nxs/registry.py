@@ -11,7 +11,7 @@ import importlib
 from nxs.ops import Operation
 
 MODULE_OPS: dict[str, tuple[str, ...]] = {
-    "memory": ("nxm.ops", "nxm.ops_session", "nxm.ops_lifecycle"),
+    "memory": ("nxm.ops", "nxm.ops.session", "nxm.ops.lifecycle"),
     "linear": ("nxs.linear.ops",),
 }
 

@@ -102,7 +102,7 @@ CASES: dict[str, tuple[list[str], int]] = {
     "embed_all": (["embed", "--all"], 0),
 }  # fmt: skip
 ADMIN = {"embed"}  # CLI-only verbs with a --json answer
-LIFECYCLE = {"revert"}  # verbs of nxm/ops_lifecycle.py held here too (safe edits)
+LIFECYCLE = {"revert"}  # verbs of nxm/ops/lifecycle.py held here too (safe edits)
 
 
 READS = {"show", "list", "search", "history"}

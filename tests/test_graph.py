@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from nxm import graph
-from nxm.extract import extract, norm
-from nxm.graph_query import DONT_KNOW, ask, intent, search, traverse
+from nxm.graph.extract import extract, norm
+from nxm.graph.query import DONT_KNOW, ask, intent, search, traverse
 from nxm.record import new_record
 from nxm.service import MemoryService
 from nxs.context import Context

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from nxm import graph
-from nxm.extract import extract
-from nxm.graph_answer import UNREAD
-from nxm.graph_parse import IN, OUT, plan
-from nxm.graph_query import ask
+from nxm.graph.answer import UNREAD
+from nxm.graph.extract import extract
+from nxm.graph.parse import IN, OUT, plan
+from nxm.graph.query import ask
 from nxm.record import new_record
 
 NOW = "2026-06-01T10:00:00.000Z"

@@ -10,8 +10,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from nxm import human, human_more
-from nxm.cli import app
+from nxm.cli import app, human, human_more
 from nxs.cli import app as nxs_app
 from nxs.registry import operations
 

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from nxm import rank
 from nxm.lifecycle import feedback, is_expired, live, promote
-from nxm.ops_lifecycle import OPERATIONS
+from nxm.ops.lifecycle import OPERATIONS
 from nxm.record import new_record
+from nxm.search import rank
 from nxs.context import Context
 from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.ops import validate

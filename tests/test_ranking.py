@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from nxm import rank
 from nxm.record import new_record
+from nxm.search import rank
 
 
 def _rec(key: str, created: str = "2026-01-01T00:00:00.000Z") -> dict[str, Any]:
@@ -81,7 +81,7 @@ SAME_VECTORS = {"old": [1.0, 0.0], "new": [0.9, 0.3], "far": [0.0, 1.0]}
 def test_a_newer_version_worded_as_a_change_ranks_first(
     new_body: str, vectors: dict[str, list[float]], lifted: bool
 ) -> None:
-    from nxm import currency
+    from nxm.search import currency
 
     records = {
         "old": _mem("old", OLD, "Reconciliation runs nightly at 02:00 UTC."),
@@ -97,7 +97,7 @@ def test_a_newer_version_worded_as_a_change_ranks_first(
 
 
 def test_an_older_memory_is_never_lifted_over_a_newer_one() -> None:
-    from nxm import currency
+    from nxm.search import currency
 
     records = {
         "old": _mem("old", OLD, "We moved the job to 02:00 UTC."),
@@ -108,7 +108,7 @@ def test_an_older_memory_is_never_lifted_over_a_newer_one() -> None:
 
 
 def test_a_weak_newer_match_is_not_lifted_over_a_strong_one() -> None:
-    from nxm import currency
+    from nxm.search import currency
 
     records = {
         "old": _mem("old", OLD, "INFRA-77: the node pool runs on m6i."),
@@ -119,7 +119,7 @@ def test_a_weak_newer_match_is_not_lifted_over_a_strong_one() -> None:
 
 
 def test_an_explicit_supersedes_link_lifts_whatever_the_wording_and_score() -> None:
-    from nxm import currency
+    from nxm.search import currency
 
     records = {
         "old": _mem("old", OLD, "Billing is owned by Dana."),
@@ -156,7 +156,7 @@ def test_search_ranks_the_current_version_first(
     got = svc.search(query="when does the reconciliation job run", now=NEW)["results"]
     assert [r["key"] for r in got[:2]] == [second["key"], first["key"]]
     assert got[1]["newer"] == second["key"] and got[0]["currency"] > 0
-    from nxm import currency
+    from nxm.search import currency
 
     monkeypatch.setattr(currency, "order", lambda hits, *_: hits)
     plain = svc.search(query="when does the reconciliation job run", now=NEW)["results"]
@@ -164,7 +164,7 @@ def test_search_ranks_the_current_version_first(
 
 
 def test_lines_of_a_conversation_are_not_versions_of_each_other() -> None:
-    from nxm import currency
+    from nxm.search import currency
 
     records = {
         "old": _mem("old", OLD, "Reconciliation runs nightly at 02:00 UTC.", session_id="s"),
@@ -183,7 +183,7 @@ def test_graph_answers_with_the_owner_stated_last_even_after_an_old_memory_is_ed
     """Three memories name billing's owner in turn; editing the first one later (a fixed
     wording) must not make its owner the answer again."""
     from nxm import graph
-    from nxm.graph_query import ask
+    from nxm.graph.query import ask
     from nxm.service import MemoryService
     from nxs.workspace import find
 
@@ -219,7 +219,7 @@ def test_each_mode_has_its_floor() -> None:
 
 
 def test_matched_is_the_share_of_the_query_words_a_text_holds() -> None:
-    from nxm.terms import content_words
+    from nxm.search.terms import content_words
 
     asked = content_words("reconciliation job schedule")
     assert rank.matched(asked, "The reconciliation job runs at 04:30.") == pytest.approx(2 / 3)
@@ -247,14 +247,14 @@ def test_a_query_about_nothing_stored_returns_nothing_and_says_so(
 
 
 def test_a_snippet_is_the_whole_body_when_short() -> None:
-    from nxm.snippet import snippet
+    from nxm.search.snippet import snippet
 
     assert snippet("Tags come  from\nmain.", {"tag"}) == ("Tags come from main.", False)
 
 
 def test_a_snippet_centres_on_the_sentence_that_matches_and_stays_bounded() -> None:
-    from nxm.snippet import SNIPPET_CHARS, snippet
-    from nxm.terms import content_words
+    from nxm.search.snippet import SNIPPET_CHARS, snippet
+    from nxm.search.terms import content_words
 
     filler = " ".join(f"Sentence {i} talks about something else entirely." for i in range(12))
     body = f"{filler} The recon-job moved to 04:30 UTC on 2025-02-10. {filler}"
@@ -268,8 +268,8 @@ def test_a_snippet_centres_on_the_sentence_that_matches_and_stays_bounded() -> N
 
 
 def test_a_long_sentence_is_cut_at_words_around_its_match() -> None:
-    from nxm.snippet import SNIPPET_CHARS, snippet
-    from nxm.terms import content_words
+    from nxm.search.snippet import SNIPPET_CHARS, snippet
+    from nxm.search.terms import content_words
 
     body = " ".join(["word"] * 100 + ["LEDGER_DB_POOL_MIN"] + ["more"] * 100)
     text, cut = snippet(body, content_words("LEDGER_DB_POOL_MIN"))

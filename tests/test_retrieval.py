@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from bench import bench_locomo as bl
-from nxm import rank
 from nxm.record import new_record
-from nxm.when import period
+from nxm.search import rank
+from nxm.search.when import period
 from tests.conftest import make_workspace
 
 NOW = "2026-05-29T10:00:00.000Z"

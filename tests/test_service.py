@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from conftest import make_workspace
 
-from nxm import rank
 from nxm.record import key_for, normalise, reading_order, summary
+from nxm.search import rank
 from nxm.service import MemoryService
 from nxs.context import Context
 from nxs.errors import ConflictError, NotFoundError, NxsError, ValidationError

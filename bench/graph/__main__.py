@@ -28,8 +28,8 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
 from nxm import graph  # noqa: E402
-from nxm.extract import norm  # noqa: E402
-from nxm.graph_query import ask  # noqa: E402
+from nxm.graph.extract import norm  # noqa: E402
+from nxm.graph.query import ask  # noqa: E402
 from nxm.record import new_record  # noqa: E402
 
 HERE = Path(__file__).parent

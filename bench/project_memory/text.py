@@ -1,11 +1,11 @@
 """Content words of a text, for the paraphrase check: a query of kind "paraphrase" may share no
 content word with the memories that answer it. The words are those ranking reads
-(`nxm.terms`): tokens that are not function words, Snowball-stemmed.
+(`nxm.search.terms`): tokens that are not function words, Snowball-stemmed.
 """
 
 from __future__ import annotations
 
-from nxm.terms import content_words
+from nxm.search.terms import content_words
 
 __all__ = ["content_words", "shared_words"]
 

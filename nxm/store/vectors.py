@@ -3,7 +3,7 @@
 Semantic search reads every READY row's vector once per table version into one float32 matrix
 (`read`), then scores a query against all of it with numpy (`nearest`): the same results as
 LanceDB's own flat search, plus the mean and spread of every allowed similarity, which fusion
-standardizes against (`nxm.rank.fuse`). Filters are evaluated over the rows' Arrow columns with
+standardizes against (`nxm.search.rank.fuse`). Filters are evaluated over the rows' Arrow columns with
 the semantics of the SQL `nxm.store.index.where` writes (`matches`).
 """
 

@@ -1,5 +1,5 @@
 """Parity cases for the memory core: add, update, classify, close/reopen, forget/restore, purge,
-show, list, search and history (nxm/ops.py). Success and refusal alike; see `state.py`."""
+show, list, search and history (nxm/ops/). Success and refusal alike; see `state.py`."""
 
 from __future__ import annotations
 

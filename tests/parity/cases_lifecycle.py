@@ -1,4 +1,4 @@
-"""Parity cases for the lifecycle, knowledge, graph and insight operations (nxm/ops_lifecycle.py).
+"""Parity cases for the lifecycle, knowledge, graph and insight operations (nxm/ops/lifecycle.py).
 
 Success and refusal alike, on the seeded state of `state.py`. Graph cases that need relations
 write agent-authored facts in ``setup`` (no memory write, so no lancedb import per case).

@@ -1,4 +1,4 @@
-"""Parity cases for the session operations (nxm/ops_session.py): recall, store_context, facts,
+"""Parity cases for the session operations (nxm/ops/session.py): recall, store_context, facts,
 facts_update, personas and persona. Success and refusal alike; see `state.py`.
 
 The harness empties the user directories before each seam's run and then calls ``setup`` with

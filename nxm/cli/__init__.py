@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from nxm import human
+from nxm.cli import human
 from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register, standard_options
 from nxs.clitool import main as run_app
 from nxs.errors import NxsError

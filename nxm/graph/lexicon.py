@@ -1,8 +1,8 @@
-"""The word lists entity extraction reads (`nxm.extract`): plain data, edited by hand.
+"""The word lists entity extraction reads (`nxm.graph.extract`): plain data, edited by hand.
 
 Each list is case-sensitive. `TECH`, `ORGS` and `PLACES` map every spelling to one canonical
 name (``Postgres`` and ``postgres`` are both ``PostgreSQL``). Adding a name here is the way to
-teach the extractor something; bump `nxm.extract.EXTRACTOR_VERSION` so stored extractions are
+teach the extractor something; bump `nxm.graph.extract.EXTRACTOR_VERSION` so stored extractions are
 redone.
 """
 

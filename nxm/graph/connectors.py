@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nxm.lexicon import TEAM_HEADS
+from nxm.graph.lexicon import TEAM_HEADS
 
 _ADVERB = re.compile(
     r"\b(?:also|now|currently|still|mostly|mainly|primarily|usually|only|always|really|"

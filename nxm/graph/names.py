@@ -1,10 +1,10 @@
 """Names as the word lists know them, and the forms names are compared in.
 
-`nxm.lexicon` maps every spelling of a technology, company or place to one canonical name;
+`nxm.graph.lexicon` maps every spelling of a technology, company or place to one canonical name;
 this module finds those names in text (`known_names`, longest first, never inside a path, an
 address or an identifier), splits text into sentences, and gives the forms a name is compared
 in: `norm` (case and spaces folded, a leading "the" dropped: an entity's id hashes it) and
-`fold` (`norm` without accents). `nxm.extract` re-exports all of it.
+`fold` (`norm` without accents). `nxm.graph.extract` re-exports all of it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from nxm.lexicon import ORGS, PLACES, STOP, TECH
+from nxm.graph.lexicon import ORGS, PLACES, STOP, TECH
 
 _ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Dr.", "Mr.", "Ms.", "Mrs.", "St.", "approx.", "cf.")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\s\w]*[\w@])|\n+")

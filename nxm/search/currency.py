@@ -1,6 +1,6 @@
 """Currency: when memories state two versions of one fact, the current one ranks first.
 
-Search results are re-ordered after fusion (`nxm.rank.fuse`), from what the records know, with no
+Search results are re-ordered after fusion (`nxm.search.rank.fuse`), from what the records know, with no
 language model. A memory ``new`` is taken for the current version of a memory ``old`` ranked
 above it when
 
@@ -11,10 +11,10 @@ above it when
   0.27, the 95th percentile of unrelated pairs 0.51), ``new`` is worded as a change
   (`CHANGE`: "replaced", "moved to", "since 2025-09", "no longer", "now", …) and it scores at
   least `NEAR` of ``old`` (a weak match is not lifted over a strong one), and, when the query
-  names an identifier, holds all its words if ``old`` does (`nxm.rank.matched`: the twin
+  names an identifier, holds all its words if ``old`` does (`nxm.search.rank.matched`: the twin
   ERR_PAYOUT_HOLD_EXPIRED, written later, stays below ERR_PAYOUT_HELD when that is asked).
 
-Memories of a session (``session_id``: the turns of one conversation, `nxm.rank`) are compared
+Memories of a session (``session_id``: the turns of one conversation, `nxm.search.rank`) are compared
 only through an explicit link: a later line that says "now" is a reply, not a new version (on
 LoCoMo the worded rule cost 0.035 MRR@10 over two conversations).
 
@@ -78,7 +78,7 @@ def order(
     words: Mapping[str, float] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """``hits`` (best first) with each current version in the place of what it replaces.
-    ``words`` (`nxm.rank.matched`: how much of the query each hit holds) keeps a newer memory
+    ``words`` (`nxm.search.rank.matched`: how much of the query each hit holds) keeps a newer memory
     that holds less of the query than the old one where it is (an identifier's twin)."""
     words = words or {}
     if len(hits) < 2:

@@ -35,7 +35,7 @@ Memories of one session are context for each other, twice:
 A short reply ("Yes, last Tuesday!") is found through the question before it, and the memory
 itself is what is returned.
 
-A query that names a time ("on 8 May 2023", "in June 2022", "last week": `nxm.when.period`)
+A query that names a time ("on 8 May 2023", "in June 2022", "last week": `nxm.search.when.period`)
 lifts the hybrid candidates written then by `PERIOD_LIFT` of the best candidate's score
 (``period`` in the answer): what was said or decided then is usually written down then.
 
@@ -82,7 +82,7 @@ WORDS_FLOOR = 0.4  # share of the query's content words (`matched`) a keyword hi
 def matched(asked: set[str], text: str) -> float:
     """How much of a query (its content words ``asked``) ``text`` holds: the share of them, or
     their count over `EVIDENCE_WORDS`, whichever is larger (1.0 for a query of none)."""
-    from nxm.terms import content_words
+    from nxm.search.terms import content_words
 
     if not asked:
         return 1.0
@@ -118,7 +118,7 @@ def keyword_evidence(query: str, texts: list[str]) -> float:
 
     A paraphrase shares no content word with its answer, so its keyword matches hold one or
     two incidental words of it: their evidence is low and semantic similarity decides."""
-    from nxm.terms import content_words
+    from nxm.search.terms import content_words
 
     asked = content_words(query)
     if not asked or not texts:
@@ -220,7 +220,7 @@ def fuse(
     share of its session neighbours' fused scores (``context`` in the answer), and those
     neighbours become candidates too: those of them ``allowed`` says the search's filters allow
     (all when None). A hybrid candidate written in ``period`` (the
-    ``(first, after_last)`` days the query names: `nxm.when.period`) is lifted by `PERIOD_LIFT`
+    ``(first, after_last)`` days the query names: `nxm.search.when.period`) is lifted by `PERIOD_LIFT`
     of the best candidate's score (``period`` in the answer); its ``created`` is read from
     ``written`` (the whole records, when ``records`` holds only what ranking needs).
     ``evidence`` (`keyword_evidence`) sets how much the keyword side weighs (`shares`).

@@ -1,4 +1,4 @@
-"""Reading the entity graph: search, traverse, and (from `nxm.graph_answer`) questions.
+"""Reading the entity graph: search, traverse, and (from `nxm.graph.answer`) questions.
 
 **Search** scores each entity by its name first: 1.0 when the query is the name (case and
 accents aside), 0.8 when the name contains it, 0.7 × the share of the query's words in the
@@ -13,9 +13,9 @@ import re
 from collections import Counter
 from typing import Any
 
-from nxm.extract import fold
 from nxm.graph import Graph, brief
-from nxm.graph_answer import DONT_KNOW, INTENTS, ask, intent
+from nxm.graph.answer import DONT_KNOW, INTENTS, ask, intent
+from nxm.graph.extract import fold
 from nxs.errors import NotFoundError, ValidationError
 
 _WORD = re.compile(r"[^\W_]+")

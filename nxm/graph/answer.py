@@ -6,7 +6,7 @@
    longest first), word-list names in any spelling ("postgres"), a person's first name when
    one person has it. A name the graph does not have ("Singapore", "Wayne Enterprises", a
    component no memory mentions) means it cannot answer: "I don't know: the graph has no …".
-2. **Reading.** One named entity: `nxm.graph_parse.plan` turns the wording into relation
+2. **Reading.** One named entity: `nxm.graph.parse.plan` turns the wording into relation
    steps from it, 1 to 3 or more ("the lead of the team that owns ledger-svc" → OWNS⁻¹,
    LEADS⁻¹; "… based" → LOCATED_IN). Wording it cannot place ("the CFO of …") is refused,
    not guessed. Two or more named entities, or a yes/no question: the relations of the asked
@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nxm.extract import fold, known_names, norm, question_mentions
 from nxm.graph import Graph, brief, view_relation
-from nxm.graph_parse import ANCHOR, IN, OUT, Plan, plan
+from nxm.graph.extract import fold, known_names, norm, question_mentions
+from nxm.graph.parse import ANCHOR, IN, OUT, Plan, plan
 from nxs.errors import ValidationError
 
 INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(

@@ -3,7 +3,7 @@
 A content word is a run of letters and digits that is not an English function word, reduced to
 its Snowball English stem (the algorithm of LanceDB's English stemmer), so "deploys" and
 "deployment" are one word. Ranking reads them to judge how much of a query the keyword matches
-really contain (`nxm.rank.keyword_evidence`); snippets to find where a body answers the query.
+really contain (`nxm.search.rank.keyword_evidence`); snippets to find where a body answers the query.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
   ``group.id``, paths, camelCase, ``#channels``, ``--flags``), all-capital words and runs; job
   titles ("VP of Engineering"); a sentence's capitalised first word without more evidence
   ("Traced", "Deploy").
-- **relations** between adjacent mentions whose connecting words state one (`nxm.connectors`),
+- **relations** between adjacent mentions whose connecting words state one (`nxm.graph.connectors`),
   continued over lists ("uses A, B and C"), "and" clauses ("is built with A and depends on
   B"), relative clauses ("X, which runs on Y") and "and on" ("depends on A … and on B").
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nxm.connectors import (
+from nxm.graph.connectors import (
     CONNECTORS,
     PERSON_SUBJECT,
     ROLE_VOTES,
@@ -36,7 +36,7 @@ from nxm.connectors import (
     gap_words,
     kind_of,
 )
-from nxm.lexicon import (
+from nxm.graph.lexicon import (
     COMPONENT_SUFFIXES,
     FIRST_NAMES,
     ORG_SUFFIXES,
@@ -47,7 +47,7 @@ from nxm.lexicon import (
     THING_HEADS,
     THING_WORDS,
 )
-from nxm.names import (
+from nxm.graph.names import (
     LISTED_FIRST,
     canonical_names,
     fold,

@@ -1,7 +1,7 @@
 """Snippets: a short excerpt of a hit's body around what the query matched.
 
 The body is cut into sentences; the sentence holding most of the query's content words
-(`nxm.terms`; the first on a tie) is the centre, and the sentences after it, then before it,
+(`nxm.search.terms`; the first on a tie) is the centre, and the sentences after it, then before it,
 are added while the excerpt stays within `SNIPPET_CHARS`. A hit that shares no word with the
 query (found by meaning) shows the body's start. A sentence longer than the bound is cut at a
 word, around its first matched word. ``snippet_truncated`` says the excerpt is not the whole
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from nxm.terms import STOPWORDS, TOKEN, stem
+from nxm.search.terms import STOPWORDS, TOKEN, stem
 
 SNIPPET_CHARS = 240
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")

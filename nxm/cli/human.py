@@ -1,5 +1,5 @@
 """Human output for the nxm verbs: rich tables and lines that fit 80 columns (``--json`` skips
-this). Every verb has a rendering here or in `nxm.human_more`; stored text goes through
+this). Every verb has a rendering here or in `nxm.cli.human_more`; stored text goes through
 `_escape` (rich markup) before it is printed, and long cells end in an ellipsis instead of
 wrapping a table row over many lines.
 """
@@ -231,7 +231,7 @@ READERS = {"list": _list, "search": _search, "show": _show, "history": _history}
 
 def show(name: str, result: Any) -> None:
     """Print an operation's result for a person."""
-    from nxm import human_more
+    from nxm.cli import human_more
 
     out = console()
     if name in READERS:

@@ -49,19 +49,19 @@ def _graph(ctx: Context) -> Any:
 
 
 def _graph_search(ctx: Context, **kw: Any) -> Any:
-    from nxm.graph_query import search
+    from nxm.graph.query import search
 
     return search(_graph(ctx), **kw)
 
 
 def _graph_traverse(ctx: Context, **kw: Any) -> Any:
-    from nxm.graph_query import traverse
+    from nxm.graph.query import traverse
 
     return traverse(_graph(ctx), **kw)
 
 
 def _graph_query(ctx: Context, **kw: Any) -> Any:
-    from nxm.graph_query import ask
+    from nxm.graph.query import ask
 
     return ask(_graph(ctx), **kw)
 

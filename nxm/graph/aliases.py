@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from nxm.extract import fold, norm
-from nxm.lexicon import ORG_SUFFIXES, ORGS, PLACES, TEAM_HEADS, TECH
+from nxm.graph.extract import fold, norm
+from nxm.graph.lexicon import ORG_SUFFIXES, ORGS, PLACES, TEAM_HEADS, TECH
 
 _SUFFIXES = frozenset(w.casefold() for w in ORG_SUFFIXES)
 _SERVICE = re.compile(r"^(.+?)(?:[- ](?:svc|service))$")
@@ -41,7 +41,7 @@ def _handle_forms(full: str) -> set[str]:
 
 
 def aliases(types: dict[str, str], votes: dict[str, Counter[str]], keep: object) -> dict[str, str]:
-    """{short or variant name: the name it stands for}, names normalised (`nxm.extract.norm`)."""
+    """{short or variant name: the name it stands for}, names normalised (`nxm.graph.extract.norm`)."""
     out: dict[str, str] = {}
     by_fold: dict[str, list[str]] = {}
     for n in types:

@@ -2,7 +2,7 @@
 
 `period` returns the days it covers as ISO dates, ``(first, after_last)``, so a memory's
 ``created`` (ISO 8601, UTC) falls in it when ``first <= created[:10] < after_last``. Hybrid
-search lifts the candidates written in that period (`nxm.rank.fuse`): what was said or decided
+search lifts the candidates written in that period (`nxm.search.rank.fuse`): what was said or decided
 then is usually written down then. Only unambiguous forms count: a day with its year, a month
 with its year, a year after "in", "during", …, and "today", "yesterday", "this/last week",
 "this/last month", "this/last year" against the search's ``now``.

@@ -1,14 +1,14 @@
-"""Human output for the session, graph, knowledge and figures verbs (see `nxm.human`).
+"""Human output for the session, graph, knowledge and figures verbs (see `nxm.cli.human`).
 
 Each reader prints one answer for a person at 80 columns; stored text goes through
-`nxm.human._escape` (via `line`, `styled` or directly).
+`nxm.cli.human._escape` (via `line`, `styled` or directly).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from nxm.human import (
+from nxm.cli.human import (
     FILL,
     FIXED,
     PRIORITY_STYLE,

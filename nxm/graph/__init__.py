@@ -2,7 +2,7 @@
 
 Two sources, kept apart:
 
-- **extracted** — `nxm.extract` runs on a memory the first time the graph is read after its
+- **extracted** — `nxm.graph.extract` runs on a memory the first time the graph is read after its
   text changed (`extractions`), and the result is kept in the record cache with a fingerprint
   of the text it came from. It is derived and machine-local: deleting it loses nothing.
 - **agent-authored** — `add` and `relate` append statements to ``.nxs/graph.jsonl``, which is
@@ -29,8 +29,8 @@ from typing import Any
 
 import orjson
 
-from nxm.aliases import aliases
-from nxm.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
+from nxm.graph.aliases import aliases
+from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
 from nxm.lifecycle import live
 from nxm.record import reading_order
 from nxs.errors import ConflictError, NotFoundError, ValidationError

@@ -1,0 +1,1 @@
+"""Search: ranking, currency, snippets, the words and times a query names."""
