@@ -273,7 +273,7 @@ def evaluate(
 def locomo(env: Env) -> list[Figure]:
     if not env.model_installed():
         raise BenchError("the embedding model is not installed: run `nxm model setup`")
-    from nxm.model import MODEL_NAME
+    from nxm.embed.model import MODEL_NAME
 
     got = evaluate(env.quick, MODEL_NAME, env.work, env.log)
     env.facts["locomo"] = {k: v for k, v in got.items() if k != "table"}
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="hybrid", choices=("hybrid", "keyword", "semantic"))
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
-    from nxm.model import MODEL_NAME
+    from nxm.embed.model import MODEL_NAME
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)

@@ -18,7 +18,7 @@ FASTEMBED_SCRIPT = """
 import sys, time, json
 sys.path.insert(0, {root!r})
 from bench.corpus import memories
-from nxm.model import MODEL_NAME, model_dir
+from nxm.embed.model import MODEL_NAME, model_dir
 from nxm.record import embedded_text
 texts = [embedded_text(r) for r in sorted(memories({n}), key=lambda r: r["key"])]
 t0 = time.perf_counter()

@@ -213,7 +213,7 @@ class Env:
     # -- shared stores -----------------------------------------------------------------------
 
     def model_installed(self) -> bool:
-        from nxm.model import model_status
+        from nxm.embed.model import model_status
 
         return bool(model_status()["installed"])
 

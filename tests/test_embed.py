@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from nxm.embed import DEFERRED_HUB, Embedder, FastEmbedder, HashEmbedder, load_embedder
-from nxm.model import DIM, MODEL_NAME, ModelError, model_status
+from nxm.embed.model import DIM, MODEL_NAME, ModelError, model_status
 
 ROOT = Path(__file__).resolve().parents[1]
 CANONICAL = np.array([-0.034478, 0.03102, 0.00673, 0.02611, -0.039362])  # fastembed's reference
@@ -156,7 +156,7 @@ def test_real_model_threads_do_not_spin_and_other_sessions_are_untouched(real: E
 HUB_PROBE = """
 import sys
 import numpy as np
-from nxm.model import MODEL_NAME
+from nxm.embed.model import MODEL_NAME
 texts = ["why does the billing-api retry webhooks twice", "hello world", "rotate the signing key"]
 if sys.argv[1] == "plain":
     import fastembed  # imported first, as it ships: every module real (no stand-ins)

@@ -10,9 +10,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from nxm import facts
 from nxm.cli import app
-from nxm.facts import MAX_BYTES, merge_patch
+from nxm.session import facts
+from nxm.session.facts import MAX_BYTES, merge_patch
 from nxs.context import Context
 from nxs.errors import UpstreamError, ValidationError
 from nxs.ops import validate

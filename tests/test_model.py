@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nxm import model as nxm_model
-from nxm.model import (
+from nxm.embed import model as nxm_model
+from nxm.embed.model import (
     DIM,
     MODEL_NAME,
     PINNED_FILES,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nxm import personas
+from nxm.session import personas
 from nxs.context import Context
 from nxs.errors import NotFoundError, ValidationError
 from nxs.ops import validate

@@ -72,7 +72,7 @@ def test_the_innermost_task_gets_the_ticks_and_nothing_shows_when_disabled(
 def test_the_model_download_uses_pips_bar_only_on_a_terminal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nxm.model import _pip_bar
+    from nxm.embed.model import _pip_bar
 
     monkeypatch.setattr(progress, "_enabled", False)
     assert _pip_bar() == "off"

@@ -278,8 +278,8 @@ def test_a_long_sentence_is_cut_at_words_around_its_match() -> None:
 
 
 def test_search_and_recall_hits_carry_a_snippet(workspace: Any) -> None:
-    from nxm.recall import recall
     from nxm.service import MemoryService
+    from nxm.session.recall import recall
     from nxs.workspace import find
 
     svc = MemoryService(find(workspace))

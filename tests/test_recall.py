@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from nxm import facts
-from nxm.recall import (
+from nxm.record import new_record
+from nxm.session import facts
+from nxm.session.recall import (
     FANOUT_MIN_CHARS,
     LONG_QUERY_CHARS,
     PER_TOPIC,
@@ -24,7 +25,6 @@ from nxm.recall import (
     recall,
     summarize,
 )
-from nxm.record import new_record
 from nxs.context import Context
 from nxs.errors import ValidationError
 from nxs.ops import validate
@@ -513,7 +513,7 @@ def test_a_session_end_to_end_over_mcp(ctx: Context, workspace: Path) -> None:
 
 
 def personas_builtin() -> dict[str, Any]:
-    from nxm.personas import builtin
+    from nxm.session.personas import builtin
 
     return builtin()
 

@@ -13,7 +13,7 @@ from conftest import REAL_CACHE, make_workspace
 from typer.testing import CliRunner
 
 from nxm.cli import app
-from nxm.model import MODEL_NAME
+from nxm.embed.model import MODEL_NAME
 from nxm.record import indexed_text
 from nxm.service import MemoryService
 from nxs.workspace import find
@@ -96,7 +96,7 @@ def test_keyword_search_finds_an_exact_identifier_first(
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryService, list[str]]:
-    from nxm.model import model_status
+    from nxm.embed.model import model_status
 
     saved = os.environ.get("NXS_CACHE_DIR")
     os.environ["NXS_CACHE_DIR"] = REAL_CACHE

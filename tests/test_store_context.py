@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nxm.cli import app
-from nxm.recall import SUMMARY_MAX_TOKENS, estimate_tokens
+from nxm.session.recall import SUMMARY_MAX_TOKENS, estimate_tokens
 from nxs.context import Context
 from nxs.errors import ValidationError
 from nxs.ops import validate
@@ -186,7 +186,7 @@ def test_cli_store_context(workspace: Path) -> None:
 
 @pytest.mark.model
 def test_real_model_recalls_a_stored_session_by_meaning(tmp_path: Path) -> None:
-    from nxm.model import MODEL_NAME, model_status
+    from nxm.embed.model import MODEL_NAME, model_status
     from tests.conftest import make_workspace
 
     if not model_status()["installed"]:

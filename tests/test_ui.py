@@ -289,7 +289,7 @@ def test_same_origin_requests_pass(workspace: Path, seeded: dict[str, str]) -> N
 
 
 def test_user_facts_only_for_a_local_browser(workspace: Path) -> None:
-    from nxm import facts
+    from nxm.session import facts
 
     facts.update({"editor": "helix"})
     local = client(workspace)

@@ -246,7 +246,7 @@ def dashboard(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             mp.setenv(name, env[name])
         root = make_workspace(base / "proj")
         keys = seed(root)
-        from nxm import facts
+        from nxm.session import facts
 
         facts.update({"name": "Ada", "editor": "helix"})
     log = base / "ui.log"

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--json", type=Path, default=None, help="also write everything here")
     args = parser.parse_args(argv)
-    from nxm.model import MODEL_NAME
+    from nxm.embed.model import MODEL_NAME
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model = args.model or MODEL_NAME

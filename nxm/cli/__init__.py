@@ -283,7 +283,7 @@ def model_setup(
 
         nxm model setup
     """
-    from nxm.model import ModelError, setup_model
+    from nxm.embed.model import ModelError, setup_model
     from nxs.errors import UpstreamError
 
     def work() -> dict[str, Any]:
@@ -305,7 +305,7 @@ def model_status_(as_json: JsonOpt = False) -> None:
 
         nxm model status
     """
-    from nxm.model import model_status
+    from nxm.embed.model import model_status
 
     _admin(
         as_json,

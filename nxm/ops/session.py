@@ -14,37 +14,37 @@ from nxs.ops import Operation, Param
 
 
 def _recall(ctx: Context, **kw: Any) -> Any:
-    from nxm.recall import recall
+    from nxm.session.recall import recall
 
     return recall(ctx.memory, now=ctx.now, **kw)
 
 
 def _store_context(ctx: Context, **kw: Any) -> Any:
-    from nxm.recall import store_context
+    from nxm.session.recall import store_context
 
     return store_context(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
 
 
 def _facts(ctx: Context) -> Any:
-    from nxm import facts
+    from nxm.session import facts
 
     return facts.answer(facts.load())
 
 
 def _facts_update(ctx: Context, *, facts_patch: dict[str, Any]) -> Any:
-    from nxm import facts
+    from nxm.session import facts
 
     return facts.update(facts_patch)
 
 
 def _personas(ctx: Context) -> Any:
-    from nxm import personas
+    from nxm.session import personas
 
     return personas.listing(personas.load(ctx.workspace.dir))
 
 
 def _persona(ctx: Context, *, name: str) -> Any:
-    from nxm import personas
+    from nxm.session import personas
 
     return personas.show(personas.load(ctx.workspace.dir), name)
 

@@ -42,7 +42,7 @@ keywords = ["release", "tag", "changelog"]
 
 
 def _facts(root: Path) -> None:
-    from nxm import facts
+    from nxm.session import facts
 
     facts.update(FACTS)
 
@@ -54,7 +54,7 @@ def _persona_file(root: Path) -> None:
 
 
 def _big_facts(root: Path) -> None:
-    from nxm import facts
+    from nxm.session import facts
 
     facts.update({"notes": "n" * 4000})
 

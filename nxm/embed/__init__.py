@@ -1,7 +1,7 @@
 """The embedder seam: text in, L2-normalised float32 rows out.
 
 - `FastEmbedder` runs a fastembed ONNX model; for ``MODEL_NAME`` it loads the files that
-  `nxm.model.setup_model` installed, never the network.
+  `nxm.embed.model.setup_model` installed, never the network.
 - `HashEmbedder` is a tiny deterministic embedder (hashed words and character trigrams) for
   tests and for running without the model; no network, no model files.
 - `load_embedder(name)` picks one and caches it per process.
@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from nxm.model import DIM, MODEL_NAME, ModelError, cache_root, model_dir, model_status
+from nxm.embed.model import DIM, MODEL_NAME, ModelError, cache_root, model_dir, model_status
 from nxs import progress
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from typing import Any
 
 import orjson
 
-from nxm import facts, personas
 from nxm.record import INTRO_MAX
+from nxm.session import facts, personas
 from nxs.errors import UpstreamError, ValidationError
 from nxs.paths import atomic_write, data_dir
 

@@ -4,7 +4,7 @@ Computed from the records on every read (no stored copy can go stale: an update,
 forget or an expiry shows at once). For each category (uncategorised memories under
 ``general``):
 
-1. each memory's **subject** — what its introduction is about (`nxm.subjects`: a service, a
+1. each memory's **subject** — what its introduction is about (`nxm.knowledge.subjects`: a service, a
    person, a technology, a team, else its topic word) — and one entry per subject; a memory
    with none is an entry of its own (with its near-duplicates);
 2. in an entry, one **statement** per memory (its introduction) in priority order (HIGH
@@ -27,9 +27,9 @@ import math
 import re
 from typing import Any
 
+from nxm.knowledge.subjects import subjects
 from nxm.lifecycle import live
 from nxm.record import PRIORITIES
-from nxm.subjects import subjects
 from nxs.errors import NotFoundError
 
 THRESHOLD = 0.6

@@ -1,0 +1,1 @@
+"""Session memory (seed 000): recall, store context, user facts, personas."""
