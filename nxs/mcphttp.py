@@ -73,13 +73,21 @@ def http_app(seam: Seam, host: str = "127.0.0.1", token: str | None = None) -> A
 
 
 async def serve_http(seam: Seam, host: str, port: int, token: str | None) -> None:
-    """Serve streamable HTTP on ``host:port`` until interrupted."""
+    """Serve streamable HTTP on ``host:port`` until interrupted, and the launch workspace's
+    CLI calls on its socket (`nxs.warmserve`) meanwhile."""
     import uvicorn
+
+    from nxs.warmserve import listen
 
     app = http_app(seam, host, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    with contextlib.suppress(KeyboardInterrupt):
-        await uvicorn.Server(config).serve()
+    listener = listen(seam)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            await uvicorn.Server(config).serve()
+    finally:
+        if listener is not None:
+            listener.close()
 
 
 __all__ = ["bearer_ok", "check_http", "http_app", "serve_http"]
