@@ -48,18 +48,20 @@ def keep(workspace: str | None, idle: float | None) -> None:
     from nxs import warm
     from nxs.mcpserver import Seam
     from nxs.warmserve import Listener
+    from nxs.workspace import find
 
     if not warm.enabled():
         raise NxsError(f"reuse is off ({warm.OFF_ENV} or NXS_DEBUG is set): nothing to serve")
-    seam = Seam(workspace=workspace, groups=())  # no MCP tools: only the CLI's socket
-    if seam.launch_error is not None:
-        err = seam.launch_error
-        raise type(err)(f"no workspace to serve: {err.message}", code=err.code)
-    if "memory" not in seam.modules:
+    try:
+        ws = find(workspace)
+    except NxsError as err:  # one line: no hint of the MCP server's kind
+        raise type(err)(f"no workspace to serve: {err.message}", code=err.code) from None
+    if "memory" not in ws.modules:
         raise NotFoundError(
-            f"the workspace at {seam.workspace} has no memory module: nothing to serve",
+            f"the workspace at {ws.root} has no memory module: nothing to serve",
             code="NO_MEMORY_MODULE",
         )
+    seam = Seam(workspace=str(ws.root), groups=())  # no MCP tools: only the CLI's socket
     listener = Listener(seam)
     if not listener.start():
         raise ConflictError(
