@@ -1,4 +1,4 @@
-"""The server side of CLI reuse (`nxs.warm`): `nxs mcp serve` answering CLI calls on a socket.
+"""The server side of CLI reuse (`nxs.warm`): `nxs mcp serve` or `nxs warm` answering CLI calls.
 
 `Listener(seam)` binds the workspace's unix socket (0600; in a 0700 directory when the path is
 the short one) unless another live server of this workspace holds it, accepts on a thread of
