@@ -63,10 +63,6 @@ def keep(workspace: str | None, idle: float | None) -> None:
         )
     seam = Seam(workspace=str(ws.root), groups=())  # no MCP tools: only the CLI's socket
     listener = Listener(seam)
-    if not listener.start():
-        raise ConflictError(
-            f"cannot listen at {listener.path}: {listener.why}", code="ALREADY_SERVED"
-        )
     stop = threading.Event()
 
     def stopped(*_: object) -> None:
@@ -75,17 +71,21 @@ def keep(workspace: str | None, idle: float | None) -> None:
             default = signal.SIG_DFL if sig == signal.SIGTERM else signal.default_int_handler
             signal.signal(sig, default)
 
-    previous = {sig: signal.signal(sig, stopped) for sig in SIGNALS}
+    previous = {sig: signal.signal(sig, stopped) for sig in SIGNALS}  # before the socket is made
     try:
+        if not listener.start():
+            raise ConflictError(
+                f"cannot listen at {listener.path}: {listener.why}", code="CANNOT_LISTEN"
+            )
         seam.warm(always=True)
         listener.last = time.monotonic()  # idle time counts from ready
         print(f"nxs warm: answering CLI calls of {seam.workspace} at {listener.path} "
               f"({_until(idle)})", file=sys.stderr, flush=True)  # fmt: skip
         while not stop.is_set():
-            quiet = listener.idle()
+            quiet = listener.idle()  # None while a connection is served
             if idle is not None and quiet is not None and quiet >= idle:
                 break
-            left = 1.0 if idle is None or quiet is None else idle - quiet
+            left = 60.0 if idle is None else 1.0 if quiet is None else idle - quiet
             stop.wait(min(max(left, 0.05), 60.0))
     finally:
         listener.close()  # no new call; the one under way finishes and is answered
