@@ -3,6 +3,7 @@
     python bench/run.py --only speed              # a 10,000-memory store built by `nxm import`
     python bench/run.py --only speed --quick      # 1,000 memories
     python -m bench.bench_speed --reuse WS        # an existing store (copied first: add writes)
+    python -m bench.bench_speed --reuse WS --warm-only --server warm   # `nxs warm`'s rows only
 
 CLI figures are whole processes against ``python -c "import typer, orjson"`` (one baseline run
 before each timed run); MCP ``initialize`` is against ``python -c "import mcp"`` the same way;
@@ -75,7 +76,7 @@ def _initialize(env: Env, root: Path) -> float:
     return took
 
 
-def measure(env: Env, root: Path, n: int) -> list[Figure]:
+def measure(env: Env, root: Path, n: int, server: str = "mcp") -> list[Figure]:
     """Every figure of the issue on the store at ``root`` (``n`` memories; add writes to it)."""
     nxm, nxs = env.program("nxm"), env.program("nxs")
     ws = ["--workspace", str(root)]
@@ -113,7 +114,7 @@ def measure(env: Env, root: Path, n: int) -> list[Figure]:
             note="informational: the first indexes the adds",
         )
     )  # fmt: skip
-    figs.extend(warm_rows(env, root, n))
+    figs.extend(warm_rows(env, root, n, server))
     init = Runs()
     _initialize(env, root)
     for _ in range(env.repeat):
@@ -140,9 +141,19 @@ def _serve(env: Env, root: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
-def warm_rows(env: Env, root: Path, n: int) -> list[Figure]:
-    """The CLI figures again while a warm `nxs mcp serve` runs for the workspace (`nxs.warm`);
-    each row says how many of its timed calls the server answered (`NXS_REUSE_LOG`)."""
+def _warm_cmd(env: Env, root: Path) -> subprocess.Popen[bytes]:
+    """A `nxs warm` for ``root``, as a shell's session-start hook starts it."""
+    argv = [env.python, "-m", "nxs", "warm", "--idle", "10m", "--workspace", str(root)]
+    return subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env.env, cwd=root,
+    )  # fmt: skip
+
+
+def warm_rows(env: Env, root: Path, n: int, server: str = "mcp") -> list[Figure]:
+    """The CLI figures again while a warm `nxs mcp serve` (or, ``server="warm"``, an
+    `nxs warm`) runs for the workspace (`nxs.warm`); each row says how many of its timed
+    calls the server answered (`NXS_REUSE_LOG`)."""
     from nxs.warm import LOG_ENV
 
     nxm, nxs = env.program("nxm"), env.program("nxs")
@@ -150,7 +161,8 @@ def warm_rows(env: Env, root: Path, n: int) -> list[Figure]:
     qs = list(QUERIES)
     keys = env.keys(root, env.repeat + 2)
     log = env.work / "reuse.log"
-    proc = _serve(env, root)
+    proc = _serve(env, root) if server == "mcp" else _warm_cmd(env, root)
+    who = "warm server" if server == "mcp" else "nxs warm"
     saved, env.env = env.env, {**env.env, LOG_ENV: str(log)}
     figs = []
     try:
@@ -179,14 +191,16 @@ def warm_rows(env: Env, root: Path, n: int) -> list[Figure]:
             served = sum(line.endswith(": warm") for line in said)
             figs.append(
                 env.figure(
-                    f"warm server: {name} ({n:,})", runs, target=target,
+                    f"{who}: {name} ({n:,})", runs, target=target,
                     note=f"{served} of {len(said)} timed calls answered by the server",
                 )
             )  # fmt: skip
     finally:
         env.env = saved
-        assert proc.stdin is not None
-        proc.stdin.close()
+        if proc.stdin is not None:
+            proc.stdin.close()  # a host going away
+        else:
+            proc.terminate()
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -243,6 +257,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", type=Path, required=True, help="a workspace to copy")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="3 first searches, not 5")
+    parser.add_argument(
+        "--server",
+        choices=("mcp", "warm"),
+        default="mcp",
+        help="the warm rows' server: nxs mcp serve, or nxs warm",
+    )
+    parser.add_argument("--warm-only", action="store_true", help="only the warm rows")
     args = parser.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -259,7 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     env.measure_baseline()
     try:
-        figs = measure(env, root, n)
+        if args.warm_only:
+            figs = warm_rows(env, root, n, args.server)
+        else:
+            figs = measure(env, root, n, args.server)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results = {

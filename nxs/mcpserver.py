@@ -287,8 +287,9 @@ class Seam:
         with self._idle:
             self._idle.wait_for(lambda: self._running == 0)
 
-    def warm(self) -> None:
-        """Import lancedb, load the model and open the table, so later calls find them ready.
+    def warm(self, always: bool = False) -> None:
+        """Import lancedb, load the model and open the table, so later calls find them ready
+        (unless NXS_MCP_WARM=0 and not ``always``: `nxs warm` is asked for nothing else).
 
         Each step starts only while no call runs, and none holds the call lock: a call that
         comes meanwhile loads what it needs itself (sharing an import or a model load already
@@ -296,7 +297,7 @@ class Seam:
         only if no call has opened one of its own and the store is the one it opened.
         """
         started = time.perf_counter()
-        if os.environ.get(WARM_ENV, "").strip() == "0":
+        if os.environ.get(WARM_ENV, "").strip() == "0" and not always:
             return
         if "memory" not in self.modules or self.launch_error is not None:
             return

@@ -1,8 +1,8 @@
 """Reuse of a warm server for CLI calls (issue 20): the client side and the wire.
 
-An `nxs mcp serve` that a host started for a workspace has lancedb, the model and the store
-loaded, and follows the files with inotify. It also listens on a unix socket
-(`nxs.warmserve`), and a CLI call of a verb in `SAFE` asks it to run the operation instead of
+An `nxs mcp serve` that a host started for a workspace (stdio or HTTP), or an `nxs warm` that
+a shell started (`nxs.warmcmd`), has lancedb, the model and the store loaded, and follows the
+files with inotify. It also listens on a unix socket (`nxs.warmserve`), and a CLI call of a verb in `SAFE` asks it to run the operation instead of
 loading all that itself. The rules (issue 20), and what keeps each:
 
 - **Nothing has to run.** The CLI never starts a server; without a socket file the call costs

@@ -1,4 +1,4 @@
-"""The server side of CLI reuse (`nxs.warm`): `nxs mcp serve` answering CLI calls on a socket.
+"""The server side of CLI reuse (`nxs.warm`): `nxs mcp serve` or `nxs warm` answering CLI calls.
 
 `Listener(seam)` binds the workspace's unix socket (0600; in a 0700 directory when the path is
 the short one) unless another live server of this workspace holds it, accepts on a thread of
@@ -6,7 +6,8 @@ its own, and serves each connection on its own thread: it checks the peer (this 
 request (protocol, fingerprint, workspace, a `SAFE` operation) and its own state, says "ready"
 only while no other call runs (a busy server says so at once), then runs the operation under
 the seam's call lock with the services the MCP tools use. `close` removes the socket file if it
-is still this listener's.
+is still this listener's and lets the calls under way finish; `last` is when a call last finished
+(`nxs warm` stops after ``--idle`` without one).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import socket
 import stat
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,10 @@ class Listener:
         }
         self.sock: socket.socket | None = None
         self._ino: int | None = None
+        self.why: str | None = None  # why `start` could not listen
+        self.last = time.monotonic()  # when a call last finished (or the listener started)
+        self._open = 0  # connections accepted and not yet done with
+        self._done = threading.Condition()
         # the calls run on one thread of their own, as the MCP calls do (`build_server`): each
         # thread that embeds or searches keeps allocations of its own in onnxruntime and lance
         from concurrent.futures import ThreadPoolExecutor
@@ -113,9 +119,11 @@ class Listener:
             sock.listen(16)
             self._ino = os.lstat(self.path).st_ino
         except OSError as exc:
-            log.info("CLI reuse off: cannot listen on %s (%s)", self.path, exc.strerror)
+            self.why = exc.strerror or str(exc)
+            log.info("CLI reuse off: cannot listen on %s (%s)", self.path, self.why)
             return False
         self.sock = sock
+        self.last = time.monotonic()
         _split_streams()
         threading.Thread(target=self._accept, name="nxs-warm-accept", daemon=True).start()
         return True
@@ -143,7 +151,9 @@ class Listener:
         os.unlink(self.path)
 
     def close(self) -> None:
-        """Stop listening and remove the socket file if it is still this listener's."""
+        """Stop listening, remove the socket file if it is still this listener's, and wait
+        for the connections under way (a call's answer, not cut off half-way: a client told
+        "lost" after a write cannot know whether it was saved); a new one is refused."""
         if self.sock is None:
             return
         with contextlib.suppress(OSError):
@@ -152,7 +162,14 @@ class Listener:
         with contextlib.suppress(OSError):
             self.sock.close()
         self.sock = None
+        with self._done:
+            self._done.wait_for(lambda: self._open == 0)
         self._worker.shutdown(wait=False)
+
+    def idle(self) -> float | None:
+        """Seconds since a call last finished, or None while a connection is being served."""
+        with self._done:
+            return None if self._open else time.monotonic() - self.last
 
     def _accept(self) -> None:
         while self.sock is not None:
@@ -160,20 +177,24 @@ class Listener:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            with self._done:  # counted before its thread starts: `close` waits for it
+                self._open += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            try:
+        try:
+            with conn:
                 self._answer(conn)
-            except (OSError, ValueError, TimeoutError) as exc:
-                log.debug("CLI call dropped: %s", exc)
+        except (OSError, ValueError, TimeoutError) as exc:
+            log.debug("CLI call dropped: %s", exc)
+        finally:
+            with self._done:
+                self._open -= 1
+                self._done.notify_all()
 
     def _answer(self, conn: socket.socket) -> None:
         if warm.peer_uid(conn) != os.getuid():
             return
-        import time
-
         request = warm.receive(conn, time.monotonic() + REQUEST_WAIT_S)
         why = self._refusal(request)
         if why is not None:
@@ -185,7 +206,7 @@ class Listener:
             return
         final = None
         try:
-            why = self._state()
+            why = "stopping" if self.sock is None else self._state()
             if why is not None:
                 warm.send(conn, {"refused": why})
                 return
@@ -198,6 +219,7 @@ class Listener:
             try:
                 final = self._worker.submit(self._run, conn, request).result()
             finally:
+                self.last = time.monotonic()
                 with seam._idle:
                     seam._running -= 1
                     seam._idle.notify_all()
