@@ -214,7 +214,7 @@ def warm(
     import logging
     import os
 
-    from nxs.warmcmd import keep, parse_idle
+    from nxs.warm.command import keep, parse_idle
 
     try:
         seconds = parse_idle(idle)
@@ -232,9 +232,9 @@ def warm(
         pass
 
 
-from nxs import mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
 from nxs.clitool import register  # noqa: E402
 from nxs.linear import cli as linear_cli  # noqa: E402
+from nxs.mcp import cli as mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)
 from nxs.registry import operations  # noqa: E402
 
 app.add_typer(mcpcli.app, name="mcp")

@@ -2,7 +2,7 @@
 
 An `Operation` names the service word, the MCP tool, the CLI verb, its typed parameters with
 limits, and a handler over the service. The Typer verb (`nxs.clitool`) and the MCP tool
-(`nxs.mcpserver`) are both derived from it; `validate` is the one place arguments are checked,
+(`nxs.mcp.server`) are both derived from it; `validate` is the one place arguments are checked,
 so a seam cannot accept what the other refuses.
 """
 

@@ -307,7 +307,7 @@ def _budget(ws: Any, budget: int | None) -> int:
 
 def served_tools(ws: Any, tools: str | None = None) -> set[str]:
     """The tools `nxs mcp serve` would list in this workspace (``tools``: its ``--tools``)."""
-    from nxs.mcpserver import DEFAULT_GROUPS, exposed_operations, split_groups, with_linear
+    from nxs.mcp.server import DEFAULT_GROUPS, exposed_operations, split_groups, with_linear
 
     groups = split_groups(tools if tools is not None else ws.section("mcp").get("tools"))[0]
     groups = groups or DEFAULT_GROUPS
@@ -429,7 +429,7 @@ def fast_main(argv: list[str]) -> bool:
     Every session start runs prime, and building every verb's parser costs more than prime
     itself. Anything unusual (--help, a bad value, an unknown option) goes the normal way.
     """
-    from nxs.warmprime import prime_arguments  # the one reading of prime's plain arguments
+    from nxs.warm.prime import prime_arguments  # the one reading of prime's plain arguments
 
     values = prime_arguments(argv)
     if values is None:

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from nxs import jsonc
 from nxs.cli import app
 from nxs.errors import ValidationError
-from nxs.install import HOSTS, config_path, install, uninstall
+from nxs.mcp import jsonc
+from nxs.mcp.install import HOSTS, config_path, install, uninstall
 
 CMD = ["/opt/nxs/bin/nxs"]
 USER_HOSTS = sorted(HOSTS)

@@ -78,7 +78,7 @@ class Seams:
         shutil.copytree(self.template, self.root)
 
     def call(self, tool: str, workspace: str | None = None, **arguments: Any) -> Outcome:
-        from nxs.mcpserver import Seam
+        from nxs.mcp.server import Seam
 
         where = workspace if workspace is not None else str(self.root)
         outs, sent, sleeps = [], [], []

@@ -22,7 +22,7 @@ import anyio
 import orjson
 import pytest
 
-from nxs.mcpserver import GROUPS, Seam, build_server, parse_groups
+from nxs.mcp.server import GROUPS, Seam, build_server, parse_groups
 from nxs.registry import operations
 from tests.parity.state import KEYS, NOW, seeded_copy
 from tests.reliability.common import StdioSession as SessionBase
@@ -234,7 +234,7 @@ for i, op in enumerate(ops.OPERATIONS):
             sys.__stdout__.write("stray write to sys.__stdout__\\n")
             return {"ok": True}
         ops.OPERATIONS[i] = replace(op, handler=noisy)
-import nxs.mcpserver as server
+import nxs.mcp.server as server
 warm = server.Seam.warm
 def probe(self):
     heavy = sorted({"lancedb", "fastembed", "pyarrow"} & set(sys.modules))
@@ -495,7 +495,7 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
     ],
 )
 def test_bearer_scheme_is_case_insensitive(header: bytes, ok: bool) -> None:
-    from nxs.mcphttp import bearer_ok
+    from nxs.mcp.http import bearer_ok
 
     assert bearer_ok(header, "s3cret") is ok
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from nxs.mcpwire import read_line, scan_id
+from nxs.mcp.wire import read_line, scan_id
 from tests.parity.state import seeded_copy
 from tests.reliability.common import child_env
 

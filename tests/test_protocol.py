@@ -10,8 +10,8 @@ from pathlib import Path
 
 import orjson
 
-from nxs.install import install, serve_options
-from nxs.mcpserver import Seam
+from nxs.mcp.install import install, serve_options
+from nxs.mcp.server import Seam
 from nxs.prime import HOOKED, LINEAR_BLOCK, prime_text
 from nxs.protocol import ALSO, STEPS, named
 from nxs.registry import operations

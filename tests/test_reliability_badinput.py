@@ -101,7 +101,7 @@ class InMemory:
         from anyio.from_thread import start_blocking_portal
         from mcp import Client
 
-        from nxs.mcpserver import Seam, build_server
+        from nxs.mcp.server import Seam, build_server
 
         seam = Seam(str(root), groups="all")
         assert {op.tool for op in seam.ops} == {op.tool for op in OPS}
@@ -137,7 +137,7 @@ def test_every_tool_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_every_tool_with_python_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`Seam.call` (what the server's call_tool runs) given lone surrogates, NaN, huge ints."""
-    from nxs.mcpserver import Seam
+    from nxs.mcp.server import Seam
 
     root = _workspace(tmp_path, monkeypatch)
     seam = Seam(str(root), groups="all")

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from nxs.mcpserver import Seam
+from nxs.mcp.server import Seam
 from tests.parity.state import KEYS, NOW, seeded_copy
 from tests.reliability.common import child_env, consistent, fingerprint, run_cli, store_docs
 

@@ -179,8 +179,8 @@ def test_http_binds_loopback_by_default_and_refuses_beyond_it_without_a_token() 
     import inspect
 
     from nxs.errors import ValidationError
-    from nxs.mcpcli import serve
-    from nxs.mcphttp import check_http
+    from nxs.mcp.cli import serve
+    from nxs.mcp.http import check_http
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
     for host in ("127.0.0.1", "localhost", "::1"):
@@ -203,8 +203,8 @@ def _client(app: Any, base: str = "http://127.0.0.1:8765") -> Any:
 def test_http_checks_the_token_and_dns_rebinding_on_loopback(
     workspace: Path, token: str | None
 ) -> None:
-    from nxs.mcphttp import http_app
-    from nxs.mcpserver import Seam
+    from nxs.mcp.http import http_app
+    from nxs.mcp.server import Seam
 
     auth = {"authorization": f"Bearer {token}"} if token else {}
     with _client(http_app(Seam(str(workspace)), "127.0.0.1", token)) as client:
@@ -228,8 +228,8 @@ def test_http_checks_the_token_and_dns_rebinding_on_loopback(
     "--allowed-host option (reported, docs/reliability.md)",
 )
 def test_http_dns_rebinding_protection_beyond_loopback(workspace: Path) -> None:
-    from nxs.mcphttp import http_app
-    from nxs.mcpserver import Seam
+    from nxs.mcp.http import http_app
+    from nxs.mcp.server import Seam
 
     auth = {"authorization": "Bearer s3cret-token-4417"}
     app = http_app(Seam(str(workspace)), "192.168.1.20", "s3cret-token-4417")
@@ -260,7 +260,7 @@ def test_memory_text_stays_on_its_own_line_of_prime(tmp_path: Path) -> None:
     from nxm.port import import_records, parse_lines
     from nxm.record import key_for
     from nxm.service import MemoryService
-    from nxs.mcpserver import Seam, build_server
+    from nxs.mcp.server import Seam, build_server
     from nxs.prime import prime_text
     from nxs.workspace import find
 

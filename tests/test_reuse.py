@@ -1,4 +1,4 @@
-"""CLI calls answered by a warm server (`nxs.warm`, `nxs.warmserve`; issue 20).
+"""CLI calls answered by a warm server (`nxs.warm`, `nxs.warm.server`; issue 20).
 
 Every answer a warm server gives is compared with the answer the same call gives in process
 (``NXS_NO_REUSE=1``) on the same store: stdout, stderr and exit code, byte for byte. Whether the
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from nxs import warm
-from nxs.mcpserver import Seam
-from nxs.warmserve import Listener
+from nxs.mcp.server import Seam
+from nxs.warm.server import Listener
 from tests.conftest import CODE_ENV, make_workspace
 
 NOW = "2026-05-29T10:00:00.000Z"
@@ -513,7 +513,7 @@ def test_two_calls_at_once(root: Path) -> None:
 
 
 def test_only_exact_json_values_travel() -> None:
-    from nxs.warmserve import plain
+    from nxs.warm.server import plain
 
     value = {"a": [1, 2.5, "x", None, True, {"b": -(2**63)}]}
     assert plain(value) == value
@@ -573,7 +573,7 @@ def test_a_server_of_other_code_is_refused(root: Path, served: Served) -> None:
     # the client's code changed after the server started (an upgrade, a checkout): its
     # fingerprint is not the server's
     seed(root)
-    source = Path(warm.__file__).with_name("render.py")
+    source = Path(warm.__file__).parents[1] / "render.py"
     before = source.stat()
     os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
     try:

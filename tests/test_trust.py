@@ -638,7 +638,7 @@ def test_the_detector_finds_credentials_and_passes_plain_text(text: str) -> None
 def test_a_secret_is_refused_on_every_write_and_never_echoed(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nxs.mcpserver import Seam
+    from nxs.mcp.server import Seam
 
     before = tree(ws)
     body = f"The deploy user's key is {AWS_KEY}; rotate it quarterly."

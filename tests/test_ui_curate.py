@@ -431,7 +431,7 @@ def test_live_refresh_when_another_process_writes(
 
 
 def test_what_a_session_sees(browser: Browser, dashboard: dict[str, Any], shots: Path) -> None:
-    from nxs.mcpserver import Seam
+    from nxs.mcp.server import Seam
 
     with as_teammate(dashboard):
         seam = Seam(workspace=str(dashboard["root"]))

@@ -137,7 +137,7 @@ def test_what_a_session_sees_is_what_an_mcp_session_gets(
 ) -> None:
     from mcp import Client
 
-    from nxs.mcpserver import Seam, build_server
+    from nxs.mcp.server import Seam, build_server
 
     got = view(client(workspace), "session")
 

@@ -1,4 +1,4 @@
-"""`nxs warm` and `nxs mcp serve --transport http` answering CLI calls (`nxs.warmcmd`; issue 20).
+"""`nxs warm` and `nxs mcp serve --transport http` answering CLI calls (`nxs.warm.command`; issue 20).
 
 Each server is a real process. Whether it answered a call is read from the client's
 `NXS_REUSE_LOG`, and its answer is compared with the same call run in process
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from nxs import warm
-from nxs.warmcmd import parse_idle
+from nxs.warm.command import parse_idle
 from tests.conftest import CODE_ENV, make_workspace
 from tests.test_reuse import LATER, NXM, NXS, _files, _until_warm, run, seed, warmed
 

@@ -2,7 +2,7 @@
 
 The page (``index.html``, its scripts and ``style.css``, shipped in this package: no CDN, no
 build step) calls ``POST /api/call/<tool>`` with the tool's arguments as a JSON object. The server
-runs it exactly as the MCP seam does — `nxs.mcpserver.Seam.call`: validate → handler → render,
+runs it exactly as the MCP seam does — `nxs.mcp.server.Seam.call`: validate → handler → render,
 services cached across calls — so the answer's body is the bytes the tool returns and
 ``nxm … --json`` prints; a refusal is the same error envelope with an HTTP status for its kind.
 
@@ -233,7 +233,7 @@ def build_app(
         ValidationError: a non-loopback host without a token.
         NotFoundError: no workspace, or the memory module is not active in it.
     """
-    from nxs.mcpserver import Seam
+    from nxs.mcp.server import Seam
     from nxs.workspace import find
 
     check_bind(host, token)

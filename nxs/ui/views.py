@@ -156,7 +156,7 @@ def _session(ctx: Any) -> dict[str, Any]:
     as a session started here gets them, with their sizes in bytes."""
     import mcp_types as types
 
-    from nxs.mcpserver import Seam
+    from nxs.mcp.server import Seam
 
     seam = Seam(workspace=str(ctx.workspace.root))  # the configured groups, as `nxs mcp serve`
     instructions = seam.instructions()

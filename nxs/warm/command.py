@@ -1,6 +1,6 @@
 """`nxs warm`: a process kept warm for the workspace's CLI calls, for shells without an MCP host.
 
-It is the listener of `nxs mcp serve` (`nxs.warmserve`) without the MCP server: it loads
+It is the listener of `nxs mcp serve` (`nxs.warm.server`) without the MCP server: it loads
 lancedb, the model and the table at once, answers the workspace's CLI calls on its socket, and
 exits 0 on SIGINT or SIGTERM, or once no call has finished for ``--idle``. Nothing needs it:
 every call runs in its own process when it is not there. It refuses at once, without loading
@@ -46,8 +46,8 @@ def keep(workspace: str | None, idle: float | None) -> None:
         NxsError: reuse is off, no memory workspace, or another live server answers it.
     """
     from nxs import warm
-    from nxs.mcpserver import Seam
-    from nxs.warmserve import Listener
+    from nxs.mcp.server import Seam
+    from nxs.warm.server import Listener
     from nxs.workspace import find
 
     if not warm.enabled():

@@ -1,8 +1,8 @@
 """Reuse of a warm server for CLI calls (issue 20): the client side and the wire.
 
 An `nxs mcp serve` that a host started for a workspace (stdio or HTTP), or an `nxs warm` that
-a shell started (`nxs.warmcmd`), has lancedb, the model and the store loaded, and follows the
-files with inotify. It also listens on a unix socket (`nxs.warmserve`), and a CLI call of a verb in `SAFE` asks it to run the operation instead of
+a shell started (`nxs.warm.command`), has lancedb, the model and the store loaded, and follows the
+files with inotify. It also listens on a unix socket (`nxs.warm.server`), and a CLI call of a verb in `SAFE` asks it to run the operation instead of
 loading all that itself. The rules (issue 20), and what keeps each:
 
 - **Nothing has to run.** The CLI never starts a server; without a socket file the call costs
@@ -109,7 +109,7 @@ def _code_stamp() -> list[Any]:
     """What identifies the code a process runs: nxs's and nxm's files, and the directories
     packages are installed in (an install or upgrade changes their mtime)."""
     out: list[Any] = []
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # nxs/
     for package in (here, here.parent / "nxm"):
         for folder, dirs, files in os.walk(package):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")

@@ -434,7 +434,7 @@ def _version() -> str:
 
 async def serve_stdio(seam: Seam) -> None:
     """Serve over stdin/stdout; only protocol messages reach the real stdout."""
-    from nxs.mcpwire import stdio_wire
+    from nxs.mcp.wire import stdio_wire
 
     # Take the real stdin and stdout for the transport, then point fd 0 at the null device and
     # fd 1 and sys.stdout at stderr, so nothing a handler, a library, a child process or a
@@ -448,7 +448,7 @@ async def serve_stdio(seam: Seam) -> None:
     os.dup2(null, 0)
     os.close(null)
     server = build_server(seam, seam.instructions())
-    from nxs.warmserve import listen  # CLI calls of this workspace may reuse this process
+    from nxs.warm.server import listen  # CLI calls of this workspace may reuse this process
 
     listener = listen(seam)
     try:

@@ -5,7 +5,7 @@ entry, ``nxs``. A new entry is written whole; an existing one keeps what its use
 ``cwd``, timeouts, an earlier ``--tools`` or ``--workspace``, other options of ``nxs mcp
 serve``): only the command, the options this install chose and the transport type change, and
 the report says what changed and what was kept. The file is edited in place
-(`nxs.hostfiles`), so other servers, keys and comments stay, and the previous file is kept as a
+(`nxs.mcp.hostfiles`), so other servers, keys and comments stay, and the previous file is kept as a
 backup beside it. Uninstall removes the entry (and Claude Code's hook) the same way.
 
 Commands: a user-scope file is this machine's own, so it gets the absolute path of this nxs (a
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nxs import hostfiles
 from nxs.errors import ValidationError
-from nxs.hosts import HOSTS, Host, config_path, hook_path
+from nxs.mcp import hostfiles
+from nxs.mcp.hosts import HOSTS, Host, config_path, hook_path
 
 SERVER_NAME = "nxs"
 HOOK_MARK = "prime --format claude-code"
@@ -294,7 +294,7 @@ def install(
     """
     spec = _host(host, scope)
     if tools is not None:
-        from nxs.mcpserver import parse_groups
+        from nxs.mcp.server import parse_groups
 
         tools = ",".join(parse_groups(tools))
     root = _root(workspace)

@@ -65,8 +65,8 @@ def serve(
 
     import anyio
 
-    from nxs.mcphttp import check_http, serve_http
-    from nxs.mcpserver import Seam, serve_stdio
+    from nxs.mcp.http import check_http, serve_http
+    from nxs.mcp.server import Seam, serve_stdio
 
     logging.basicConfig(
         level=logging.DEBUG if os.environ.get("NXS_DEBUG") else logging.WARNING,
@@ -128,7 +128,7 @@ def install(
 
         nxs mcp install --host claude-code --scope project
     """
-    from nxs.install import install as do_install
+    from nxs.mcp.install import install as do_install
 
     _report(
         lambda: do_install(host, scope=scope, workspace=workspace, tools=tools, dry_run=dry_run),
@@ -158,7 +158,7 @@ def uninstall(
 
         nxs mcp uninstall --host cursor
     """
-    from nxs.install import uninstall as do_uninstall
+    from nxs.mcp.install import uninstall as do_uninstall
 
     _report(
         lambda: do_uninstall(host, scope=scope, workspace=workspace, dry_run=dry_run),

@@ -1,6 +1,6 @@
 """Host config files: read one server entry, write it back in place, keep a backup.
 
-Two formats. JSON files (every host but Codex) are edited with `nxs.jsonc`, so a change
+Two formats. JSON files (every host but Codex) are edited with `nxs.mcp.jsonc`, so a change
 touches only the member it sets and comments survive; hosts that read plain JSON are parsed
 strictly, JSONC hosts (VS Code, Zed, Gemini CLI) accept comments and trailing commas. Codex's
 TOML is edited as text: the ``[mcp_servers.<name>]`` table (and its sub-tables) is replaced or
@@ -19,8 +19,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from nxs import jsonc
 from nxs.errors import ValidationError
+from nxs.mcp import jsonc
 
 FIX = "fix the file by hand (nothing was written), then run the command again"
 

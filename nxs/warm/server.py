@@ -81,7 +81,7 @@ def _split_streams() -> None:
 
 
 class Listener:
-    """The socket a `nxs.mcpserver.Seam` answers CLI calls on."""
+    """The socket a `nxs.mcp.server.Seam` answers CLI calls on."""
 
     def __init__(self, seam: Any) -> None:
         self.seam = seam

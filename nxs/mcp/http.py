@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from nxs.errors import ValidationError
-from nxs.mcpserver import Seam, build_server
+from nxs.mcp.server import Seam, build_server
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -76,10 +76,10 @@ def http_app(seam: Seam, host: str = "127.0.0.1", token: str | None = None) -> A
 
 async def serve_http(seam: Seam, host: str, port: int, token: str | None) -> None:
     """Serve streamable HTTP on ``host:port`` until interrupted, and the launch workspace's
-    CLI calls on its socket (`nxs.warmserve`) meanwhile."""
+    CLI calls on its socket (`nxs.warm.server`) meanwhile."""
     import uvicorn
 
-    from nxs.warmserve import listen
+    from nxs.warm.server import listen
 
     app = http_app(seam, host, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
