@@ -255,7 +255,8 @@ def product(model: Model, floor: float, json_path: Path | None) -> int:
     """python -m bench.project_memory with `model` as the service's embedder and `floor` as its
     relevance floor (the product's are tuned for MiniLM)."""
     from bench.project_memory.__main__ import main
-    from nxm import embed, rank
+    from nxm import embed
+    from nxm.search import rank
 
     embed._LOADED[(model.name, "")] = model  # load_embedder's cache: the service takes it
     rank.SEMANTIC_FLOORS[model.name] = floor
