@@ -7,7 +7,9 @@ request (protocol, fingerprint, workspace, a `SAFE` operation) and its own state
 only while no other call runs (a busy server says so at once), then runs the operation under
 the seam's call lock with the services the MCP tools use. `close` removes the socket file if it
 is still this listener's and lets the calls under way finish; `last` is when a call last finished
-(`nxs warm` stops after ``--idle`` without one).
+(`nxs warm` stops after ``--idle`` without one). A server started while another holds the socket
+(two MCP hosts open on one workspace) stands by (`stand_by`): it takes the socket over when the
+other exits, so the workspace's CLI calls stay warm while any of its servers runs.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from nxs.render import render
 log = logging.getLogger("nxs.mcp")
 RUN_WAIT_S = 2.0  # how long a "ready" server waits to be told "run" (it holds the call lock)
 REQUEST_WAIT_S = 1.0
+STANDBY_S = 5.0  # how often a standing-by server tries the socket another one holds
+HELD = "another server of this workspace listens there"
 
 # The frame writer of the CLI call running now. One call runs at a time (the seam's lock), and
 # its handler may write from threads it starts (a search embeds the query on a pool thread), so
 # what any thread writes goes to it, except the threads that are the server's own.
 _calling: list[Any] = []
-_OWN = ("MainThread", "nxs-warm", "nxs-warm-accept")
+_OWN = ("MainThread", "nxs-warm", "nxs-warm-accept", "nxs-warm-standby")
 
 
 def _sink() -> Any:
@@ -104,33 +108,62 @@ class Listener:
         from concurrent.futures import ThreadPoolExecutor
 
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="nxs-cli")
+        self._closed = threading.Event()
+        self._binding = threading.Lock()  # a standby's try and `close` do not overlap
 
     def start(self) -> bool:
         """Bind and listen; False (and nothing bound) when another live server holds the
-        socket or it cannot be made."""
-        try:
-            self._prepare()
+        socket (``why`` is `HELD`) or it cannot be made."""
+        with self._binding:
+            if self._closed.is_set():
+                return False
+            try:
+                sock = self._bind()
+            except OSError as exc:
+                self.why = exc.strerror or str(exc)
+                return False
+            self.sock = sock
+            self.last = time.monotonic()
+            _split_streams()
+            threading.Thread(target=self._accept, name="nxs-warm-accept", daemon=True).start()
+            return True
+
+    def _bind(self) -> socket.socket:
+        import fcntl
+
+        self._prepare()
+        # under a lock: two standing-by servers finding a crashed server's socket must not
+        # both remove it, the second removing the first's new one
+        with open(f"{self.path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._clear()
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             old = os.umask(0o177)  # made 0600: no moment when another user could connect
             try:
                 sock.bind(os.fsencode(self.path))
+                sock.listen(16)
+                self._ino = os.lstat(self.path).st_ino
+            except OSError:
+                sock.close()
+                raise
             finally:
                 os.umask(old)
-            sock.listen(16)
-            self._ino = os.lstat(self.path).st_ino
-        except OSError as exc:
-            self.why = exc.strerror or str(exc)
-            log.info("CLI reuse off: cannot listen on %s (%s)", self.path, self.why)
-            return False
-        self.sock = sock
-        self.last = time.monotonic()
-        _split_streams()
-        threading.Thread(target=self._accept, name="nxs-warm-accept", daemon=True).start()
-        return True
+        return sock
+
+    def stand_by(self) -> None:
+        """Try `start` every `STANDBY_S` seconds on a thread of its own, until it listens or
+        the listener is closed: the server holding the socket may exit before this one."""
+
+        def retry() -> None:
+            while not self._closed.wait(STANDBY_S):
+                if self.start():
+                    log.info("CLI reuse on: took over %s", self.path)
+                    return
+
+        threading.Thread(target=retry, name="nxs-warm-standby", daemon=True).start()
 
     def _prepare(self) -> None:
-        """The socket's directory made (0700 when it is the short path's), and a stale
-        socket file of a server that is gone removed; a live one is left to its server."""
+        """The socket's directory made (0700 when it is the short path's)."""
         parent = self.path.parent
         if parent == self.root / ".nxs" / "index":
             parent.mkdir(parents=True, exist_ok=True)
@@ -138,6 +171,9 @@ class Listener:
             parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if not warm.private_dir(parent):
                 raise OSError(0, "its directory is not private to this user")
+
+    def _clear(self) -> None:
+        """The socket file of a server that is gone removed; a live one is left to it."""
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
@@ -147,13 +183,16 @@ class Listener:
         probe = warm.connect(self.root)
         if not isinstance(probe, str):
             probe.close()
-            raise OSError(0, "another server of this workspace listens there")
+            raise OSError(0, HELD)
         os.unlink(self.path)
 
     def close(self) -> None:
         """Stop listening, remove the socket file if it is still this listener's, and wait
         for the connections under way (a call's answer, not cut off half-way: a client told
         "lost" after a write cannot know whether it was saved); a new one is refused."""
+        self._closed.set()
+        with self._binding:  # a standby's try under way ends first
+            pass
         if self.sock is None:
             return
         with contextlib.suppress(OSError):
@@ -346,7 +385,13 @@ def listen(seam: Any) -> Listener | None:
     if "memory" not in seam.modules:
         return None
     listener = Listener(seam)
-    return listener if listener.start() else None
+    if listener.start():
+        return listener
+    log.info("CLI reuse off: cannot listen on %s (%s)", listener.path, listener.why)
+    if listener.why != HELD:
+        return None
+    listener.stand_by()
+    return listener
 
 
 def plain(value: Any) -> Any:
