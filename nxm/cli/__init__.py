@@ -303,7 +303,7 @@ def model_setup(
 ) -> None:
     """Install an embedding model offline: verify the safetensors, convert to ONNX.
 
-    all-mpnet-base-v2 is opt-in: a 404 MB download, 448 MB of ONNX, ~8x MiniLM's cost per
+    all-mpnet-base-v2 is opt-in: a 404 MB download, 448 MB of ONNX, ~10x MiniLM's time per
     text; name it in .nxs/config.toml (`model = "..."`) to use it.
 
     Example:
