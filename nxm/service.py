@@ -113,6 +113,13 @@ class MemoryService:
                 print(f"nxs: semantic search unavailable: {self._embed_error}", file=sys.stderr)
         return self._embedder
 
+    def _setup_command(self) -> str:
+        """The command that installs this workspace's model."""
+        from nxm.embed.models import find
+
+        own = find(self.model_name)
+        return own.setup_command if own else "nxm model setup"
+
     def _vectors(self, records: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         emb = self.embedder()
         if emb is None or not records:
@@ -512,7 +519,7 @@ class MemoryService:
         if mode == "semantic":
             raise UpstreamError(
                 f"semantic search needs the embedding model: {self._embed_error}",
-                suggestion="run `nxm model setup`, or search with --mode keyword",
+                suggestion=f"run `{self._setup_command()}`, or search with --mode keyword",
                 code="MODEL_UNAVAILABLE",
             )
         return [], None, "semantic search unavailable (no embedding model); keyword results only"
@@ -658,7 +665,7 @@ class MemoryService:
         if self.embedder() is None:
             raise UpstreamError(
                 f"cannot embed: {self._embed_error}",
-                suggestion="run `nxm model setup`",
+                suggestion=f"run `{self._setup_command()}`",
                 code="MODEL_UNAVAILABLE",
             )
         self.store.sync()

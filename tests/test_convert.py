@@ -1,4 +1,4 @@
-"""bench/embedding_models.py's MPNet converter, on a tiny random MPNet: the ONNX graph must give
+"""nxm/embed/convert.py's MPNet converter, on a tiny random MPNet: the ONNX graph must give
 what a plain numpy forward pass of MPNet gives, padded or not."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("safetensors")
 
-from bench.embedding_models import convert_mpnet, rel_buckets  # noqa: E402
+from nxm.embed.convert import convert_mpnet, rel_buckets  # noqa: E402
 
 CFG = {
-    "model_type": "mpnet", "hidden_act": "gelu", "hidden_size": 16, "num_attention_heads": 2,
-    "num_hidden_layers": 2, "intermediate_size": 32, "layer_norm_eps": 1e-5,
-    "max_position_embeddings": 514, "vocab_size": 40, "pad_token_id": 1,
+    "model_type": "mpnet", "hidden_act": "gelu", "hidden_size": 32, "num_attention_heads": 4,
+    "num_hidden_layers": 2, "intermediate_size": 64, "layer_norm_eps": 1e-5,
+    "max_position_embeddings": 514, "vocab_size": 50, "pad_token_id": 1,
     "relative_attention_num_buckets": 32,
 }  # fmt: skip
 
@@ -116,7 +116,7 @@ def test_converted_graph_matches_the_forward_pass(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(CFG))
     convert_mpnet(tmp_path / "model.safetensors", tmp_path / "config.json", tmp_path / "model.onnx")
     sess = ort.InferenceSession(str(tmp_path / "model.onnx"), providers=["CPUExecutionProvider"])
-    ids = np.array([[0, 5, 9, 33, 7, 12, 2] + [9] * 14, [0, 8, 2] + [1] * 18], dtype=np.int64)
+    ids = np.array([[0, 5, 9, 33, 7, 12, 2] + [49] * 14, [0, 8, 2] + [1] * 18], dtype=np.int64)
     mask = (ids != 1).astype(np.int64)
     got = sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
     want = forward(w, ids, mask)
