@@ -260,7 +260,7 @@ def measure(
     got["cold_cli_p50_s"] = statistics.median(cold)
     log(f"  cold nxm search median {got['cold_cli_p50_s']:.2f} s; disk {got['disk_mb']:.0f} MB")
     got.update(anyio.run(_serve, root, SEARCHES, writes, log))
-    table = Store(find(str(root))).table()
+    table = Store(find(str(root))).index.table()
     got["fragments_end"] = table.stats()["fragment_stats"]["num_fragments"]
     got["disk_mb_end"] = _du(root / ".nxs" / "memory") / 1e6
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()}
