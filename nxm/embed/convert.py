@@ -78,7 +78,7 @@ class _Graph:
         reshaped = self.op("Reshape", [x, self.heads_shape], f"{x}.r")
         return self.op("Transpose", [reshaped], f"{x}.t", perm=perm)
 
-    def attention(self, x: str, n: str, keys: tuple[str, str, str, str], bias: str) -> str:
+    def attention(self, x: str, n: str, keys: tuple[str, ...], bias: str) -> str:
         """Multi-head self-attention of `x` with the q, k, v, output projections `keys` and
         `bias` added to the scores; the output projection, before the residual."""
         q = self._heads(self.linear(x, keys[0], f"{n}.q"), [0, 2, 1, 3])
@@ -100,6 +100,17 @@ class _Graph:
         gelu = self.op("Mul", [gated, self.half], f"{n}.gelu")
         down = self.linear(gelu, f"{p}.output.dense", f"{n}.down")
         return self.layer_norm(self.op("Add", [down, h], f"{n}.res2"), f"{p}.output.LayerNorm", out)
+
+    def layers(self, x: str, count: int, attn: tuple[str, ...], norm: str, bias: str) -> str:
+        """`count` encoder layers over `x`: attention (its projections' keys `attn` and the
+        LayerNorm `norm`, both under ``encoder.layer.<i>.attention.``), then the feed-forward."""
+        for i in range(count):
+            p, n = f"encoder.layer.{i}", f"l{i}"
+            keys = tuple(f"{p}.attention.{k}" for k in attn)
+            res1 = self.op("Add", [self.attention(x, n, keys, bias), x], f"{n}.res1")
+            h = self.layer_norm(res1, f"{p}.attention.{norm}", f"{n}.h")
+            x = self.feed_forward(h, n, p, "last_hidden_state" if i == count - 1 else f"{n}.out")
+        return x
 
     def save(self, name: str, inputs: tuple[str, ...], output: str, out_path: Path) -> Path:
         import onnx
@@ -163,15 +174,8 @@ def convert_bert(
     ttype = g.op("Gather", [types, "token_type_ids"], "tt")
     summed = g.op("Add", [g.op("Add", [word, pos], "emb.wp"), ttype], "emb.sum")
     x = g.layer_norm(summed, "embeddings.LayerNorm", "emb")
-    mask = g.mask()
-    layers = int(cfg["num_hidden_layers"])
-    for i in range(layers):
-        p, n = f"encoder.layer.{i}", f"l{i}"
-        a = f"{p}.attention"
-        keys = (f"{a}.self.query", f"{a}.self.key", f"{a}.self.value", f"{a}.output.dense")
-        res1 = g.op("Add", [g.attention(x, n, keys, mask), x], f"{n}.res1")
-        h = g.layer_norm(res1, f"{a}.output.LayerNorm", f"{n}.h")
-        x = g.feed_forward(h, n, p, "last_hidden_state" if i == layers - 1 else f"{n}.out")
+    attn = ("self.query", "self.key", "self.value", "output.dense")
+    x = g.layers(x, int(cfg["num_hidden_layers"]), attn, "output.LayerNorm", g.mask())
     inputs = ("input_ids", "attention_mask", "token_type_ids")
     return g.save("bert_encoder", inputs, x, Path(out_path))
 
@@ -225,14 +229,8 @@ def convert_mpnet(
     starts, axes = g.const("starts", [0, 0], np.int64), g.const("axes23", [2, 3], np.int64)
     rel = g.op("Slice", [g.const("rel_table", rel_table), starts, ends, axes], "rel")
     bias = g.op("Add", [rel, g.mask()], "bias")
-    layers = int(cfg["num_hidden_layers"])
-    for i in range(layers):
-        p, t = f"encoder.layer.{i}", f"l{i}"
-        a = f"{p}.attention"
-        keys = (f"{a}.attn.q", f"{a}.attn.k", f"{a}.attn.v", f"{a}.attn.o")
-        res1 = g.op("Add", [g.attention(x, t, keys, bias), x], f"{t}.res1")
-        h = g.layer_norm(res1, f"{a}.LayerNorm", f"{t}.h")
-        x = g.feed_forward(h, t, p, "last_hidden_state" if i == layers - 1 else f"{t}.out")
+    attn = ("attn.q", "attn.k", "attn.v", "attn.o")
+    x = g.layers(x, int(cfg["num_hidden_layers"]), attn, "LayerNorm", bias)
     return g.save("mpnet_encoder", ("input_ids", "attention_mask"), x, Path(out_path))
 
 
