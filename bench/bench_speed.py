@@ -3,7 +3,6 @@
     python bench/run.py --only speed              # a 10,000-memory store built by `nxm import`
     python bench/run.py --only speed --quick      # 1,000 memories
     python -m bench.bench_speed --reuse WS        # an existing store (copied first: add writes)
-    python -m bench.bench_speed --reuse WS --warm-only --server warm   # `nxs warm`'s rows only
 
 CLI figures are whole processes against ``python -c "import typer, orjson"`` (one baseline run
 before each timed run); MCP ``initialize`` is against ``python -c "import mcp"`` the same way;
@@ -76,7 +75,7 @@ def _initialize(env: Env, root: Path) -> float:
     return took
 
 
-def measure(env: Env, root: Path, n: int, server: str = "mcp") -> list[Figure]:
+def measure(env: Env, root: Path, n: int) -> list[Figure]:
     """Every figure of the issue on the store at ``root`` (``n`` memories; add writes to it)."""
     nxm, nxs = env.program("nxm"), env.program("nxs")
     ws = ["--workspace", str(root)]
@@ -114,7 +113,6 @@ def measure(env: Env, root: Path, n: int, server: str = "mcp") -> list[Figure]:
             note="informational: the first indexes the adds",
         )
     )  # fmt: skip
-    figs.extend(warm_rows(env, root, n, server))
     init = Runs()
     _initialize(env, root)
     for _ in range(env.repeat):
@@ -126,86 +124,6 @@ def measure(env: Env, root: Path, n: int, server: str = "mcp") -> list[Figure]:
     peer = _peer(env)
     if peer is not None:
         figs.append(peer)
-    return figs
-
-
-INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
-
-
-def _serve(env: Env, root: Path) -> subprocess.Popen[bytes]:
-    """A warm `nxs mcp serve` for ``root``, as a host starts it: initialized, warming up."""
-    proc, _ = _spawn(env, root)
-    assert proc.stdin is not None
-    proc.stdin.write(INITIALIZED)
-    proc.stdin.flush()
-    return proc
-
-
-def _warm_cmd(env: Env, root: Path) -> subprocess.Popen[bytes]:
-    """A `nxs warm` for ``root``, as a shell's session-start hook starts it."""
-    argv = [env.python, "-m", "nxs", "warm", "--idle", "10m", "--workspace", str(root)]
-    return subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=env.env, cwd=root,
-    )  # fmt: skip
-
-
-def warm_rows(env: Env, root: Path, n: int, server: str = "mcp") -> list[Figure]:
-    """The CLI figures again while a warm `nxs mcp serve` (or, ``server="warm"``, an
-    `nxs warm`) runs for the workspace (`nxs.warm`); each row says how many of its timed
-    calls the server answered (`NXS_REUSE_LOG`)."""
-    from nxs.warm import LOG_ENV
-
-    nxm, nxs = env.program("nxm"), env.program("nxs")
-    ws = ["--workspace", str(root)]
-    qs = list(QUERIES)
-    keys = env.keys(root, env.repeat + 2)
-    log = env.work / "reuse.log"
-    proc = _serve(env, root) if server == "mcp" else _warm_cmd(env, root)
-    who = "warm server" if server == "mcp" else "nxs warm"
-    saved, env.env = env.env, {**env.env, LOG_ENV: str(log)}
-    figs = []
-    try:
-        deadline = time.monotonic() + 120
-        while not (log.exists() and log.read_text().endswith("search: warm\n")):
-            if time.monotonic() > deadline:
-                said = log.read_text()[-300:] if log.exists() else "no call asked it"
-                raise BenchError(f"the warm server never answered: {said}")
-            env.run([*nxm, "search", qs[0], "--json", *ws])  # until its warm-up is done
-        rows = [
-            ("nxm list --json", lambda _: [*nxm, "list", "--json", *ws], 2.5),
-            ("nxm show --json", lambda i: [*nxm, "show", keys[i][:8], "--json", *ws], 2.5),
-            ("nxs prime, console script", lambda _: [*nxs, "prime", *ws], 1.5),
-            ("nxs prime, python -m nxs",
-             lambda _: [env.python, "-m", "nxs", "prime", *ws], 1.5),
-            ("nxm search, hybrid", lambda i: [*nxm, "search", qs[i % len(qs)], "--json", *ws], 6),
-            ("nxm search --mode keyword",
-             lambda i: [*nxm, "search", qs[i % len(qs)], "--mode", "keyword", "--json", *ws], 4),
-            ("nxm recall", lambda i: [*nxm, "recall", qs[i % len(qs)], "--json", *ws], 6),
-            ("nxm add, embedded, READY", lambda i: add_argv(nxm, root, i + 50, "warm"), 6),
-        ]  # fmt: skip
-        for name, make, target in rows:
-            log.write_text("")
-            runs = env.time_runs(make)
-            said = log.read_text().splitlines()[1:]  # the warm-up run's line first
-            served = sum(line.endswith(": warm") for line in said)
-            figs.append(
-                env.figure(
-                    f"{who}: {name} ({n:,})", runs, target=target,
-                    note=f"{served} of {len(said)} timed calls answered by the server",
-                )
-            )  # fmt: skip
-    finally:
-        env.env = saved
-        if proc.stdin is not None:
-            proc.stdin.close()  # a host going away
-        else:
-            proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
     return figs
 
 
@@ -257,13 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", type=Path, required=True, help="a workspace to copy")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="3 first searches, not 5")
-    parser.add_argument(
-        "--server",
-        choices=("mcp", "warm"),
-        default="mcp",
-        help="the warm rows' server: nxs mcp serve, or nxs warm",
-    )
-    parser.add_argument("--warm-only", action="store_true", help="only the warm rows")
     args = parser.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -280,10 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     env.measure_baseline()
     try:
-        if args.warm_only:
-            figs = warm_rows(env, root, n, args.server)
-        else:
-            figs = measure(env, root, n, args.server)
+        figs = measure(env, root, n)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results = {

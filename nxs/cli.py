@@ -15,9 +15,8 @@ def main() -> None:
     """Console-script entry point."""
     if sys.argv[1:2] == ["prime"]:
         from nxs.prime import fast_main  # at every session start: skip building every verb
-        from nxs.warm.prime import warm_prime  # this workspace's warm server, if it answers
 
-        if warm_prime(sys.argv[2:]) or fast_main(sys.argv[2:]):
+        if fast_main(sys.argv[2:]):
             return
     from nxs.cliapp import app
     from nxs.clitool import main as run_app

@@ -188,50 +188,6 @@ def trust(
         typer.echo(f"{result['workspace']} names no team store: nothing to trust")
 
 
-@app.command()
-def warm(
-    idle: Annotated[
-        str,
-        typer.Option("--idle", help="Stop after this long without a call: 90s, 30m, 2h; 0: never."),
-    ] = "30m",
-    workspace: Annotated[
-        str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
-    ] = None,
-) -> None:
-    """Keep a process warm that answers this workspace's CLI calls (opt-in; nothing needs it).
-
-    It loads lancedb, the model and the table once, then answers `nxm search`, `nxm add`,
-    `nxm recall`, `nxs prime` and the other store verbs on a unix socket, byte for byte as
-    they would answer in their own process, which they do whenever it is not there. For a
-    shell-only agent, start it in the session-start hook. It stops on Ctrl-C or SIGTERM, or
-    after --idle without a call, and refuses at once when a server (this, or an
-    `nxs mcp serve`) already answers the workspace or NXS_NO_REUSE=1 is set.
-
-    Example:
-
-        nxs warm --idle 30m >/dev/null 2>&1 &
-    """
-    import logging
-    import os
-
-    from nxs.warm.command import keep, parse_idle
-
-    try:
-        seconds = parse_idle(idle)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--idle") from None
-    logging.basicConfig(
-        level=logging.DEBUG if os.environ.get("NXS_DEBUG") else logging.WARNING,
-        format="nxs warm: %(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        keep(workspace, seconds)
-    except NxsError as err:
-        raise fail(err, False) from None
-    except KeyboardInterrupt:  # a second Ctrl-C while the call under way finished
-        pass
-
-
 from nxs.clitool import register  # noqa: E402
 from nxs.linear import cli as linear_cli  # noqa: E402
 from nxs.mcp import cli as mcpcli  # noqa: E402  (sub-apps are light: heavy imports live in their commands)

@@ -111,11 +111,8 @@ def run_op(
     try:
         kwargs = validate(op, {**arguments, "now": now, "actor": actor, "workspace": workspace})
         moment, author = resolve_now(now), resolve_actor(actor, CLI_ACTOR_ENV)
-        services: dict[Any, Any] = {}
-        result = warm_call(op, kwargs, moment, author, workspace, services)
-        if result is IN_PROCESS:
-            ctx = Context(now=moment, actor=author, workspace_arg=workspace, services=services)
-            result = op.handler(ctx, **kwargs)
+        ctx = Context(now=moment, actor=author, workspace_arg=workspace)
+        result = op.handler(ctx, **kwargs)
     except NxsError as err:
         raise fail(err, as_json) from None
     except (KeyboardInterrupt, typer.Exit):
@@ -129,35 +126,6 @@ def run_op(
         emit(render(result))
     else:
         human(op.name, result)
-
-
-IN_PROCESS = object()  # what `warm_call` returns when the call runs in this process
-
-
-def warm_call(
-    op: Operation,
-    kwargs: dict[str, Any],
-    now: str,
-    actor: str,
-    workspace: str | None,
-    services: dict[Any, Any],
-) -> Any:
-    """The answer of the workspace's warm server (`nxs.warm`), or `IN_PROCESS`; the workspace
-    found on the way is left in ``services`` for the call in process."""
-    from nxs import warm
-    from nxs.workspace import find
-
-    if op.name not in warm.SAFE or op.module != "memory" or not warm.enabled():
-        return IN_PROCESS
-    try:
-        ws = services[("workspace", workspace)] = find(workspace)
-    except NxsError:  # the call in process says so, as it would have
-        return IN_PROCESS
-    if "memory" not in ws.modules:
-        return IN_PROCESS
-    request = {"op": op.name, "kwargs": kwargs, "now": now, "actor": actor}
-    frame = warm.ask(ws.root, request, writes=op.writes)
-    return IN_PROCESS if frame is None else warm.replay(frame)
 
 
 def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Parameter:

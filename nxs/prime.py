@@ -423,14 +423,40 @@ def _outside(workspace: str | None) -> bool:
     return False
 
 
+_NAMES = {
+    "--budget": "budget", "--format": "format_", "--workspace": "workspace", "-w": "workspace",
+    "--now": "now", "--seam": "seam", "--tools": "tools",
+}  # fmt: skip
+
+
+def prime_arguments(argv: list[str]) -> dict[str, Any] | None:
+    """`nxs prime`'s plain arguments as `output`'s, or None for anything else (help, a bad
+    value: the full CLI words those)."""
+    values: dict[str, Any] = {}
+    args = list(argv)
+    while args:
+        name, eq, value = args.pop(0).partition("=")
+        if name == "--quiet-outside" and not eq:
+            values["quiet_outside"] = True
+            continue
+        if name not in _NAMES or (not eq and not args):
+            return None
+        values[_NAMES[name]] = value if eq else args.pop(0)
+    if values.get("format_", "text") not in FORMATS or values.get("seam", "cli") not in SEAMS:
+        return None
+    if "budget" in values:
+        if not values["budget"].isdigit():
+            return None
+        values["budget"] = int(values["budget"])
+    return values
+
+
 def fast_main(argv: list[str]) -> bool:
     """Run `nxs prime ARGS` without building the whole CLI; False when typer must handle ARGS.
 
     Every session start runs prime, and building every verb's parser costs more than prime
     itself. Anything unusual (--help, a bad value, an unknown option) goes the normal way.
     """
-    from nxs.warm.prime import prime_arguments  # the one reading of prime's plain arguments
-
     values = prime_arguments(argv)
     if values is None:
         return False

@@ -4,43 +4,37 @@ Code that works through many items either calls `report(label, done, total)` as 
 opens `items(label, total)` and advances it as items are done; inner work that knows nothing of
 the outer task (the embedder, batch by batch) calls `tick(n)`, which moves the innermost open
 task between its advances, so a bar over 2,048-record commits still moves every 64 texts.
-Each bar shows the count, the rate and the time left. Nothing is shown unless a CLI enabled it
-(`enable`) and stderr is a terminal, so the MCP server, tests and piped output stay silent, and
-stdout only ever holds the answer.
+Nothing is shown unless a CLI enabled it (`enable`), so the MCP server and tests stay silent
+and stdout only ever holds the answer. On a terminal it is a bar with the count, the rate and
+the time left; otherwise (an agent's pipe, CI) a plain line once a task has run `QUIET_S`,
+then every `EVERY_S`, and one when it ends: an agent waiting on a first index sees why.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+QUIET_S = 2.0  # work shorter than this prints nothing when stderr is not a terminal
+EVERY_S = 10.0
+
 _bars: dict[str, Any] = {}
-_enabled = False
+_mode: str | None = None  # None: silent; "bar": a terminal; "lines": anything else
 _open: list[list[Any]] = []  # the `items` tasks open now: [label, done, ticked, total]
-_forward: list[Callable[[dict[str, Any]], None]] = []  # a warm server's CLI call: its client
-
-
-def _forwarding() -> Callable[[dict[str, Any]], None] | None:
-    """Where progress goes instead of a bar: the running CLI call's client, from any thread of
-    the call (a server's main thread runs its event loop, never a call)."""
-    if _forward and threading.current_thread() is not threading.main_thread():
-        return _forward[-1]
-    return None
 
 
 def enable() -> None:
-    """Show progress from now on, when stderr is a terminal."""
-    global _enabled
-    _enabled = sys.stderr.isatty()
+    """Show progress from now on: bars on a terminal's stderr, plain lines elsewhere."""
+    global _mode
+    _mode = "bar" if sys.stderr.isatty() else "lines"
 
 
 def shown() -> bool:
-    """True when progress is drawn (a CLI on a terminal)."""
-    return _enabled
+    """True when progress bars are drawn (a CLI on a terminal)."""
+    return _mode == "bar"
 
 
 def _bar(label: str, total: int) -> Any:
@@ -62,24 +56,31 @@ def _bar(label: str, total: int) -> Any:
     return progress, progress.add_task(label, total=total, rate=""), time.monotonic()
 
 
-@contextlib.contextmanager
-def forwarded(sink: Callable[[dict[str, Any]], None]) -> Iterator[None]:
-    """Send progress to ``sink`` as frames meanwhile (a warm server running a CLI call, one at
-    a time: its client draws the bars, `nxs.warm`)."""
-    _forward.append(sink)
-    try:
-        yield
-    finally:
-        _forward.remove(sink)
+def _line(label: str, done: int, total: int) -> None:
+    """A plain progress line, once the task has run `QUIET_S`, then every `EVERY_S`."""
+    now = time.monotonic()
+    state = _bars.setdefault(label, [now, 0.0])  # [started, last printed]
+    started, printed = state
+    elapsed = now - started
+    finished = done >= total
+    if elapsed < QUIET_S or (not finished and now - printed < EVERY_S) or (finished and not printed):
+        if finished:
+            _bars.pop(label, None)
+        return
+    state[1] = now
+    rate = done / elapsed if elapsed > 0 else 0.0
+    left = f", about {(total - done) / rate:.0f} s left" if rate and not finished else ""
+    print(f"nxs: {label}: {done:,} of {total:,} ({rate:,.0f}/s{left})", file=sys.stderr, flush=True)
+    if finished:
+        _bars.pop(label, None)
 
 
 def report(label: str, done: int, total: int) -> None:
     """``done`` of ``total`` items of ``label`` are done (the bar ends at ``total``)."""
-    sink = _forwarding()
-    if sink is not None:
-        sink({"progress": [label, done, total]})
+    if _mode is None or total <= 0:
         return
-    if not _enabled or total <= 0:
+    if _mode == "lines":
+        _line(label, done, total)
         return
     bar = _bars.get(label)
     if bar is None:
@@ -94,12 +95,8 @@ def report(label: str, done: int, total: int) -> None:
 
 def close(label: str) -> None:
     """Take the bar of ``label`` off the terminal (done, or the work stopped)."""
-    sink = _forwarding()
-    if sink is not None:
-        sink({"close": label})
-        return
     bar = _bars.pop(label, None)
-    if bar is not None:
+    if bar is not None and _mode == "bar":
         bar[0].stop()
 
 
@@ -123,7 +120,7 @@ def items(label: str, total: int) -> Iterator[Callable[[int], None]]:
 def tick(n: int) -> None:
     """``n`` more items of the innermost open task are under way (its next advance counts
     them as done); nothing when no task is open."""
-    if not _open or not (_enabled or _forwarding()):
+    if not _open or _mode is None:
         return
     task = _open[-1]
     label, done, ticked, total = task

@@ -32,7 +32,7 @@ class FakeBar:
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     log: list[tuple[str, int, int]] = []
-    monkeypatch.setattr(progress, "_enabled", True)
+    monkeypatch.setattr(progress, "_mode", "bar")
     monkeypatch.setattr(progress, "_bar", lambda label, total: (FakeBar(log, label), 0, 0.0))
     return log
 
@@ -61,7 +61,7 @@ def test_the_innermost_task_gets_the_ticks_and_nothing_shows_when_disabled(
         progress.tick(2)
         outer(1)
     assert drawn == [("inner", 2, 4), ("outer", 1, 10)]
-    monkeypatch.setattr(progress, "_enabled", False)
+    monkeypatch.setattr(progress, "_mode", None)
     drawn.clear()
     with progress.items("quiet", 5) as advance:
         progress.tick(1)
@@ -74,10 +74,37 @@ def test_the_model_download_uses_pips_bar_only_on_a_terminal(
 ) -> None:
     from nxm.embed.model import _pip_bar
 
-    monkeypatch.setattr(progress, "_enabled", False)
+    monkeypatch.setattr(progress, "_mode", None)
     assert _pip_bar() == "off"
-    monkeypatch.setattr(progress, "_enabled", True)
+    monkeypatch.setattr(progress, "_mode", "lines")
+    assert _pip_bar() == "off"
+    monkeypatch.setattr(progress, "_mode", "bar")
     assert _pip_bar() == "on"
+
+
+def test_off_a_terminal_long_work_prints_plain_lines_and_short_work_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(progress, "_mode", "lines")
+    with progress.items("indexing memories", 10) as advance:
+        advance(10)  # at once: nothing
+    assert capsys.readouterr().err == ""
+    with progress.items("embedding memories", 2050) as advance:
+        clock[0] += 1.0
+        advance(100)  # before QUIET_S: nothing yet
+        clock[0] += 2.0
+        advance(200)  # 2 s after the first report: the first line
+        clock[0] += 1.0
+        advance(200)  # within EVERY_S: nothing
+        clock[0] += 10.0
+        advance(1550)  # done: the last line
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "nxs: embedding memories: 300 of 2,050 (150/s, about 12 s left)",
+        "nxs: embedding memories: 2,050 of 2,050 (158/s)",
+    ]
 
 
 def on_terminal(args: list[str], workspace: Path, stdin: bytes = b"") -> tuple[bytes, bytes]:

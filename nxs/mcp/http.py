@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import signal
-import threading
 from typing import Any
 
 from nxs.errors import ValidationError
@@ -75,31 +73,13 @@ def http_app(seam: Seam, host: str = "127.0.0.1", token: str | None = None) -> A
 
 
 async def serve_http(seam: Seam, host: str, port: int, token: str | None) -> None:
-    """Serve streamable HTTP on ``host:port`` until interrupted, and the launch workspace's
-    CLI calls on its socket (`nxs.warm.server`) meanwhile."""
+    """Serve streamable HTTP on ``host:port`` until interrupted."""
     import uvicorn
-
-    from nxs.warm.server import listen
 
     app = http_app(seam, host, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    listener = listen(seam)
-    # uvicorn stops on SIGTERM, then raises it again under the handler it found: this one
-    # makes that end the process through `finally` (the socket file removed), not at once
-    main = threading.current_thread() is threading.main_thread()
-    term = signal.signal(signal.SIGTERM, _interrupt) if listener and main else None
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            await uvicorn.Server(config).serve()
-    finally:
-        if listener is not None:
-            listener.close()
-        if term is not None:
-            signal.signal(signal.SIGTERM, term)
-
-
-def _interrupt(*_: Any) -> None:
-    raise KeyboardInterrupt
+    with contextlib.suppress(KeyboardInterrupt):
+        await uvicorn.Server(config).serve()
 
 
 __all__ = ["bearer_ok", "check_http", "http_app", "serve_http"]

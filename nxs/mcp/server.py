@@ -287,9 +287,9 @@ class Seam:
         with self._idle:
             self._idle.wait_for(lambda: self._running == 0)
 
-    def warm(self, always: bool = False) -> None:
+    def warm(self) -> None:
         """Import lancedb, load the model and open the table, so later calls find them ready
-        (unless NXS_MCP_WARM=0 and not ``always``: `nxs warm` is asked for nothing else).
+        (unless NXS_MCP_WARM=0).
 
         Each step starts only while no call runs, and none holds the call lock: a call that
         comes meanwhile loads what it needs itself (sharing an import or a model load already
@@ -297,7 +297,7 @@ class Seam:
         only if no call has opened one of its own and the store is the one it opened.
         """
         started = time.perf_counter()
-        if os.environ.get(WARM_ENV, "").strip() == "0" and not always:
+        if os.environ.get(WARM_ENV, "").strip() == "0":
             return
         if "memory" not in self.modules or self.launch_error is not None:
             return
@@ -448,15 +448,8 @@ async def serve_stdio(seam: Seam) -> None:
     os.dup2(null, 0)
     os.close(null)
     server = build_server(seam, seam.instructions())
-    from nxs.warm.server import listen  # CLI calls of this workspace may reuse this process
-
-    listener = listen(seam)
-    try:
-        async with stdio_wire(wire_in, wire_out) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-    finally:
-        if listener is not None:
-            listener.close()
+    async with stdio_wire(wire_in, wire_out) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 __all__ = [
