@@ -2,8 +2,7 @@
 
 The vocabulary (`VOCABULARY`, documented in docs/lifecycle.md) names what kind of knowledge a
 memory holds. Each category has cue patterns; a memory scores one point per cue that occurs in
-its introduction and body (two for a strong cue), plus one point for ``tech-stack`` per known
-technology name (`nxm.graph.extract.TECH`). The highest score wins, ties go to the earlier category
+its introduction and body (two for a strong cue). The highest score wins, ties go to the earlier category
 in the vocabulary, and a memory with no cue at all stays uncategorised (None). No model, no
 network: the same text always gets the same category. A caller's category always wins: add only
 calls this when none was given.
@@ -102,16 +101,11 @@ def _cues() -> dict[str, tuple[tuple[re.Pattern[str], int], ...]]:
 
 def scores(text: str) -> dict[str, int]:
     """Each category's score for ``text`` (only categories with a cue appear)."""
-    from nxm.graph.extract import tech_names  # deferred only to keep the import graph one-way
-
     out: dict[str, int] = {}
     for name, cues in _cues().items():
         points = sum(points for pattern, points in cues if pattern.search(text))
         if points:
             out[name] = points
-    tech = len(tech_names(text))
-    if tech:
-        out["tech-stack"] = out.get("tech-stack", 0) + tech
     return out
 
 

@@ -16,6 +16,10 @@ decisions and never reached a gotcha or an owner. The rule instead:
 
 Ties end at reading order, so the choice is deterministic. The caller fits the picks into its
 byte budget in order and stops at the first that does not fit.
+
+`Candidates` reads from the record cache only what the picks can reach: within a category and
+a class of equal priority × feedback, worth falls with age, so the ``EACH`` most recent of every
+class hold the category's best; if the picks reach past them, more are read.
 """
 
 from __future__ import annotations
@@ -99,4 +103,65 @@ def picks_of(
             heapq.heappush(heap, (nxt[0] / (1 + taken[category]), nxt[1], i, category))
 
 
-__all__ = ["HALF_LIFE_DAYS", "moment", "picks", "picks_of", "ranked", "worth"]
+EACH = 16  # candidates read per category and worth class, four times more while not enough
+
+
+class Candidates:
+    """What the prime index is picked from at one moment: counts and the best candidates."""
+
+    def __init__(self, cache: Any, now: str) -> None:
+        from nxs.render import parse_timestamp
+
+        self.cache, self.now, self.at = cache, now, moment(now)
+        self.instant = parse_timestamp(now)
+        self.live = 0  # open, project-scoped, unexpired memories
+        self.totals: Counter[Any] = Counter()  # of those, by category
+        self.others: Counter[str] = Counter()  # open, unexpired memories of other scopes
+        for scope, category, n in cache.open_counts(self.instant):
+            if scope == "project":
+                self.live += n
+                self.totals[category] += n
+            else:
+                self.others[str(scope)] += n
+        self.each = EACH
+        self._read()
+
+    def _read(self) -> None:
+        records = self.cache.best_open(self.instant, self.each)
+        self.ranked = ranked(records, self.at)
+        classes = Counter((r.get("category"), worth(r, None)) for r in records)
+        full = {c for c, n in classes.items() if n >= self.each}  # more may be left unread
+        self.safe = {}  # per category: how many picks are sure to be the true ones
+        for category, entries in self.ranked.items():
+            seen: Counter[float] = Counter()
+            self.safe[category] = len(entries)
+            for i, (_, _, r) in enumerate(entries):
+                a = worth(r, None)
+                seen[a] += 1
+                if (category, a) in full and seen[a] == self.each:
+                    self.safe[category] = i + 1  # past a full class's last read: unsure
+                    break
+        self.taken: Counter[Any] = Counter()
+
+    def picks(self) -> Iterator[dict[str, Any]]:
+        """`picks` over the candidates; reads more and starts again (as the caller does, by
+        calling it anew) when they run past what was read (`exhausted`)."""
+        self.taken = Counter()
+        for record in picks_of(self.ranked):
+            category = record.get("category")
+            if self.taken[category] >= self.safe[category]:
+                self.each *= 4
+                self._read()
+                raise Exhausted
+            self.taken[category] += 1
+            yield record
+
+
+class Exhausted(Exception):
+    """The picks ran past the candidates read: read more, and pick again."""
+
+
+__all__ = [
+    "EACH", "HALF_LIFE_DAYS", "Candidates", "Exhausted", "moment", "picks", "picks_of", "ranked",
+    "worth",
+]  # fmt: skip

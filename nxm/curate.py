@@ -1,7 +1,7 @@
 """Curation at write time: what an added memory resembles, and replacing an old one with it.
 
-`similar` compares a new memory's embedding with every open memory's (their stored vectors, in
-the record cache's vector file: no search index is opened) and reports those at least `SIMILAR`
+`similar` compares a new memory's embedding with every open memory's (their stored vectors,
+`nxm.store.vectors`: no search index is opened) and reports those at least `SIMILAR`
 alike, best first, at most `SHOWN`: each could be the same fact in other words (``duplicate``
 from `DUPLICATE` up) or another version of it, possibly contradicting it (``similar``). Thresholds
 are cosines of all-MiniLM-L6-v2: on bench/project_memory a fact's two versions have median 0.70
@@ -17,7 +17,7 @@ event), the old one is closed with ``superseded_by`` in its CLOSED event, in the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nxm.record import event
@@ -29,9 +29,13 @@ SHOWN = 3
 
 
 def similar(
-    vector: Any, cache: Any, records: Mapping[str, Mapping[str, Any]]
+    vector: Any,
+    stored: Callable[[], dict[str, bytes]],
+    records: Mapping[str, Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
-    """The open memories most like ``vector`` (their stored vectors, `Cache.nearest_open`)."""
+    """The open memories most like ``vector`` (``stored``: every open memory's vector)."""
+    from nxm.store.vectors import nearest
+
     if vector is None:
         return []
     return [
@@ -41,7 +45,7 @@ def similar(
             "similarity": round(sim, 4),
             "kind": "duplicate" if sim >= DUPLICATE else "similar",
         }
-        for key, sim in cache.nearest_open(vector, SIMILAR, SHOWN)
+        for key, sim in nearest(vector, stored(), SIMILAR, SHOWN)
         if key in records
     ]
 

@@ -3,9 +3,9 @@
 Everything is counted from the memories' own history (``events``), so the figures need no
 extra bookkeeping and agree with `nxm history`. Two figures come from elsewhere, and say so:
 
-- **searches** are counted from ``.nxs/cache/usage.log``, one line appended per search
-  (`log_search`): machine-local (``cache/`` is git-ignored), so a shared workspace shows each
-  machine its own searches; a log that cannot be written never fails the search.
+- **searches** are counted from the workspace's usage log in this machine's cache
+  (`nxm.store.local`), one line appended per search (`log_search`): a shared workspace shows
+  each machine its own searches; a log that cannot be written never fails the search.
 - **tokens** are an estimate: the characters of the bodies of memories created in the window,
   divided by 4 and rounded up per memory (no tokenizer is loaded for a dashboard).
 
@@ -25,13 +25,13 @@ import orjson
 
 from nxm.lifecycle import live
 from nxm.record import SIGNALS, reading_order
+from nxm.store.local import Local
 from nxs.errors import NotFoundError
 from nxs.render import parse_timestamp, timestamp
 from nxs.workspace import Workspace
 
-USAGE_LOG = ("cache", "usage.log")
 TOKENS_METHOD = "estimate: ceil(characters / 4) of the bodies of memories created in the window"
-SEARCHES_METHOD = "searches run on this machine (.nxs/cache/usage.log)"
+SEARCHES_METHOD = "searches run on this machine (its usage log)"
 EVENT_FIGURES = {
     "CREATED": "created", "UPDATED": "updated", "CLASSIFIED": "classified", "CLOSED": "closed",
     "REOPENED": "reopened", "FORGOTTEN": "forgotten", "RESTORED": "restored",
@@ -44,7 +44,7 @@ EVENT_FIGURES = {
 
 def log_search(ws: Workspace, now: str, mode: str) -> None:
     """Append one search to the machine-local usage log; never raises."""
-    path = ws.dir.joinpath(*USAGE_LOG)
+    path = Local(ws.root).usage
     line = orjson.dumps({"at": now, "mode": mode, "op": "search"}) + b"\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +59,7 @@ def log_search(ws: Workspace, now: str, mode: str) -> None:
 
 def _search_times(ws: Workspace) -> list[str]:
     try:
-        raw = ws.dir.joinpath(*USAGE_LOG).read_bytes()
+        raw = Local(ws.root).usage.read_bytes()
     except OSError:
         return []
     out = []

@@ -31,7 +31,7 @@ from nxm.search import currency, rank
 from nxm.search.snippet import snippet
 from nxm.search.terms import content_words
 from nxm.search.when import period
-from nxm.store import Records, Store, background
+from nxm.store import Records, background, open_store, unreadable
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 from nxs.render import parse_timestamp, timestamp
 from nxs.workspace import Workspace
@@ -95,7 +95,7 @@ class MemoryService:
         self.model_name: str = self.config["model"]
         self._embedder: Any = None
         self._embed_error: str | None = None
-        self.store = Store(ws)
+        self.store = open_store(ws)
         self._near: tuple[Any, dict[str, Any]] | None = None
 
     # -- embedding ------------------------------------------------------------------------------
@@ -155,12 +155,7 @@ class MemoryService:
             isinstance(records, Records) and key and not hits
         ) else []  # fmt: skip
         if len(broken) == 1:
-            raise NotFoundError(
-                f"memory {broken[0][0]} cannot be read: {broken[0][1]}",
-                suggestion="fix the file by hand (after a merge: resolve the conflict), then "
-                "run the command again",
-                code="MEMORY_FILE_BROKEN",
-            )
+            raise unreadable(*broken[0])
         if not hits:
             raise NotFoundError(
                 f"no memory with key {key!r}",
@@ -243,7 +238,7 @@ class MemoryService:
         )
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
-        with self.store.writing(folders=True) as current:
+        with self.store.writing() as current:
             same = current.with_body(body_hash(body))
             old = self.resolve(current, supersedes) if supersedes is not None else None
             if same and old is not None:
@@ -264,7 +259,7 @@ class MemoryService:
                 changed.append(curate.supersede(old, record["key"], now, actor))
             link = {"supersedes": old["key"]} if old is not None else {}
             record["events"] = [event("CREATED", now, actor, **link)]
-            found = curate.similar(vector, self.store.cache, current)
+            found = curate.similar(vector, self.store.open_vectors, current)
             found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
             self._ready([record], vectors)
@@ -287,7 +282,7 @@ class MemoryService:
         """
         if embed:
             self.embedder()
-        with self.store.writing(folders=True) as current:
+        with self.store.writing() as current:
             before = self.resolve(current, key)
             after = {**before, "refs": list(before["refs"]), "events": list(before["events"])}
             after["feedback"] = dict(before["feedback"])
@@ -488,13 +483,20 @@ class MemoryService:
             total, shown = len(chosen), chosen[start : start + page_size]
         else:  # by status alone (the usual list): one page read, not every record
             shown, total = records.cache.page(filters.get("status") or "open", start, page_size)
-        return {
+        return self.noted({
             "memories": [summary(r) for r in shown],
             "page": page,
             "page_size": page_size,
             "total": total,
             "total_pages": math.ceil(total / page_size) if total else 0,
-        }
+        })  # fmt: skip
+
+    def noted(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """A read's answer, with the files it could not read (``problems``) when there are any:
+        nothing is left out in silence."""
+        if self.store.problems:
+            answer["problems"] = self.store.problems
+        return answer
 
     def _neighbours(self) -> dict[str, Any]:
         """`rank.neighbours` of the memories in sessions, kept while the store is unchanged."""
@@ -523,24 +525,6 @@ class MemoryService:
                 code="MODEL_UNAVAILABLE",
             )
         return [], None, "semantic search unavailable (no embedding model); keyword results only"
-
-    def _vectors_of(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        """The stored vectors of these records (READY ones), by key: from the matrix semantic
-        search holds when it does, else in one query."""
-        held = self.store.index.held_vectors(list(records))
-        if held is not None:
-            return held
-        if self.store.remote:
-            return self.store.vectors(list(records))
-        from nxm.store.cache import text_hash
-
-        stored = self.store.cache.vectors(text_hash(r) for r in records.values())
-        import numpy as np
-
-        return {
-            k: np.frombuffer(stored[h], dtype=np.float32)
-            for k, r in records.items() if (h := text_hash(r)) in stored
-        }  # fmt: skip
 
     def search(
         self,
@@ -614,7 +598,7 @@ class MemoryService:
             words = {k: rank.matched(asked, f"{full[k]['introduction']}\n{full[k]['body']}")
                      for k, _ in hits}  # fmt: skip
             named = words if identifiers(query) else None  # twins: ERR_X vs ERR_X_EXPIRED
-            hits = currency.order(hits, full, self._vectors_of(full), named)
+            hits = currency.order(hits, full, self.store.vectors(list(full)), named)
             # the relevance floor: below it a hit is not returned (docs/retrieval.md)
             shown = len(hits)
             floor = rank.SEMANTIC_FLOORS.get(self.model_name, 0.0)
@@ -645,7 +629,7 @@ class MemoryService:
             note = f"{note}; {empty}" if note else empty
         if note:
             out["note"] = note
-        return out
+        return self.noted(out)
 
     # -- maintenance ----------------------------------------------------------------------------
 

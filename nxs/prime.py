@@ -16,7 +16,7 @@ Two rules keep it safe to run at every session start:
   characters and line separators replaced, so a memory cannot forge instructions of its own.
 
 Records come from the store's record cache (`nxm.store.cache`), so lancedb is not imported;
-what the index is chosen from is kept there while it proves the same choice (`nxm.kept`).
+only the candidates the coverage choice can reach are read (`nxm.coverage.Candidates`).
 """
 
 from __future__ import annotations
@@ -111,23 +111,6 @@ def one_line(text: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _open(record: Any, now: str) -> bool:
-    from nxm.kept import instant, is_open
-
-    return is_open(record, instant(now))
-
-
-def _listed(record: Any, now: str) -> bool:
-    return _open(record, now) and record.get("scope") == "project"
-
-
-def live_records(records: list[dict[str, Any]], now: str) -> list[dict[str, Any]]:
-    """The memories the index may list, in reading order."""
-    from nxm.record import reading_order
-
-    return reading_order([r for r in records if _listed(r, now)])
-
-
 def index_line(record: dict[str, Any]) -> str:
     """One index line: the key and the introduction, each forced onto one line."""
     intro = record.get("introduction") or "(no introduction)"
@@ -215,25 +198,21 @@ def memory_block(
     now: str,
     seam: str = "cli",
     served: Collection[str] | None = None,
-    store: Any = None,
 ) -> str:
     """The memory module's block, at most ``budget`` bytes unless the fixed text alone is longer.
 
-    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth;
-    its candidates are kept in the record cache while they prove the same choice (`nxm.kept`).
-    ``store``: a long-lived store of this workspace (a warm server's, which follows the files).
+    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth.
     """
     head = memory_rules(seam, served)
     note = static_note(seam)
     try:
-        from nxm.kept import Candidates
-        from nxm.store import Store
+        from nxm.coverage import Candidates
+        from nxm.store import open_store
 
-        if store is None or store.ws.root != ws.root:
-            store = Store(ws)
+        store = open_store(ws)
         store.sync()
-        # the records' facts from the record cache (no lancedb), or the kept candidates
-        found = _kept(store.cache, now) or Candidates.read(store.cache, now)
+        found = Candidates(store.cache, now)
+        unread = len(store.problems)
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
         listing = "memory_list" if seam == "mcp" else "`nxm list`"
@@ -241,48 +220,30 @@ def memory_block(
             f"{head}\nThe memory index is unavailable ({reason}). "
             f"{listing} shows the memories.\n\n" + note + "\n"
         )
-    return index_text(store.cache, found, now, head, note, budget, seam, served)
+    finally:
+        with contextlib.suppress(Exception):
+            store.close()
+    return _memory_index(found, head, note, budget, seam, served, unread)
 
 
-def index_text(
-    cache: Any,
+def _memory_index(
     found: Any,
-    now: str,
     head: str,
     note: str,
     budget: int,
     seam: str,
     served: Collection[str] | None,
+    unread: int = 0,
 ) -> str:
-    """The block from ``found`` (`nxm.kept.Candidates`), or from every record of ``cache``
-    when a kept choice no longer stands; keeps a new choice."""
-    text = None
-    if found.since is not None:  # kept: it answers only if it holds, and never fails prime
-        with contextlib.suppress(Exception):
-            text = _memory_index(found, head, note, budget, seam, served)
-            text = text if found.holds() else None
-        if text is None:
-            found = type(found).read(cache, now)
-    if text is None:
-        text = _memory_index(found, head, note, budget, seam, served)
-    with contextlib.suppress(Exception):  # keeping it is only a saving
-        found.keep(cache)
-    return text
+    from nxm.coverage import Exhausted
 
-
-def _kept(cache: Any, now: str) -> Any:
-    from nxm.kept import Candidates
-
-    try:
-        return Candidates.kept(cache, now)
-    except Exception:  # noqa: BLE001 - what was kept is only a saving: read every record
-        return None
-
-
-def _memory_index(
-    found: Any, head: str, note: str, budget: int, seam: str, served: Collection[str] | None
-) -> str:
     elsewhere = _elsewhere(found.others, seam, served)
+    if unread:
+        doctor = "`nxm doctor`" if seam == "cli" else "`nxm doctor` in a shell"
+        elsewhere += (
+            f"{unread} memory file{'s' if unread > 1 else ''} could not be read and "
+            f"{'are' if unread > 1 else 'is'} left out: {doctor} says which and how to fix them.\n"
+        )
     if not found.live:
         return (
             f"{head}\nNo open project memories yet: the first durable fact you learn is the "
@@ -294,7 +255,12 @@ def _memory_index(
     )
     tail = elsewhere + "\n" + note + "\n"
     fixed = len((head + title + tail).encode())
-    chosen = _fit(found.picks(), found.totals, found.live, budget - fixed, seam)
+    while True:
+        try:
+            chosen = _fit(found.picks(), found.totals, found.live, budget - fixed, seam)
+            break
+        except Exhausted:  # the picks ran past the candidates read: more were read
+            continue
     return head + title + _index(chosen, found.totals, found.live, seam) + tail
 
 
@@ -324,7 +290,6 @@ def prime_text(
     seam: str = "cli",
     served: Collection[str] | None = None,
     tools: str | None = None,
-    store: Any = None,
 ) -> str:
     """The bootstrap text for a workspace: one block per active module. Never raises.
 
@@ -359,7 +324,7 @@ def prime_text(
     blocks = []
     for module in ws.modules:
         if module == "memory":
-            blocks.append(memory_block(ws, _budget(ws, budget), now, seam, served, store))
+            blocks.append(memory_block(ws, _budget(ws, budget), now, seam, served))
         elif module == "linear" and (seam == "cli" or served is None or "linear_query" in served):
             blocks.append(LINEAR_BLOCK[seam])
     if not blocks:
@@ -400,7 +365,6 @@ def output(
     quiet_outside: bool = False,
     seam: str = "cli",
     tools: str | None = None,
-    store: Any = None,
 ) -> bytes:
     """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it.
 
@@ -409,7 +373,7 @@ def output(
     """
     if quiet_outside and _outside(workspace):
         return b""
-    text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools, store=store)
+    text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools)
     return claude_code_hook(text) if format_ == "claude-code" else text.encode()
 
 
@@ -484,7 +448,6 @@ __all__ = [
     "claude_code_hook",
     "fast_main",
     "index_line",
-    "live_records",
     "memory_rules",
     "one_line",
     "output",

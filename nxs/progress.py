@@ -63,7 +63,11 @@ def _line(label: str, done: int, total: int) -> None:
     started, printed = state
     elapsed = now - started
     finished = done >= total
-    if elapsed < QUIET_S or (not finished and now - printed < EVERY_S) or (finished and not printed):
+    if (
+        elapsed < QUIET_S
+        or (not finished and now - printed < EVERY_S)
+        or (finished and not printed)
+    ):
         if finished:
             _bars.pop(label, None)
         return

@@ -11,7 +11,7 @@ import importlib
 from nxs.ops import Operation
 
 MODULE_OPS: dict[str, tuple[str, ...]] = {
-    "memory": ("nxm.ops", "nxm.ops.session", "nxm.ops.lifecycle"),
+    "memory": ("nxm.ops", "nxm.ops.session", "nxm.ops.lifecycle", "nxm.ops.repair"),
     "linear": ("nxs.linear.ops",),
 }
 

@@ -5,7 +5,7 @@ A workspace's files are committed by anyone with access to the repository, so tw
 decisions are checked before anything is written or sent:
 
 - **where nxs writes**: every path it writes in the workspace must resolve inside it after
-  symlinks (`check_paths`); a committed symlink pointing elsewhere (``.nxs/index`` to
+  symlinks (`check_paths`); a committed symlink pointing elsewhere (``.nxs/memories`` to
   ``~/.ssh``) is refused with ``UNSAFE_PATH``;
 - **which store it talks to**: a store URI and its ``storage_options`` (an ``aws_endpoint``)
   in `.nxs/config.toml` would receive the user's own cloud credentials, so they are used only
@@ -33,11 +33,8 @@ TRUST_FILE = "trusted.json"
 # only `init` writes, config.toml and the git files, are replaced whole: a link there is
 # replaced, never written through.)
 WRITES = (
-    ".nxs", ".nxs/index", ".nxs/index/lance", ".nxs/index/cache.db", ".nxs/index/cache.db-wal",
-    ".nxs/index/cache.db-shm", ".nxs/index/cache.db.old", ".nxs/index/journal", ".nxs/index/lock",
-    ".nxs/index/maintain.lock", ".nxs/memories", ".nxs/history", ".nxs/cache",
-    ".nxs/cache/usage.log", ".nxs/graph.jsonl", ".nxs/graph.json", ".nxs/memory",
-    "NEXUS_MEMORY.md",
+    ".nxs", ".nxs/journal", ".nxs/memories", ".nxs/history", ".nxs/graph.jsonl",
+    ".nxs/graph.json", ".nxs/memory", "NEXUS_MEMORY.md",
 )  # fmt: skip
 
 

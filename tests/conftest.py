@@ -22,12 +22,23 @@ CODE_ENV = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPAT
 pytest_plugins = ("tests.ui_harness",)
 
 
+def private_cache(home: Path) -> Path:
+    """A cache directory of its own (derived indexes, vectors) that still finds the installed
+    models (they are read, never written, by tests that do not set up a model)."""
+    cache = home / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    models = Path(REAL_CACHE) / "models"
+    if models.is_dir() and not (cache / "models").exists():
+        (cache / "models").symlink_to(models)
+    return cache
+
+
 @pytest.fixture(autouse=True)
 def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("NXS_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("NXS_DATA_DIR", str(home / "data"))
-    monkeypatch.setenv("NXS_CACHE_DIR", REAL_CACHE)
+    monkeypatch.setenv("NXS_CACHE_DIR", str(private_cache(home)))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for name in ("NXS_WORKSPACE", "NXS_ACTOR", "NXM_ACTOR", "NXF_ACTOR", "LINEAR_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -57,11 +68,6 @@ def ctx(workspace: Path) -> Context:
 
 
 def committed(root: Path) -> dict[str, bytes]:
-    """Every file of a workspace that people commit (all but the machine-local `.nxs/index/`
-    and `.nxs/cache/`), by path: what a refused call must leave as it was."""
-    local = ((".nxs", "index"), (".nxs", "cache"))
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.relative_to(root).parts[:2] not in local
-    }
+    """Every file of a workspace (all of it is committed: what nxs derives lives in the
+    user's cache), by path: what a refused call must leave as it was."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

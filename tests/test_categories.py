@@ -32,9 +32,10 @@ def test_no_cue_means_uncategorised() -> None:
     assert explain("Lunch is at noon.") == {"category": None, "scores": {}}
 
 
-def test_scores_count_cues_and_known_technologies() -> None:
-    # "prefers" is a strong cue (2); TypeScript is one known technology (1)
-    assert scores("The user prefers TypeScript.") == {"preferences": 2, "tech-stack": 1}
+def test_scores_count_cues() -> None:
+    # "prefers" is a strong cue (2), "uses" a cue (1); a product name alone is no cue
+    assert scores("The user prefers TypeScript.") == {"preferences": 2}
+    assert scores("We prefer a stack that uses Go.") == {"preferences": 2, "tech-stack": 3}
     # cues match whole words only: "preferences" in a path is not "prefers"
     assert scores("see docs/uses_of_mustard.md") == {}
 

@@ -200,12 +200,12 @@ class ParityServer:
 
 def server_env(home: Path) -> dict[str, str]:
     """The isolated user directories and identity a parity run uses on both seams."""
-    from tests.conftest import REAL_CACHE
+    from tests.conftest import private_cache
 
     return {
         "NXS_CONFIG_DIR": str(home / "config"),
         "NXS_DATA_DIR": str(home / "data"),
-        "NXS_CACHE_DIR": REAL_CACHE,
+        "NXS_CACHE_DIR": str(private_cache(home)),
         "HF_HUB_OFFLINE": "1",
         "USER": "tester",
     }

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import REAL_CACHE, make_workspace
+from conftest import REAL_CACHE, make_workspace, private_cache
 from typer.testing import CliRunner
 
 from nxm.cli import app
@@ -99,7 +99,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryService, list[
     from nxm.embed.model import model_status
 
     saved = os.environ.get("NXS_CACHE_DIR")
-    os.environ["NXS_CACHE_DIR"] = REAL_CACHE
+    os.environ["NXS_CACHE_DIR"] = str(private_cache(tmp_path_factory.mktemp("home")))
     try:
         if not model_status()["installed"]:
             pytest.skip(
@@ -214,7 +214,6 @@ def test_a_model_less_run_stays_usable(tmp_path: Path, monkeypatch: pytest.Monke
 def test_changing_the_model_reembeds(
     real: tuple[MemoryService, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("NXS_CACHE_DIR", REAL_CACHE)
     root = make_workspace(tmp_path / "proj")
     keys = load(MemoryService(find(root)), CORPUS[:2])
     cfg = root / ".nxs" / "config.toml"

@@ -834,9 +834,11 @@ def test_a_second_service_sees_writes_of_the_first(workspace: Path) -> None:
 
 def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryService) -> None:
     """After a mix of writes in one long-lived service, NEXUS_MEMORY.md is what a fresh
-    process makes from the files, and one edited by hand is written again by the next command."""
+    process makes from the files; one edited by hand is left alone by reads (they write nothing
+    git tracks) and written again by the next write."""
     from nxm.projection import LIMIT, render
     from nxm.store.cache import Cache
+    from nxm.store.vectors import Vectors
 
     keys = [
         svc.add(body=f"fact {i}", introduction=f"Fact {i}", now=NOW, actor="t")["memory"]["key"]
@@ -846,13 +848,19 @@ def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryServi
     svc.close(key=keys[1], now=NOW, actor="t")
     svc.classify(key=keys[2], scope="user", now=NOW, actor="t")
     svc.purge(key=svc.forget(key=keys[3], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
-    fresh = Cache(None, "hash")
-    fresh.put([(r, "", "", k) for k, r in on_disk(svc).items()])
+
+    def fresh() -> bytes:
+        cache = Cache(None, "hash", Vectors(None, "hash"))
+        cache.put([(r, "", "", k) for k, r in on_disk(svc).items()])
+        return render(*cache.lines(LIMIT))
+
     path = svc.ws.root / "NEXUS_MEMORY.md"
-    assert path.read_bytes() == render(*fresh.lines(LIMIT))
+    assert path.read_bytes() == fresh()
     path.write_text("edited by hand\n")
     MemoryService(find(svc.ws.root)).list()
-    assert path.read_bytes() == render(*fresh.lines(LIMIT))
+    assert path.read_text() == "edited by hand\n"
+    MemoryService(find(svc.ws.root)).close(key=keys[4], now=NOW, actor="t")
+    assert path.read_bytes() == fresh()
 
 
 def test_the_projection_lists_the_first_lines_and_counts_the_rest(

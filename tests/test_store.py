@@ -168,7 +168,7 @@ def test_a_broken_file_is_left_out_and_named_while_the_others_are_served(
 
 def test_the_cache_is_never_believed_over_the_files(svc: MemoryService) -> None:
     keys = sorted([add(svc, "one fact"), add(svc, "two facts")])
-    db = svc.ws.dir / "index" / "cache.db"
+    db = svc.store.local.records
     for damage in (None, b"not a database at all", b""):
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
@@ -225,7 +225,7 @@ def test_a_write_killed_half_way_lands_whole_at_the_next_command(
     monkeypatch.setattr(files, "_apply", real)
     other = fresh(svc)
     assert [other.show(key=k)["memory"]["status"] for k in (a, b)] == ["closed", "closed"]
-    assert not (svc.ws.dir / "index" / "journal").exists()
+    assert not svc.store.files.journal.exists()
     assert [e["type"] for e in other.show(key=b)["memory"]["events"]] == ["CREATED", "CLOSED"]
 
 
@@ -245,53 +245,37 @@ def test_switching_branches_embeds_nothing_again(
     assert sum(calls) == 0
 
 
-def test_vectors_whose_bytes_are_lost_are_embedded_again(
+def test_vectors_lost_from_the_machine_are_embedded_again(
     svc: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     keys = [add(svc, f"Worker {i} drains the {w} queue.") for i, w in enumerate("abc")]
-    matrix = svc.store.cache.matrix.path
-    assert matrix is not None and matrix.stat().st_size == 3 * 384 * 4
-    with matrix.open("r+b") as fh:  # a crash that kept SQLite's rows, not all the file's bytes
-        fh.seek(384 * 4 + 8)
-        fh.write(b"\xff" * 8)
-        fh.truncate(2 * 384 * 4 + 100)
-    other = fresh(svc)
-    calls = embedded(other, monkeypatch)
-    other.store.reindex()  # reads every vector back into a new index
-    got = other.search(query="drains the queue", mode="semantic", limit=10, now=NOW)["results"]
-    assert sorted(r["key"] for r in got) == sorted(keys)
-    assert sum(calls) == 2  # the damaged row and the cut one; the whole one was kept
-
-
-def test_a_cache_of_the_previous_version_keeps_its_vectors(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    svc.store.close()
+    db = svc.store.local.vectors
     import sqlite3
 
-    keys = [add(svc, f"Region {r} hosts the {r} shard.") for r in ("eu", "us")]
-    cache = svc.store.cache
-    texts = [t for (t,) in cache.query("SELECT text FROM records")]
-    vectors = cache.vectors(texts)
-    svc.store.close()
-    db = svc.ws.dir / "index" / "cache.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-    cache.matrix.remove()
-    old = sqlite3.connect(db)  # version 5 kept the vectors' bytes in the table
-    old.executescript(
-        "CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT);"
-        "INSERT INTO meta VALUES ('version', '5');"
-        "CREATE TABLE vectors(model TEXT, text TEXT, vector BLOB, PRIMARY KEY(model, text));"
-    )
-    old.executemany("INSERT INTO vectors VALUES ('hash', ?, ?)", vectors.items())
-    old.commit()
-    old.close()
+    with sqlite3.connect(db) as conn:  # someone cleaned part of the cache by hand
+        conn.execute("DELETE FROM vectors WHERE text IN (SELECT text FROM vectors LIMIT 2)")
     other = fresh(svc)
+    calls = embedded(other, monkeypatch)
+    other.store.reindex()  # reads every file again; the index is made anew
+    got = other.search(query="drains the queue", mode="semantic", limit=10, now=NOW)["results"]
+    assert sorted(r["key"] for r in got) == sorted(keys)
+    assert sum(calls) == 2  # the two lost; the one kept was not embedded again
+
+
+def test_another_clone_on_this_machine_embeds_nothing(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    keys = [add(svc, f"Region {r} hosts the {r} shard.") for r in ("eu", "us")]
+    clone = tmp_path / "clone"
+    shutil.copytree(svc.ws.root, clone)  # a clone, a worktree: another folder, same files
+    other = MemoryService(find(clone))
+    assert other.store.local.dir != svc.store.local.dir  # its own index ...
     calls = embedded(other, monkeypatch)
     got = other.search(query="hosts the shard", mode="semantic", limit=10, now=NOW)["results"]
     assert sorted(r["key"] for r in got) == sorted(keys)
-    assert sum(calls) == 0
-    assert other.store.cache.vectors(texts) == vectors
+    assert sum(calls) == 0  # ... from the machine's vectors
+    assert [m["processing"] for m in other.list()["memories"]] == ["READY", "READY"]
 
 
 def test_an_add_looks_at_the_folders_and_the_next_read_at_every_file(svc: MemoryService) -> None:
@@ -327,29 +311,10 @@ def test_an_add_looks_at_the_folders_and_the_next_read_at_every_file(svc: Memory
     assert (shown["body"], shown["priority"]) == ("Hotfixes wait.", "HIGH")
 
 
-def test_an_add_looks_at_every_file_only_after_a_folder_changed(
-    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    add(svc, "Builds run on the big runners.")
-    looked: list[str] = []
-    real = files.Files.scan
-    monkeypatch.setattr(files.Files, "scan", lambda f, *a: looked.append(a[1]) or real(f, *a))
-    fresh(svc).list()
-    assert looked[:1] == [".md"]  # a read: every memory file
-    looked.clear()
-    key = add(fresh(svc), "Caches expire after a day.")
-    add(fresh(svc), "Logs are kept for a week.")
-    fresh(svc).update(key=key, priority="HIGH", now=NOW, actor="t")
-    assert looked == []  # the folders' marks said no file was made, removed or replaced
-    (svc.ws.dir / "memories" / "stray.txt").write_text("a file made by someone else")
-    add(fresh(svc), "Alerts page the on-call.")
-    assert looked[:1] == [".md"]
-
-
 def test_a_deleted_index_is_made_again_by_the_next_search(svc: MemoryService) -> None:
     key = add(svc, "Invoices are rendered by WeasyPrint.")
     svc.search(query="invoices", now=NOW)
-    shutil.rmtree(svc.ws.dir / "index" / "lance")
+    shutil.rmtree(svc.store.local.lance)
     assert [r["key"] for r in fresh(svc).search(query="WeasyPrint", now=NOW)["results"]] == [key]
 
 
@@ -385,7 +350,7 @@ def test_a_busy_lock_is_refused_after_a_bounded_wait_naming_its_holder(
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; "
          "from nxm.store.lock import locked\nwith locked(Path(sys.argv[1])):\n"
-         "    print('held', flush=True); time.sleep(30)", str(svc.store.lock_path)],
+         "    print('held', flush=True); time.sleep(30)", str(svc.ws.dir)],
         stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
     )  # fmt: skip
     try:
@@ -619,9 +584,10 @@ def test_search_returns_what_lancedb_returns_for_every_filter(svc: MemoryService
         svc.close(key=k, now=NOW, actor="t")
     for k in keys[2:9:3]:
         svc.forget(key=k, now=NOW, actor="t")
-    with svc.store.cache.transaction() as conn:  # one memory without a vector: never a hit
-        conn.execute("DELETE FROM vectors WHERE text = (SELECT text FROM records WHERE key = ?)",
-                     (keys[3],))  # fmt: skip
+    text = svc.store.cache.texts([keys[3]])[keys[3]]
+    with svc.store.embeddings._db() as conn:  # one memory without a vector: never a hit
+        conn.execute("DELETE FROM vectors WHERE text = ?", (text,))
+    with svc.store.cache.transaction() as conn:
         conn.execute("UPDATE records SET ready = 0 WHERE key = ?", (keys[3],))
         conn.execute("INSERT OR REPLACE INTO pending VALUES (?, 999)", (keys[3],))
     svc.store.refresh()
@@ -673,35 +639,22 @@ def test_search_returns_what_lancedb_returns_for_every_filter(svc: MemoryService
 
 
 def test_records_of_a_new_workspace_are_empty_and_no_index_is_made(svc: MemoryService) -> None:
-    assert list(Store(find(svc.ws.root)).records()) == []
-    assert not (svc.ws.dir / "index" / "lance").exists()
+    store = Store(find(svc.ws.root))
+    assert list(store.records()) == []
+    assert not store.local.lance.exists()
 
 
-def test_a_long_lived_store_is_told_what_changed_and_sees_every_edit(svc: MemoryService) -> None:
-    from nxm.store import watch as watch_module
-
+def test_a_long_lived_store_sees_every_edit(svc: MemoryService) -> None:
     keys = [add(svc, f"Watched fact {i}.") for i in range(3)]
     store = fresh(svc).store
-    store.records()
-    store.records()  # a second look: the store watches from now on
-    if store._watch is None:
-        pytest.skip("no inotify here")
-    scans: list[int] = []
-    real = files.Files.scan
-    files.Files.scan = lambda self, *a: scans.append(1) or real(self, *a)  # type: ignore[method-assign]
-    try:
-        assert sorted(store.records()) == sorted(keys) and scans == []  # nothing changed: no look
-        path = svc.ws.dir / "memories" / f"{keys[0]}.md"
-        path.write_text(path.read_text().replace("Watched fact 0.", "Watched fact zero."))
-        (svc.ws.dir / "memories" / f"{keys[1]}.md").unlink()
-        got = store.records()
-        assert got[keys[0]]["body"] == "Watched fact zero." and keys[1] not in got
-        assert scans == []  # told, not looked for
-        shutil.rmtree(svc.ws.dir / "memories")  # the folder itself goes: look at everything
-        assert list(store.records()) == [] and scans
-    finally:
-        files.Files.scan = real  # type: ignore[method-assign]
-    assert watch_module.Watch
+    assert sorted(store.records()) == sorted(keys)
+    path = svc.ws.dir / "memories" / f"{keys[0]}.md"
+    path.write_text(path.read_text().replace("Watched fact 0.", "Watched fact zero."))
+    (svc.ws.dir / "memories" / f"{keys[1]}.md").unlink()
+    got = store.records()
+    assert got[keys[0]]["body"] == "Watched fact zero." and keys[1] not in got
+    shutil.rmtree(svc.ws.dir / "memories")  # the folder itself goes
+    assert list(store.records()) == []
 
 
 def test_keys_and_prefixes_are_looked_up_in_the_key_index_as_iteration_finds_them(
@@ -734,7 +687,7 @@ def test_the_counts_a_list_page_gives_follow_every_write_the_cache_sees(
         store.sync()
         cache = store.cache
         counted = dict(
-            cache.query("SELECT status, COUNT(*) FROM records WHERE good = 1 GROUP BY status")
+            cache.query("SELECT status, COUNT(*) FROM records WHERE doc IS NOT NULL GROUP BY status")
         )
         for status in ("open", "closed", "forgotten", "all"):
             want = sum(counted.values()) if status == "all" else counted.get(status, 0)

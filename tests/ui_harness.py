@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REAL_CACHE, make_workspace
+from tests.conftest import make_workspace, private_cache
 from tests.test_ui import seed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,7 +235,7 @@ def dashboard(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         **os.environ,
         "NXS_CONFIG_DIR": str(base / "home" / "config"),
         "NXS_DATA_DIR": str(base / "home" / "data"),
-        "NXS_CACHE_DIR": REAL_CACHE,
+        "NXS_CACHE_DIR": str(private_cache(base / "home")),
         "HF_HUB_OFFLINE": "1",
         "USER": "tester",
     }

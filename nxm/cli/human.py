@@ -234,6 +234,12 @@ def show(name: str, result: Any) -> None:
     from nxm.cli import human_more
 
     out = console()
+    for problem in result.get("problems", ()) if isinstance(result, dict) else ():
+        from rich.console import Console
+
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err.print(f"[yellow]left out[/]: {_escape(problem['file'])}: {_escape(problem['problem'])}")
+        err.print(f"  [dim]fix[/]: {_escape(problem['fix'])}")
     if name in READERS:
         READERS[name](out, result)
     elif name in human_more.READERS:

@@ -302,7 +302,7 @@ def load_embedder(name: str = MODEL_NAME) -> Embedder:
     """
     name = _canonical(name)
     # the install location is part of the key: NXS_CACHE_DIR may change within a process
-    key = (name, str(model_dir(name)) if find(name) else "")
+    key = (name, os.path.realpath(model_dir(name)) if find(name) else "")
     with _LOCK:
         cached = _LOADED.get(key)
         if cached is not None:

@@ -284,7 +284,7 @@ def recall(
         out["user_facts"] = doc
     if notes:
         out["note"] = "; ".join(sorted(notes))
-    return out
+    return service.noted(out)
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,56 +1,71 @@
-"""The local record cache: every memory parsed once, in SQLite, beside the LanceDB index.
+"""The record cache: every memory file parsed once, in SQLite, outside the repository.
 
-Reading 10,000 memory files takes ~0.3 s here, so `list`, `show` and `prime` read the records
-from ``.nxs/index/cache.db`` instead (stdlib sqlite3: no lancedb import). It is derived and
-machine-local: each row keeps the identities of the two files it was read from
-(`nxm.store.files.ident`), every command compares them with the files first (`Store.sync`),
-and a row whose files changed is read again. It is never believed over the files: deleting it
-loses nothing. It also holds:
+Reading 10,000 memory files takes ~0.3 s, so `list`, `show` and `prime` read the records from
+``records.db`` in the workspace's cache folder (`nxm.store.local`; stdlib sqlite3, no lancedb).
+Each row keeps the identities of the two files it was read from (`nxm.store.files.ident`);
+every command compares them with the files first (`nxm.store.Store.sync`) and reads again what
+changed, so it is never believed over the files, and deleting it loses nothing. A row whose
+files make no record keeps why (``problem``). ``pending`` holds the keys whose search-index
+row is out of date; ``extracted`` each memory's entity-graph extraction.
 
-- ``pending``: keys whose LanceDB row is out of date (the index catches up before a search);
-- ``vectors``: embeddings by model and text, so a text seen before (on another branch) is
-  never embedded again (the row of each in the model's vector file, `nxm.store.matrix`);
-- ``extracted``: each memory's entity-graph extraction, by its fingerprint;
-- each record's ``facts`` (what `nxs prime` reads of it) and, in ``meta``, the prime index's
-  kept candidates (`nxm.kept`) under the docs' version, a counter every docs row written or
-  removed moves (triggers), so nothing kept outlives a change the sync saw.
-
-Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
-so a reader that parsed a file just before a writer changed it cannot put the old record back.
-On a read-only disk the cache lives in memory for the command.
+Rows are replaced only if they still hold what the replacing process read (`put`'s
+``expect``), so a reader that parsed a file just before a writer changed it cannot put the old
+record back. A cache the disk refuses lives in memory for the command.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from nxm.record import CONTROL, FIELDS, body_hash, embedded_text, order_bytes
-from nxm.store.matrix import Matrix, VectorRows, keep_vectors
-from nxm.store.reads import Reads
-from nxm.store.schema import LOG_ROWS, SCHEMA, VERSION
+from nxm.record import CONTROL, FIELDS, body_hash, order_bytes
 from nxm.store.text import LOCAL
+from nxm.store.vectors import Vectors, text_hash
 from nxs.errors import UpstreamError
 
-SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
+VERSION = "9"  # of the schema and of what a row holds: another version is made again
+SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md shows
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
-# What `nxs prime` reads of a record (its choice of the index and the lines it prints).
-FACTS = (
-    "key", "introduction", "category", "scope", "status", "priority", "expires", "created",
-    "updated", "feedback",
-)  # fmt: skip
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS records(
+    key TEXT PRIMARY KEY,
+    md TEXT NOT NULL, log TEXT NOT NULL,  -- the identities of the two files read
+    problem TEXT,                         -- why they make no record (then head, doc are NULL)
+    head BLOB, doc BLOB,                  -- the record without body and events, first; whole
+    hash TEXT, text TEXT, ready INTEGER NOT NULL DEFAULT 0, session TEXT, created TEXT,
+    status TEXT, scope TEXT, category TEXT, ord BLOB, line TEXT,
+    worth REAL, written TEXT, expires TEXT  -- what the prime index is chosen by
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
+CREATE INDEX IF NOT EXISTS records_text ON records(text);
+CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_order ON records(ord) WHERE doc IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_status ON records(status, ord) WHERE doc IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_problems ON records(key) WHERE problem IS NOT NULL;
+CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
+    WITHOUT ROWID;
+"""
+_PRIORITY = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 
 
-def text_hash(record: dict[str, Any]) -> str:
-    """What a record's vector is kept under: a hash of the text that is embedded."""
-    return body_hash(embedded_text(record))[:32]
+def moment(text: Any) -> str | None:
+    """A timestamp in one comparable form (UTC, ISO-8601), or None when it does not read."""
+    from nxs.render import parse_timestamp
+
+    try:
+        return parse_timestamp(text).isoformat()
+    except (ValueError, TypeError, AttributeError, OverflowError):
+        return None
 
 
 def projection_line(record: dict[str, Any]) -> str | None:
@@ -63,41 +78,34 @@ def projection_line(record: dict[str, Any]) -> str | None:
     return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
 
 
-class Cache(Reads, VectorRows):
+def _worth(record: dict[str, Any]) -> float:
+    """Priority × feedback: `nxm.coverage.worth` at recency 1 (what the SQL groups by)."""
+    counts = record.get("feedback") or {}
+    try:
+        net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
+    except (TypeError, ValueError, AttributeError):
+        net = 0
+    priority = _PRIORITY.get(record.get("priority") or "MEDIUM", 2.0)
+    return priority * min(max(1.0 + 0.25 * net, 0.25), 2.0)
+
+
+class Cache:
     """The record cache of one workspace (thread-safe: the MCP server searches on threads)."""
 
-    def __init__(self, path: Path | None, model: str) -> None:
+    def __init__(self, path: Path | None, model: str, vectors: Vectors) -> None:
         self.path = path  # None: in memory only
         self.model = model
+        self.embeddings = vectors
         self._conn: sqlite3.Connection | None = None
-        self._inode: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self.persistent = path is not None
-        self.matrix = Matrix(path.parent if path is not None else None, model)
-        self.forgotten = 0  # vectors found lost from the matrix file (embedded again)
 
     # -- connection -------------------------------------------------------------------------
 
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = self._open()
-            self._inode = self._identity()
         return self._conn
-
-    def _identity(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.path) if self.persistent and self.path else None
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino) if st else None
-
-    def reopen_if_replaced(self) -> None:
-        """Open the file again if it was deleted or replaced since (``rm -rf .nxs/index``
-        under a running server): a connection to the old file would never see other writers."""
-        with self._lock:
-            if self._conn is not None and self.persistent and self._identity() != self._inode:
-                self._conn.close()
-                self._conn = None
 
     def close(self) -> None:
         with self._lock:
@@ -108,57 +116,43 @@ class Cache(Reads, VectorRows):
     def reset(self) -> None:
         """Drop a damaged cache file and start an empty one (the files fill it again)."""
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self.close()
             if self.path is not None and self.persistent:
                 for suffix in ("", "-wal", "-shm"):
                     with contextlib.suppress(OSError):
                         Path(f"{self.path}{suffix}").unlink()
-            with contextlib.suppress(OSError):
-                self.matrix.remove()
+
+    def in_memory(self) -> None:
+        """Keep the records in memory for this process (the disk refused the cache file)."""
+        with self._lock:
+            self.close()
+            self.persistent = False
 
     def _open(self) -> sqlite3.Connection:
-        if self.path is not None:
+        if self.persistent and self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = self._connect(str(self.path))
                 if self._version(conn) == VERSION:
                     return conn
                 conn.close()
-            except sqlite3.DatabaseError:  # damaged: it is made again from the files
-                pass
+                self.reset()  # another version: made again from the files
+                conn = self._connect(str(self.path))
+                conn.executescript(SCHEMA)
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
+                return conn
+            except sqlite3.DatabaseError:  # damaged: made again from the files
+                self.reset()
+                with contextlib.suppress(sqlite3.Error, OSError):
+                    conn = self._connect(str(self.path))
+                    conn.executescript(SCHEMA)
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
+                    return conn
             except OSError:
-                self.persistent = False
-            if self.persistent:
-                try:
-                    return self._remake()
-                except (sqlite3.Error, OSError):  # a read-only or full disk: this command only
-                    self.persistent = False
+                pass
+            self.persistent = False  # a read-only or full disk: this command only
         conn = self._connect(":memory:")
         conn.executescript(SCHEMA)
-        self.matrix = Matrix(None, self.model)
-        return conn
-
-    def _remake(self) -> sqlite3.Connection:
-        """A new cache file for this version, keeping the vectors of an older one (embedding
-        them again would cost minutes); everything else is read from the files again."""
-        assert self.path is not None
-        old = Path(f"{self.path}.old")
-        for suffix in ("-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        if self.path.exists():
-            os.replace(self.path, old)
-        conn = self._connect(str(self.path))
-        conn.executescript(SCHEMA)
-        if old.exists():
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-                keep_vectors(conn, self.path.parent)
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("DETACH DATABASE old")
-            old.unlink(missing_ok=True)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         return conn
 
     @staticmethod
@@ -175,7 +169,6 @@ class Cache(Reads, VectorRows):
             row = conn.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
         except sqlite3.OperationalError:  # no tables yet
             return None
-        # (a file that is no database raises sqlite3.DatabaseError, handled by `_open`)
         return row[0] if row else None
 
     @contextlib.contextmanager
@@ -202,17 +195,13 @@ class Cache(Reads, VectorRows):
                     conn.execute("ROLLBACK")
                 raise UpstreamError(
                     f"the local cache cannot be written: {exc}",
-                    suggestion="check free disk space and permissions of .nxs/index/",
+                    suggestion=f"check free disk space and permissions of {self.path}",
                     code="STORE_WRITE_FAILED",
                 ) from None
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return self.conn().execute(sql, tuple(args)).fetchall()
-
-    def data_version(self) -> int:
-        """Changes by other connections since this one opened (SQLite's data_version)."""
-        return int(self.query("PRAGMA data_version")[0][0])
 
     def meta(self, name: str) -> str | None:
         got = self.query("SELECT value FROM meta WHERE name = ?", (name,))
@@ -221,32 +210,11 @@ class Cache(Reads, VectorRows):
     def set_meta(self, conn: sqlite3.Connection, name: str, value: str) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
 
-    # -- records ----------------------------------------------------------------------------
+    # -- rows -------------------------------------------------------------------------------
 
-    def idents(self, keys: list[str] | None = None) -> dict[str, tuple[str, str]]:
-        """The identities each row (of ``keys``, or every row) was read from, by key."""
-        if keys is None:
-            got = self.query("SELECT key, md, log FROM records")
-        else:
-            got = self.query(
-                "SELECT r.key, r.md, r.log FROM json_each(?) j JOIN records r ON r.key = j.value",
-                (orjson.dumps(keys).decode(),),
-            )
-        return {k: (md, log) for k, md, log in got}
-
-    def md_idents(self) -> dict[str, str]:
-        """The identity of the memory file each row was read from, by key."""
-        with self._lock:
-            return dict(self.conn().execute("SELECT key, md FROM records"))
-
-    def racy(self) -> list[str]:
-        """The keys whose files were read too soon after a change to trust their identity."""
-        return [
-            k
-            for (k,) in self.query(
-                "SELECT key FROM records WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'"
-            )
-        ]
+    def idents(self) -> dict[str, tuple[str, str]]:
+        """The identities each row was read from, by key."""
+        return {k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records")}
 
     def put(
         self,
@@ -262,19 +230,24 @@ class Cache(Reads, VectorRows):
         gone: list[tuple[str]] = []
         moved: list[tuple[str, str, str]] = []
         rows: list[dict[str, Any]] = []
+        made = [self._row(r, md, log, key) for r, md, log, key in records if r is not None]
+        ready = self.embeddings.get({r["text"] for r in made if r["text"]})
         with self.transaction() as conn:
             keys = orjson.dumps([key for *_, key in records]).decode()
             olds = {
                 k: rest
                 for k, *rest in conn.execute(
-                    "SELECT r.key, r.md, r.log, d.doc, r.problem, r.session FROM json_each(?) j "
-                    "JOIN records r ON r.key = j.value LEFT JOIN docs d ON d.key = r.key",
+                    "SELECT r.key, r.md, r.log, r.doc, r.problem, r.session FROM json_each(?) j "
+                    "JOIN records r ON r.key = j.value",
                     (keys,),
                 )
             }
+            new = iter(made)
             for record, md, log, key in records:
                 old = olds.get(key)
                 if expect is not None and (tuple(old[:2]) if old else None) != expect.get(key):
+                    if record is not None:
+                        next(new)
                     continue  # another process changed it since it was read
                 if old is not None and old[4]:
                     sessions.add(old[4])
@@ -282,28 +255,22 @@ class Cache(Reads, VectorRows):
                     gone.append((key,))
                     changed += [key] if old is not None else []
                     continue
-                row = self._row(record, md, log, key)
+                row = next(new)
+                row["ready"] = int(row["text"] in ready)
                 if old is not None and (old[2], old[3]) == (row["doc"], row["problem"]):
                     moved.append((md, log, key))
                     continue
                 rows.append(row)
                 sessions.update([row["session"]] if row["session"] else [])
                 changed.append(key)
-            for table in ("records", "docs", "extracted"):
+            for table in ("records", "extracted"):
                 conn.executemany(f"DELETE FROM {table} WHERE key = ?", gone)  # noqa: S608
             conn.executemany("UPDATE records SET md = ?, log = ? WHERE key = ?", moved)
             conn.executemany(
-                "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
-                ":hash, :text, :session, :created, :status, :ord, :line, "
-                "(SELECT COUNT(*) FROM vectors WHERE model = :model AND text = :text), :facts)",
+                "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :problem, :head, :doc, "
+                ":hash, :text, :ready, :session, :created, :status, :scope, :category, :ord, "
+                ":line, :worth, :written, :expires)",
                 rows,
-            )
-            conn.executemany(
-                "INSERT OR REPLACE INTO docs VALUES (:key, :head, :doc)",
-                [r for r in rows if r["good"]],
-            )
-            conn.executemany(
-                "DELETE FROM docs WHERE key = ?", [(r["key"],) for r in rows if not r["good"]]
             )
             if changed:
                 members = conn.execute(
@@ -314,39 +281,30 @@ class Cache(Reads, VectorRows):
         return changed
 
     def _row(self, record: Any, md: str, log: str, key: str) -> dict[str, Any]:
-        row: dict[str, Any] = dict.fromkeys(
-            (
-                "doc",
-                "head",
-                "problem",
-                "hash",
-                "text",
-                "session",
-                "created",
-                "status",
-                "ord",
-                "line",
-                "facts",
-            )
-        )
-        row.update(key=key, md=md, log=log, model=self.model, good=0)
+        names = ("head", "doc", "hash", "text", "session", "created", "status", "scope",
+                 "category", "ord", "line", "worth", "written", "expires")  # fmt: skip
+        row: dict[str, Any] = dict.fromkeys(names)
+        row.update(key=key, md=md, log=log, problem=None, ready=0)
         if isinstance(record, str):
             row["problem"] = record
             return row
         doc = {k: v for k, v in record.items() if k not in LOCAL}
         head = {k: v for k, v in doc.items() if k not in ("body", "events")}
         row.update(
-            doc=orjson.dumps(doc),
             head=orjson.dumps(head),
+            doc=orjson.dumps(doc),
             hash=body_hash(record["body"]),
             text=text_hash(record),
             session=record.get("session_id") or None,
             created=record.get("created"),
             status=record["status"],
-            good=1,
+            scope=record["scope"],
+            category=record["category"],
             ord=order_bytes(record),
             line=projection_line(record),
-            facts=orjson.dumps({k: head[k] for k in FACTS if k in head}),
+            worth=_worth(record),
+            written=moment(record.get("updated") or record.get("created")),
+            expires=moment(record["expires"]) if record.get("expires") else None,
         )
         return row
 
@@ -374,78 +332,112 @@ class Cache(Reads, VectorRows):
         record["model"] = self.model if ready else None
         return record
 
-    # -- what prime reads and keeps ---------------------------------------------------------
+    # -- reads ------------------------------------------------------------------------------
 
-    def open_facts(self) -> tuple[str, int, list[dict[str, Any]]]:
-        """The docs' version (it changes with every record written or removed), the facts log's
-        last seq and the FACTS of every open record, read in one snapshot."""
-        with self._lock:
-            conn = self.conn()
-            conn.execute("BEGIN")
-            try:
-                version, seq = self._versions(conn)
-                got = conn.execute(
-                    "SELECT facts FROM records WHERE good = 1 AND status = 'open'"
-                ).fetchall()
-            finally:
-                conn.execute("COMMIT")
-        return version, seq, [orjson.loads(f) for (f,) in got]
+    def get(self, key: str) -> dict[str, Any] | None:
+        got = self.query("SELECT doc, ready FROM records WHERE key = ? AND doc IS NOT NULL", (key,))
+        return self._record(*got[0]) if got else None
 
-    @staticmethod
-    def _versions(conn: sqlite3.Connection) -> tuple[str, int]:
-        got = conn.execute(
-            "SELECT (SELECT value FROM meta WHERE name = 'docs'), "
-            "(SELECT COALESCE(MAX(seq), 0) FROM facts_log)"
-        ).fetchone()
-        return str(got[0] or ""), int(got[1])
+    def many(self, keys: Iterable[str], column: str = "doc") -> dict[str, dict[str, Any]]:
+        """The records of ``keys`` that exist, in one query; ``column="head"``: without body
+        and events (what ranking and summaries read)."""
+        assert column in ("doc", "head")
+        got = self.query(
+            f"SELECT r.key, r.{column}, r.ready FROM json_each(?) j "
+            "JOIN records r ON r.key = j.value WHERE r.doc IS NOT NULL",
+            (orjson.dumps(list(keys)).decode(),),
+        )
+        return {k: self._record(doc, ready) for k, doc, ready in got}
 
-    def kept(self, name: str, most: int = 0) -> tuple[str, int, Any, list[tuple[Any, Any]] | None]:
-        """The docs' version, the facts log's last seq, what was kept under ``name`` (None)
-        and, when it holds a ``seq``
-        of the facts log at most ``most`` behind, each record's facts then and now (None:
-        absent, or not a good record) for the records changed since, in one snapshot."""
-        with self._lock:
-            conn = self.conn()
-            conn.execute("BEGIN")
-            try:
-                version, seq = self._versions(conn)
-                got = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-                value = orjson.loads(got[0]) if got and got[0] else None
-                since = value.get("seq") if isinstance(value, dict) else None
-                changes = None
-                if isinstance(since, int) and 0 <= seq - since <= min(most, LOG_ROWS):
-                    rows = conn.execute(
-                        "SELECT l.key, l.old, r.facts FROM facts_log l "
-                        "LEFT JOIN records r ON r.key = l.key AND r.good = 1 "
-                        "WHERE l.seq > ? ORDER BY l.seq",
-                        (since,),
-                    ).fetchall()
-                    first: dict[str, tuple[Any, Any]] = {}
-                    for key, old, now in rows:  # the first old of a key is the one kept
-                        first.setdefault(key, (old, now))
-                    changes = [
-                        (orjson.loads(old) if old else None, orjson.loads(now) if now else None)
-                        for old, now in first.values()
-                    ]
-            finally:
-                conn.execute("COMMIT")
-        return version, seq, value, changes
+    def keys(self, prefix: str | None = None) -> list[str]:
+        """Every record's key, or those starting with ``prefix`` (read from the key index)."""
+        if prefix is None:
+            return [k for (k,) in self.query("SELECT key FROM records WHERE doc IS NOT NULL")]
+        got = self.query(
+            "SELECT key FROM records WHERE key >= ? AND key < ? AND doc IS NOT NULL",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return [k for (k,) in got if k.startswith(prefix)]
 
-    def keep(self, name: str, value: Any, trim: int | None = None) -> None:
-        """Keep a derived value under ``name`` (and forget the facts log up to ``trim``), or
-        nothing if a writer holds the cache now (what is kept is only a saving: it never waits)."""
-        with self._lock:
-            conn = self.conn()
-            conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                with self.transaction() as conn:
-                    self.set_meta(conn, name, orjson.dumps(value).decode())
-                    if trim is not None:
-                        conn.execute("DELETE FROM facts_log WHERE seq <= ?", (trim,))
-            except (sqlite3.OperationalError, UpstreamError):
-                pass
-            finally:
-                conn.execute("PRAGMA busy_timeout = 30000")
+    def heads(self, ordered: bool = False) -> Iterator[dict[str, Any]]:
+        """Every record without body and events, in reading order when ``ordered``."""
+        sql = "SELECT head, ready FROM records WHERE doc IS NOT NULL"
+        for head, ready in self.query(sql + (" ORDER BY ord" if ordered else "")):
+            yield self._record(head, ready)
+
+    def page(self, status: str, start: int, size: int) -> tuple[list[dict[str, Any]], int]:
+        """One page of the records of a status ("all": every one) in reading order, without
+        body and events, and how many there are (read through the order indexes)."""
+        where = "doc IS NOT NULL" + ("" if status == "all" else " AND status = ?")
+        args: tuple[Any, ...] = () if status == "all" else (status,)
+        total = self.query(f"SELECT COUNT(*) FROM records WHERE {where}", args)[0][0]
+        got = self.query(
+            f"SELECT head, ready FROM records WHERE {where} ORDER BY ord LIMIT ? OFFSET ?",
+            (*args, size, start),
+        )
+        return [self._record(head, ready) for head, ready in got], int(total)
+
+    def problems(self) -> list[tuple[str, str]]:
+        return self.query("SELECT key, problem FROM records WHERE problem IS NOT NULL ORDER BY key")
+
+    def problem(self, key: str) -> str | None:
+        got = self.query("SELECT problem FROM records WHERE key = ?", (key,))
+        return got[0][0] if got else None
+
+    def with_hash(self, digest: str) -> list[str]:
+        return [k for (k,) in self.query("SELECT key FROM records WHERE hash = ?", (digest,))]
+
+    def in_sessions(self, sessions: set[str]) -> list[dict[str, Any]]:
+        got = self.query(
+            "SELECT doc, ready FROM records WHERE doc IS NOT NULL AND session IN "
+            "(SELECT value FROM json_each(?))",
+            (orjson.dumps(sorted(sessions)).decode(),),
+        )
+        return [self._record(doc, ready) for doc, ready in got]
+
+    def sessions(self) -> list[tuple[str, str, str]]:
+        """(key, session, created) of every record in a session."""
+        return self.query(
+            "SELECT key, session, created FROM records WHERE session IS NOT NULL AND doc IS NOT NULL"
+        )
+
+    def lines(self, limit: int) -> tuple[list[str], int, int]:
+        """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
+        and how many memories are closed (read through indexes: the cost stays that of
+        ``limit``)."""
+        got = "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?"
+        lines = [ln for (ln,) in self.query(got, (limit,))]
+        shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
+        closed = "SELECT COUNT(*) FROM records WHERE status = 'closed' AND doc IS NOT NULL"
+        return lines, int(shown), int(self.query(closed)[0][0])
+
+    def count(self) -> int:
+        return int(self.query("SELECT COUNT(*) FROM records WHERE doc IS NOT NULL")[0][0])
+
+    # -- what prime reads -------------------------------------------------------------------
+
+    def open_counts(self, now: datetime) -> list[tuple[str, Any, int]]:
+        """(scope, category, count) of the open, unexpired records at ``now``."""
+        return self.query(
+            "SELECT scope, category, COUNT(*) FROM records WHERE doc IS NOT NULL AND "
+            "status = 'open' AND (expires IS NULL OR expires > ?) GROUP BY scope, category",
+            (now.isoformat(),),
+        )
+
+    def best_open(self, now: datetime, each: int) -> list[dict[str, Any]]:
+        """The heads of the ``each`` most recent open, unexpired, project memories of every
+        category and worth class (`_worth`): within a class recency decides worth
+        (`nxm.coverage.worth`), so the best of every category are among them."""
+        at = now.isoformat()
+        got = self.query(
+            "SELECT head, ready FROM (SELECT head, ready, ROW_NUMBER() OVER (PARTITION BY "
+            "category, worth ORDER BY CASE WHEN written IS NULL OR written > :at THEN :at "
+            "ELSE written END DESC, ord) AS n FROM records WHERE doc IS NOT NULL AND "
+            "status = 'open' AND scope = 'project' AND (expires IS NULL OR expires > :at)) "
+            "WHERE n <= :each",
+            {"at": at, "each": each},
+        )
+        return [self._record(head, ready) for head, ready in got]
 
     # -- the index's bookkeeping ------------------------------------------------------------
 
@@ -462,6 +454,58 @@ class Cache(Reads, VectorRows):
         with self.transaction() as conn:
             self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
 
+    def unready(self) -> list[str]:
+        """Keys of the records without a vector for this model, in reading order."""
+        got = "SELECT key FROM records WHERE ready = 0 AND doc IS NOT NULL ORDER BY ord"
+        return [k for (k,) in self.query(got)]
+
+    def texts(self, keys: Iterable[str]) -> dict[str, str]:
+        """The text hash of each of ``keys`` (what its vector is kept under)."""
+        got = self.query(
+            "SELECT r.key, r.text FROM json_each(?) j JOIN records r ON r.key = j.value "
+            "WHERE r.doc IS NOT NULL",
+            (orjson.dumps(list(keys)).decode(),),
+        )
+        return dict(got)
+
+    def open_texts(self) -> dict[str, str]:
+        """The text hash of every open record, by key (what a write compares a new one with)."""
+        got = "SELECT key, text FROM records WHERE doc IS NOT NULL AND status = 'open'"
+        return dict(self.query(got))
+
+    def now_ready(self, texts: Iterable[str]) -> None:
+        """Records with these texts have a vector now: READY, and pending for the index."""
+        args = (orjson.dumps(list(texts)).decode(),)
+        with self.transaction() as conn:
+            keys = [
+                k
+                for (k,) in conn.execute(
+                    "SELECT key FROM records WHERE text IN (SELECT value FROM json_each(?))", args
+                )
+            ]
+            conn.execute(
+                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))", args
+            )
+            self._mark_pending(conn, keys)
+
+    def check_model(self) -> None:
+        """After the configured model changed, READY is what this model has vectors for, and
+        every row goes to the index again (each model has its own vectors)."""
+        if self.meta("model") == self.model:
+            return
+        texts = [
+            t for (t,) in self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")
+        ]
+        have = list(self.embeddings.get(texts))
+        with self.transaction() as conn:
+            conn.execute("UPDATE records SET ready = 0")
+            conn.execute(
+                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(have).decode(),),
+            )
+            self.set_meta(conn, "model", self.model)
+            self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
+
     # -- graph extraction -------------------------------------------------------------------
 
     def extractions(self) -> dict[str, dict[str, Any]]:
@@ -471,15 +515,9 @@ class Cache(Reads, VectorRows):
         }
 
     def store_extractions(self, got: dict[str, dict[str, Any]]) -> None:
+        rows = [
+            (k, e["fingerprint"], orjson.dumps({x: y for x, y in e.items() if x != "fingerprint"}))
+            for k, e in got.items()
+        ]
         with self.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO extracted VALUES (?, ?, ?)",
-                [
-                    (
-                        k,
-                        e["fingerprint"],
-                        orjson.dumps({x: y for x, y in e.items() if x != "fingerprint"}),
-                    )
-                    for k, e in got.items()
-                ],
-            )
+            conn.executemany("INSERT OR REPLACE INTO extracted VALUES (?, ?, ?)", rows)

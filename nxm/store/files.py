@@ -6,7 +6,7 @@ see a second change in the same clock tick (git's "racy" files), so it is marked
 the file is read again next time.
 
 A write that touches several files (a memory file and its log, or two memories) goes through a
-journal (`Files.write`): the new bytes are written to ``.nxs/index/journal`` and flushed first,
+journal (`Files.write`): the new bytes are written to ``.nxs/journal`` and flushed first,
 then applied, then the journal is removed. A writer killed half-way leaves the journal, and
 the next command that holds the write lock applies it again (`replay`): every write lands whole
 or not at all.
@@ -59,7 +59,7 @@ class Files:
         self.dir = nxs_dir
         self.memories = nxs_dir / "memories"
         self.history = nxs_dir / "history"
-        self.journal = nxs_dir / "index" / "journal"
+        self.journal = nxs_dir / "journal"
 
     def md(self, key: str) -> Path:
         return self.memories / f"{key}.md"
@@ -69,21 +69,26 @@ class Files:
 
     # -- finding changes ------------------------------------------------------------------------
 
-    def scan(self, folder: Path, suffix: str) -> dict[str, str]:
-        """Every memory file in ``folder`` by key, with its identity (symlinks are not
-        followed: a memory file that points elsewhere is not read). Every command runs this
-        over every memory file, so it is written for speed: `ident` inlined, one stat each."""
+    def scan(self, folder: Path, suffix: str) -> tuple[dict[str, str], list[str]]:
+        """Every memory file in ``folder`` by key, with its identity, and the names of the other
+        entries (not ``<key><suffix>``, or not a plain file: a symlink is never followed). Files
+        whose name starts with a dot are a writer's temporary files, neither. Every command
+        runs this over every memory file, so it is written for speed: one stat each."""
         recent = time.time_ns() - RACY_NS
         cut = len(suffix)
         out: dict[str, str] = {}
+        strays: list[str] = []
         try:
             entries = os.scandir(folder)
-        except FileNotFoundError:
-            return out
+        except (FileNotFoundError, NotADirectoryError):
+            return out, strays
         with entries:
             for entry in entries:
                 name = entry.name
+                if name[0] == ".":
+                    continue
                 if not name.endswith(suffix) or not KEY.match(key := name[:-cut]):
+                    strays.append(name)
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -92,7 +97,9 @@ class Files:
                 if stat.S_ISREG(st.st_mode):
                     got = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
                     out[key] = got + "~" if st.st_mtime_ns > recent else got
-        return out
+                else:
+                    strays.append(name)
+        return out, strays
 
     def mark(self, folder: Path) -> str:
         """The identity of a folder: it changes when a file in it is made, removed or renamed
@@ -161,21 +168,18 @@ class Files:
             raise _refused(exc, undone=True) from None
 
     def sweep(self) -> None:
-        """Remove the temporary files a killed writer left (call under the write lock)."""
-        for folder in (self.memories, self.history, self.journal.parent):
+        """Remove the temporary files a killed writer left (call under the write lock): they
+        start with a dot, in the committed folders and beside NEXUS_MEMORY.md."""
+        for folder, prefix in ((self.memories, "."), (self.history, "."), (self.dir, ".journal."),
+                               (self.dir.parent, ".NEXUS_MEMORY.md.")):  # fmt: skip
             with contextlib.suppress(OSError):
                 for entry in os.scandir(folder):
-                    if entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+                    if entry.name.startswith(prefix) and entry.is_file(follow_symlinks=False):
                         os.unlink(entry.path)
-        old = time.time() - 60  # NEXUS_MEMORY.md is written by readers too, without the lock
-        for path in self.dir.parent.glob(".NEXUS_MEMORY.md.*"):
-            with contextlib.suppress(OSError):
-                if path.lstat().st_mtime < old:
-                    path.unlink()
 
     def replay(self) -> bool:
         """Apply the journal a killed writer left, if any (call under the write lock)."""
-        if any(p.name.startswith(".journal.") for p in self.journal.parent.glob(".journal.*")):
+        if any(self.dir.glob(".journal.*")):
             self.sweep()  # killed while writing its journal: nothing was applied
         try:
             entries = orjson.loads(self.journal.read_bytes())
@@ -262,7 +266,7 @@ def _refused(exc: OSError, undone: bool) -> UpstreamError:
     outcome = (
         "nothing was written"
         if undone
-        else ("it is kept in .nxs/index/journal and completes at the next command")
+        else ("it is kept in .nxs/journal and completes at the next command")
     )
     return UpstreamError(
         f"the disk refused the write ({exc.strerror}): {outcome}",

@@ -1,20 +1,20 @@
-"""The search index: one LanceDB table in ``.nxs/index/``, derived from the memory files.
+"""The search index: one LanceDB table, derived from the memory files (or, for a team store on
+object storage, the store itself).
 
 Each row holds a memory's key, the columns filters need, the text full-text search reads (its
-own text, and its session context: `nxm.record.contexts`), and its vector. It is local and
-ignored by git: `Store.refresh` writes the rows the record cache marks pending, so the index
-always answers for the files on disk, and a deleted index is made again from the cache. For a
-team store on object storage (``memory.store = "s3://…"``) the table is the store itself and
-also keeps each record whole (``doc``): docs/team-store.md.
+own text, and its session context: `nxm.record.contexts`) and its vector. LanceDB answers the
+three questions a search asks: BM25 matches (`keywords`), the nearest vectors with the spread
+of every allowed one (`semantic`: an exact scan), and which keys pass the filters (`passing`).
+`nxm.store.Store.refresh` writes the rows the record cache marks pending, so the index always
+answers for the files on disk, and a deleted index is made again from the cache. A team store
+(``memory.store = "s3://…"``) also keeps each record whole in its row (``doc``):
+docs/team-store.md.
 
-Two rules keep it whole and fast:
-
-- **One writer at a time.** Rows are written under the store's write lock, after
-  ``checkout_latest()``: two processes never upsert one key twice.
-- **Compaction as it grows.** Every write makes a LanceDB version and fragment; `optimize()`
-  merges them and folds new rows into the full-text index. A small table is optimized after
-  every write; a large one after `COMPACT_EVERY` fragments, by a detached child process
-  (`nxm.maintain`, like ``git gc --auto``), so the writer neither waits for it nor holds its memory.
+Rows are written under the store's write lock, after ``checkout_latest()`` (two processes never
+upsert one key twice). Every write makes a LanceDB version and fragment, and rows written after
+the full-text index was built are searched by a scan with other term statistics, so a small
+table is optimized after every write and a larger one once fragments or unindexed rows pile up
+(`Upkeep.due`), by the writer, which holds the lock meanwhile.
 """
 
 from __future__ import annotations
@@ -30,31 +30,29 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from nxm.record import body_hash, identifiers, indexed_text
-from nxm.store import vectors
 from nxm.store.runtime import _glibc, import_lancedb
-from nxm.store.vectors import FILTER_COLUMNS
 from nxs.errors import UpstreamError
 
 if TYPE_CHECKING:
     import numpy as np
 
 TABLE = "memories"
+FILTER_COLUMNS = (
+    "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
+    "session_id", "created", "updated", "expires",
+)  # fmt: skip
 # Fragments before optimize(). At 100,000 memories search time showed no trend from 2 to 22
-# fragments of single writes, and the optimize() itself took 12-22 s (docs/benchmarks.md, Scale).
+# fragments of single writes (docs/benchmarks.md, Scale).
 COMPACT_EVERY = 24
 # Old versions are removed by compaction once this old: long enough for any reader that opened
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
 FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
-# Rows: up to this many, every write is folded into the full-text index at once. Folding merges
-# the whole index again (~0.1 s at 2,000 rows, 0.5-0.8 s at 10,000 on this 2-core machine) and
-# compaction rewrites every row, so larger tables fold and compact every `COMPACT_EVERY` writes;
-# the rows written since are found by a scan.
+# Up to this many rows every write is folded into the full-text index at once (~0.1 s at 2,000
+# rows); larger tables fold every `COMPACT_EVERY` writes, or when a batch leaves more than
+# `UNINDEXED_MAX` rows outside the index (searched by a scan, ~50 us a row).
 FOLD_EVERY_WRITE_UP_TO = 2_000
-# Rows outside the full-text index are searched by a scan (~50 us a row), so a write that
-# leaves more than this many (a batch) folds them in at once.
 UNINDEXED_MAX = 256
-MAINTAINER_WAIT_S = 120  # the longest a write waits for a maintainer fallen behind (`_maintain`)
 # LanceDB's caches of index and manifest pieces grow with every version; a long-lived process
 # (the MCP server) keeps them to this size. Search took the same time with 8, 32 or 128 MB.
 INDEX_CACHE_BYTES = 32 << 20
@@ -88,8 +86,7 @@ def where(filters: dict[str, Any]) -> str | None:
 
 @dataclass
 class Upkeep:
-    """What `optimize()` would find to do in one table version; the writer (`Store._maintain`)
-    and the maintainer (`nxm.maintain`) decide from it."""
+    """What `optimize()` would find to do in one table version."""
 
     missing: list[str]  # FTS_COLUMNS without a full-text index
     fragments: int
@@ -109,17 +106,11 @@ class Upkeep:
         )
 
     def due(self) -> bool:
-        """Whether a writer should have the table optimized now: rows outside the index are
-        still searched, but scored on other term statistics, so a small table folds every
-        write in at once; a large one waits until `COMPACT_EVERY` fragments have piled up
-        (single writes), or `UNINDEXED_MAX` rows are outside the index (batches)."""
+        """Whether the writer optimizes now: a small table folds every write in at once (rows
+        outside the index are scored on other term statistics); a large one waits for
+        `COMPACT_EVERY` fragments or `UNINDEXED_MAX` unindexed rows."""
         small = self.unindexed > 0 and self.rows <= FOLD_EVERY_WRITE_UP_TO
         return self.fragments >= COMPACT_EVERY or self.unindexed > UNINDEXED_MAX or small
-
-    @property
-    def pending(self) -> bool:
-        """Whether `optimize()` has anything to do: fragments to merge or rows to fold in."""
-        return self.fragments > 1 or self.unindexed > 0
 
 
 class Index:
@@ -132,12 +123,8 @@ class Index:
         self._storage_options = storage_options
         self._db: Any = None
         self._table: Any = None
-        self._vectors_at: tuple[tuple[int, int], vectors.Vectors] | None = None
         self._fts_at: tuple[tuple[int, int], set[str]] | None = None
         self._pin: tuple[Any, int] | None = None  # (table, version) inside `pinned`
-        self.maintainer: Any = None  # the `nxm.maintain` child last started (a Popen)
-        self.behind = False  # the last write found the maintainer falling behind
-        self.root: Any = None  # the workspace root a maintainer is started for
         self._checked: Any = None  # the table whose layout `exists` checked
 
     def _schema(self, dim: int) -> Any:
@@ -155,13 +142,16 @@ class Index:
         return pa.schema(cols)
 
     def table(self, create: bool = False) -> Any:
-        """The LanceDB table (opened once per process), or None when there is none yet."""
+        """The LanceDB table (opened once per process), or None when there is none yet.
+
+        Raises:
+            UpstreamError: it cannot be opened (code STORE_UNAVAILABLE).
+        """
         if self._table is not None:
             return self._table
         _glibc("mallopt", -8, 2)  # M_ARENA_MAX: two arenas
         _glibc("mallopt", -3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MB, fixed
         lancedb = import_lancedb()
-
         try:
             if self._db is None:
                 session = lancedb.Session(
@@ -201,16 +191,21 @@ class Index:
 
         line = (why.strip().splitlines() or ["?"])[0][:200]
         print(f"nxs: the search index is damaged ({line}); making it again", file=sys.stderr)
-        self._db = self._table = self._vectors_at = self._fts_at = None
+        self._db = self._table = self._fts_at = None
         try:
-            shutil.rmtree(self.uri)
+            if os.path.isdir(self.uri) and not os.path.islink(self.uri):
+                shutil.rmtree(self.uri)
+            else:  # junk where the folder belongs
+                os.unlink(self.uri)
+        except FileNotFoundError:
+            return True
         except OSError:
             return False
         return True
 
     def exists(self) -> bool:
         """Whether the table is there and of this version's layout (a local index of another
-        layout is dropped: it is made again from the record cache)."""
+        layout or vector size is dropped: it is made again from the record cache)."""
         if not self.remote and not os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance")):
             return False
         if self._checked is not None and self._checked is self._table:
@@ -218,11 +213,15 @@ class Index:
         table = self.table()
         if table is None:
             return False
-        if self.remote or set(table.schema.names) >= set(self._schema(self.dim).names):
+        schema = self._schema(self.dim)
+        same = set(table.schema.names) >= set(schema.names) and (
+            table.schema.field("vector").type == schema.field("vector").type
+        )
+        if self.remote or same:
             self._checked = table
             return True
         self._db.drop_table(TABLE)
-        self._table = self._vectors_at = self._fts_at = None
+        self._table = self._fts_at = None
         return False
 
     def _rows(
@@ -290,13 +289,40 @@ class Index:
         except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
             raise UpstreamError(
                 f"the memory index refused the write: {exc}",
-                suggestion="check free disk space and permissions of .nxs/",
+                suggestion="check free disk space and permissions",
                 code="STORE_WRITE_FAILED",
             ) from None
         try:
             self._maintain(table)
         except (OSError, RuntimeError) as exc:  # the rows are written: compaction waits
             print(f"nxs: the write is saved, but index upkeep failed: {exc}", file=sys.stderr)
+
+    def _maintain(self, table: Any) -> None:
+        """Keep the full-text index whole and the fragments few (`Upkeep`); a missing
+        full-text index (the first write's) is made here."""
+        state = Upkeep.of(table)
+        if state.missing:
+            if state.rows:
+                from lancedb.index import FTS
+
+                for column in state.missing:
+                    table.create_index(column, config=FTS(with_position=False), replace=True)
+            return
+        if state.due():
+            table.optimize(cleanup_older_than=KEEP_VERSIONS)
+
+    def compact(self) -> dict[str, Any]:
+        """Compact now (call under the lock); returns fragment counts before and after."""
+        table = self.table()
+        if table is None:
+            return {"fragments_before": 0, "fragments_after": 0}
+        table.checkout_latest()
+        before = table.stats()["fragment_stats"]["num_fragments"]
+        table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        after = table.stats()["fragment_stats"]["num_fragments"]
+        return {"fragments_before": before, "fragments_after": after}
+
+    # -- a team store's records ----------------------------------------------------------------
 
     def docs(self) -> dict[str, tuple[dict[str, Any], bool]]:
         """Every record a team store holds, and whether it has a vector."""
@@ -331,65 +357,12 @@ class Index:
             zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True)
         )
 
-    def _maintain(self, table: Any) -> None:
-        """Keep the full-text index whole and the fragments few (`Upkeep`).
-
-        A small table is optimized here, at once (~0.1 s at 2,000 rows). A large one is left to
-        a detached `nxm.maintain` child: at 100,000 memories `optimize()` rewrites the whole
-        table (~5 s) and raised the MCP server's peak RSS from ~564 to ~860 MB. A missing
-        full-text index is made here (the first write's, or an old store's).
-        """
-        if self.maintainer is not None and self.maintainer.poll() is not None:
-            self.maintainer = None  # reaped
-        state = Upkeep.of(table)
-        if state.missing:
-            if state.rows:
-                from lancedb.index import FTS
-
-                for column in state.missing:
-                    table.create_index(column, config=FTS(with_position=False), replace=True)
-            return
-        if not state.due():
-            return
-        if state.rows <= FOLD_EVERY_WRITE_UP_TO:
-            table.optimize(cleanup_older_than=KEEP_VERSIONS)
-        elif self.maintainer is None:  # one already running will see this write's fragment too
-            from nxm import maintain
-
-            self.maintainer = maintain.spawn(self.root)
-        # Writes in a burst can keep the maintainer from the lock (it is not handed over in
-        # order: 500 adds in a row at 10,000 piled up 45 fragments and doubled search time), so
-        # past twice the due count the next write first waits for the maintainer to finish.
-        self.behind = state.fragments >= 2 * COMPACT_EVERY
-
-    def upkeep(self) -> bool:
-        """Optimize the checked-out table if there is anything to do (`Upkeep.pending`); call
-        under the lock."""
-        table = self.table()
-        if table is None or not Upkeep.of(table).pending:
-            return False
-        table.optimize(cleanup_older_than=KEEP_VERSIONS)
-        return True
-
-    def compact(self) -> dict[str, Any]:
-        """Compact now (call under the lock); returns fragment counts before and after."""
-        table = self.table()
-        if table is None:
-            return {"fragments_before": 0, "fragments_after": 0}
-        table.checkout_latest()
-        before = table.stats()["fragment_stats"]["num_fragments"]
-        table.optimize(cleanup_older_than=KEEP_VERSIONS)
-        after = table.stats()["fragment_stats"]["num_fragments"]
-        return {"fragments_before": before, "fragments_after": after}
-
     # -- search ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
         """Check the latest table version out once for the reads inside (a search's keyword,
-        vector and filter reads, on two threads); outside, each read checks out again. Each
-        checkout and each ask of the version is a round trip to LanceDB's event-loop thread
-        (~0.4 ms wall and CPU on a third thread; a search made six)."""
+        vector and filter reads, on two threads); outside, each read checks out again."""
         table = self.table()
         if table is not None:
             table.checkout_latest()
@@ -425,11 +398,9 @@ class Index:
         cond = where(filters)
 
         # LanceDB's own async queries, all awaited in one call on the event loop its sync API
-        # runs on: the sync `table.search(...)` made ~8 round trips to that loop per query and
-        # ran one query per Python thread; this takes half the time and CPU (two columns at
-        # 10,000 memories: 13.6 -> 7.0 ms wall, 18.7 -> 10.7 ms CPU; results identical, as
-        # `tests/test_store.py` checks against `table.search`). `_table` is the `AsyncTable`
-        # the sync table wraps (lancedb is pinned to 0.40.x).
+        # runs on: half the time and CPU of one sync `table.search` per column (two columns at
+        # 10,000 memories: 13.6 -> 7.0 ms; results identical, `tests/test_store.py`).
+        # `_table` is the `AsyncTable` the sync table wraps (lancedb is pinned to 0.40.x).
         import asyncio
 
         from lancedb.background_loop import LOOP
@@ -462,22 +433,29 @@ class Index:
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-        """Nearest READY records by cosine similarity, and the spread of every allowed one
-        (`nxm.store.vectors.nearest`), over the vectors read once per table version: a
-        long-lived process reads them again only after the index changed."""
-        latest = self._latest()
-        if latest is None:
-            return [], None
-        table, version = latest
-        if self._vectors_at is None or self._vectors_at[0] != (id(table), version):
-            self._vectors_at = None  # let the old matrix go before the new one is read
-            self._vectors_at = ((id(table), version), vectors.read(table))
-        return vectors.nearest(self._vectors_at[1], vector, filters, limit)
+        """The ``limit`` READY records nearest ``vector`` by cosine similarity, best first (ties
+        by key), and the (mean, std) of the similarity of every READY record the filters allow,
+        which fusion standardizes against: one exact scan of the table."""
+        import numpy as np
 
-    def held_vectors(self, keys: list[str]) -> dict[str, Any] | None:
-        """The vectors of ``keys`` from the matrix the last semantic search read (None when
-        there is none): what ranking compares results with costs no query."""
-        return self._vectors_at[1].of(keys) if self._vectors_at is not None else None
+        latest = self._latest()
+        if latest is None or limit <= 0:
+            return [], None
+        table = latest[0]
+        cond = where({**filters, "processing": "READY"})
+        query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+        got = (
+            query.metric("cosine").where(cond, prefilter=True).select(["key", "_distance"])
+            .limit(max(table.count_rows(), 1)).to_arrow()
+        )  # fmt: skip
+        similar = 1.0 - got.column("_distance").to_numpy(zero_copy_only=False).astype(np.float64)
+        keys = got.column("key").to_pylist()
+        real = np.isfinite(similar)  # a zero vector has no direction
+        if not real.any():
+            return [], None
+        spread = (float(similar[real].mean()), float(similar[real].std()))
+        best = sorted((-s, k) for k, s in zip(keys, similar.tolist(), strict=True) if s == s)
+        return [(k, -s) for s, k in best[:limit]], spread
 
     def passing(self, keys: set[str], filters: dict[str, Any]) -> set[str]:
         """Which of ``keys`` the filters allow (the semantics of `where`)."""

@@ -1,9 +1,10 @@
 """The store's write lock: one writer at a time, a bounded wait, and who holds it.
 
-An exclusive `flock` on ``.nxs/index/lock``. The holder writes its pid, command and start time
-into the file, so a writer that waited `WAIT_S` in vain can say who is in the way (a stopped
-``nxm import``, a hung server) instead of waiting forever. The kernel drops the lock when its
-holder dies, however it dies.
+An exclusive `flock` on the workspace's ``.nxs`` directory itself: it needs no file (nothing
+for git to see), and every process that writes the workspace takes the same lock whatever its
+environment or cache directory. The kernel drops it when its holder dies, however it dies. A
+writer that waited `WAIT_S` in vain names the holder (from ``/proc/locks`` on Linux) instead
+of waiting forever.
 """
 
 from __future__ import annotations
@@ -11,12 +12,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-
-import orjson
 
 from nxs.errors import ConflictError, UpstreamError
 
@@ -24,28 +22,35 @@ WAIT_S = float(os.environ.get("NXS_LOCK_WAIT_S") or 30)  # docs/reliability.md
 
 
 def _holder(fd: int) -> str:
-    try:
-        got = orjson.loads(os.pread(fd, 4096, 0) or b"{}")
-        return f"pid {got['pid']} ({got['command']}) since {got['since']}"
-    except (orjson.JSONDecodeError, KeyError, TypeError, OSError):
-        return "another process"
+    """Who holds the flock on ``fd``'s inode: its pid and command, when the system says."""
+    st = os.fstat(fd)
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            parts = line.split()
+            if parts[1] == "FLOCK" and parts[3] == "WRITE" and parts[5] == inode:
+                pid = parts[4]
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                words = [os.path.basename(w) for w in command.decode(errors="replace").split()]
+                return f"pid {pid} ({' '.join(words[:3])[:200]})"
+    return "another process"
 
 
 @contextlib.contextmanager
-def locked(path: Path, wait: float | None = None) -> Iterator[None]:
-    """Hold the write lock at ``path`` (waiting at most ``wait`` seconds, default `WAIT_S`).
+def locked(folder: Path, wait: float | None = None) -> Iterator[None]:
+    """Hold the write lock of the workspace whose ``.nxs`` is ``folder`` (waiting at most
+    ``wait`` seconds, default `WAIT_S`).
 
     Raises:
         ConflictError: another process held it all that time (code STORE_BUSY).
-        UpstreamError: the lock file cannot be made (a read-only .nxs/: code STORE_READONLY).
+        UpstreamError: the folder cannot be opened (code STORE_READONLY).
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         raise UpstreamError(
-            f"cannot take the write lock {path}: {exc.strerror}",
-            suggestion="check that the workspace's .nxs/ directory is writable",
+            f"cannot take the write lock on {folder}: {exc.strerror}",
+            suggestion="check that the workspace's .nxs/ directory exists and is readable",
             code="STORE_READONLY",
         ) from None
     try:
@@ -63,25 +68,17 @@ def locked(path: Path, wait: float | None = None) -> Iterator[None]:
                         code="STORE_BUSY",
                     ) from None
                 time.sleep(0.02)
-        holder = {
-            "pid": os.getpid(),
-            "command": " ".join(os.path.basename(a) for a in sys.argv[:3])[:200],
-            "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, orjson.dumps(holder), 0)
         yield
     finally:
         os.close(fd)  # releases the lock
 
 
-def free(path: Path) -> bool:
+def free(folder: Path) -> bool:
     """Whether nobody holds the lock now (False also when it cannot be looked at)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
-        return not path.exists()
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         return True

@@ -21,7 +21,7 @@ from nxm.store.text import LOCAL, event_line, reconciled, record_of, render
 from nxs.errors import UpstreamError
 
 OLD = "memory"  # .nxs/memory/memories.lance
-OLD_DERIVED = ("cache", "memory.lock", "graph.lock")
+OLD_DERIVED = ("cache", "index", "memory.lock", "graph.lock")
 
 
 def needed(store: Any) -> bool:
@@ -69,7 +69,7 @@ def run(store: Any) -> dict[str, Any]:
     """
     import numpy as np
 
-    from nxm.store.cache import text_hash
+    from nxm.store.vectors import text_hash
 
     with store.locked():
         if not needed(store):
@@ -94,7 +94,7 @@ def run(store: Any) -> dict[str, Any]:
                     suggestion="report this with `nxm export` of the old store",
                     code="MIGRATION_FAILED",
                 )
-        store.cache.store_vectors({
+        store.embeddings.put({
             text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
             for r in records if r["key"] in vectors
         })  # fmt: skip

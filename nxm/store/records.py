@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nxm.record import body_hash
@@ -16,14 +16,10 @@ class Records(Mapping[str, dict[str, Any]]):
 
     Inside a write (`Store.writing`) it also holds the write's changes (`changes`), so the
     service sees its own writes; a record it returns may be shared: copy before changing it.
-    ``check`` (a write that trusted the folders' marks) is told each key before its record is
-    first read, so that the memory a write changes is read from its files.
     """
 
-    def __init__(self, cache: Cache, check: Callable[[list[str]], object] | None = None) -> None:
+    def __init__(self, cache: Cache) -> None:
         self.cache = cache
-        self.check = check
-        self._checked: set[str] = set()
         self.changes: dict[str, dict[str, Any] | None] = {}
         self._memo: dict[str, dict[str, Any]] = {}
         self._keys: set[str] | None = None
@@ -36,7 +32,6 @@ class Records(Mapping[str, dict[str, Any]]):
                 raise KeyError(key)
             return got
         if key not in self._memo:
-            self._check([key])
             record = self.cache.get(key)
             if record is None:
                 raise KeyError(key)
@@ -96,18 +91,8 @@ class Records(Mapping[str, dict[str, Any]]):
     def with_body(self, digest: str) -> list[str]:
         """The keys of the records whose body hashes to ``digest`` (`body_hash`), sorted."""
         got = {k for k, r in self.changes.items() if r and body_hash(r["body"]) == digest}
-        if self._check(self.cache.with_hash(digest)):  # one was edited since: ask again
-            self._memo.clear()
         got.update(k for k in self.cache.with_hash(digest) if k not in self.changes)
         return sorted(got)
-
-    def _check(self, keys: list[str]) -> bool:
-        """Have ``check`` look at the files of the keys not looked at yet; True if any did."""
-        todo = [k for k in keys if k not in self._checked and k not in self.changes]
-        if self.check is None or not todo:
-            return False
-        self._checked.update(todo)
-        return bool(self.check(todo))
 
     def in_sessions(self, sessions: set[str]) -> Iterator[dict[str, Any]]:
         """The records of ``sessions``."""

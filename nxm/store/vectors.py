@@ -1,172 +1,114 @@
-"""The READY vectors of one index version, in memory: the exact (flat) cosine search.
+"""The machine's vectors: one embedding per model and text, shared by every workspace.
 
-Semantic search reads every READY row's vector once per table version into one float32 matrix
-(`read`), then scores a query against all of it with numpy (`nearest`): the same results as
-LanceDB's own flat search, plus the mean and spread of every allowed similarity, which fusion
-standardizes against (`nxm.search.rank.fuse`). Filters are evaluated over the rows' Arrow columns with
-the semantics of the SQL `nxm.store.index.where` writes (`matches`).
+``$NXS_CACHE_DIR/vectors.db`` (SQLite) keeps each embedded text's float32 vector under the
+model's name and a hash of the text (`text_hash`). A memory whose text was embedded before, on
+another branch, in another clone or worktree of this machine, is never embedded again: the
+search index takes its vector from here. It is a cache: deleting it means embedding again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
-from nxm.store.runtime import _glibc
+import orjson
 
-if TYPE_CHECKING:
-    import numpy as np
+from nxm.record import body_hash, embedded_text
 
-FILTER_COLUMNS = (
-    "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
-    "session_id", "created", "updated", "expires",
-)  # fmt: skip
-
-
-def matches(columns: dict[str, Any], filters: dict[str, Any]) -> np.ndarray:
-    """`where(filters)` evaluated over Arrow columns: one bool per row, NULL never matches.
-
-    ``columns`` holds `FILTER_COLUMNS` and ``refs`` as Arrow arrays of one length; the
-    semantics are exactly those of the SQL `where` writes (string equality and comparison are
-    by bytes, ``status_in`` is ``IN``, ``ref`` is ``array_has``).
-    """
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(columns["key"])
-    mask = np.ones(n, dtype=bool)
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name in ("ref", "ref_in"):
-            refs = columns["refs"]
-            wanted = pa.array([value] if name == "ref" else list(value), pa.string())
-            hit = pc.is_in(pc.list_flatten(refs), value_set=wanted)
-            rows = np.asarray(pc.list_parent_indices(refs))[_bools(hit)]
-            got = np.zeros(n, dtype=bool)
-            got[rows] = True
-        elif name == "not_expired":
-            expires = columns["expires"]
-            got = _bools(pc.or_kleene(pc.is_null(expires), pc.greater(expires, value)))
-        elif name == "status_in":
-            got = _bools(pc.is_in(columns["status"], value_set=pa.array(list(value), pa.string())))
-        elif name in FILTER_COLUMNS:
-            got = _bools(pc.equal(columns[name], pa.scalar(value, pa.string())))
-        else:
-            raise KeyError(name)
-        mask &= got
-    return mask
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors(
+    model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
+) WITHOUT ROWID;
+"""
 
 
-def _bools(values: Any) -> np.ndarray:
-    import numpy as np
+def text_hash(record: dict[str, Any]) -> str:
+    """What a record's vector is kept under: a hash of the text that is embedded."""
+    return body_hash(embedded_text(record))[:32]
 
-    return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+class Vectors:
+    """The vectors of one model (``path`` None, or a disk that refuses: kept in memory)."""
+
+    def __init__(self, path: Path | None, model: str) -> None:
+        self.path = path
+        self.model = model
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = None
+            if self.path is not None:
+                with contextlib.suppress(sqlite3.Error, OSError):
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.executescript(SCHEMA)
+            if conn is None:  # unreadable, damaged or read-only: this process only
+                conn = sqlite3.connect(":memory:", check_same_thread=False)
+                conn.executescript(SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def get(self, texts: Iterable[str]) -> dict[str, bytes]:
+        """The stored vectors of these text hashes, by hash."""
+        with self._lock:
+            try:
+                rows = (
+                    self._db()
+                    .execute(
+                        "SELECT text, vector FROM vectors WHERE model = ? AND text IN "
+                        "(SELECT value FROM json_each(?))",
+                        (self.model, orjson.dumps(list(texts)).decode()),
+                    )
+                    .fetchall()
+                )
+            except sqlite3.DatabaseError:  # damaged: start again, in memory for this process
+                self.path, self._conn = None, None
+                return {}
+        return dict(rows)
+
+    def put(self, vectors: dict[str, bytes]) -> None:
+        """Keep vectors by text hash (best effort: a disk that refuses keeps them in memory)."""
+        if not vectors:
+            return
+        rows = [(self.model, t, v) for t, v in vectors.items()]
+        with self._lock:
+            try:
+                with self._db() as conn:
+                    conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+            except sqlite3.Error:
+                self.path, self._conn = None, None
+                with self._db() as conn:
+                    conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 def nearest(
-    ready: Vectors, vector: np.ndarray, filters: dict[str, Any], limit: int
-) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-    """Nearest READY records by cosine similarity: (key, similarity), best first, and the
-    (mean, std) of the similarities of every record the filters allow (None when none do)."""
+    vector: Any, candidates: dict[str, bytes], floor: float, count: int
+) -> list[tuple[str, float]]:
+    """The ``count`` of ``candidates`` (key -> vector bytes) most like ``vector`` with a cosine
+    of at least ``floor``: (key, cosine), best first, ties by key."""
     import numpy as np
 
-    rows = ready.rows({**filters, "processing": "READY"})
-    if not len(rows) or limit <= 0:
-        return [], None
+    if not candidates:
+        return []
+    keys = sorted(candidates)
+    matrix = np.frombuffer(b"".join(candidates[k] for k in keys), dtype=np.float32)
+    matrix = matrix.reshape(len(keys), -1)
     query = np.asarray(vector, dtype=np.float32)
-    # one pass over the matrix (a gather would copy it)
-    dots = (ready.matrix[: ready.size] @ query)[rows]
+    scale = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
     with np.errstate(divide="ignore", invalid="ignore"):
-        distance = np.float32(1.0) - dots / (ready.norms[rows] * np.linalg.norm(query))
-    distance = np.where(np.isnan(distance), np.float32(np.inf), distance)
-    if len(rows) > limit:
-        top = np.argpartition(distance, limit - 1)[:limit]
-    else:
-        top = np.arange(len(rows))
-    top = top[np.argsort(distance[top], kind="stable")]
-    similar = 1.0 - distance[np.isfinite(distance)].astype(np.float64)  # not zero vectors
-    spread = (float(similar.mean()), float(similar.std())) if len(similar) else None
-    keys = ready.columns["key"].take(rows[top]).to_pylist()
-    return [(k, 1.0 - float(distance[i])) for k, i in zip(keys, top, strict=True)], spread
-
-
-def read(table: Any) -> Vectors:
-    """The READY rows' keys, filter columns and vectors at the checked-out table version."""
-    import numpy as np
-    import pyarrow as pa
-
-    ready_only = "processing = 'READY'"
-    names = ["key", "refs", *FILTER_COLUMNS]
-    got = table.search().where(ready_only).select(names).limit(None).to_arrow()
-    columns = {c: pa.chunked_array([got.column(c).combine_chunks()]) for c in names}
-    del got
-    # free the chunks just copied (~23 MB at 100,000) before the matrix is made
-    _glibc("malloc_trim", 0)
-    # The vectors are streamed into one matrix, so the peak is the matrix and one batch
-    # (reading them as one Arrow table too would double the process's largest allocation).
-    # Keys stay Arrow strings (100,000 Python strings took ~7 MB, twice while checked).
-    keys = columns["key"].chunk(0)
-    dim = table.schema.field("vector").type.list_size
-    capacity = len(keys)
-    matrix = np.empty((capacity, dim), dtype=np.float32)
-    norms = np.empty(capacity, dtype=np.float32)  # row by row: no temporary
-    start = 0
-    streamed: list[str] | None = None  # keys in scan order, made only if not in `keys`' order
-    query = table.search().where(ready_only).select(["key", "vector"]).limit(None)
-    for batch in query.to_batches():
-        size = batch.num_rows
-        if start + size > len(keys):
-            raise RuntimeError("the memory table changed while its vectors were read")
-        rows = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
-        rows = rows.reshape(size, dim)
-        matrix[start : start + size] = rows
-        norms[start : start + size] = _norms(rows)
-        # compared here, not kept: an Arrow array read from LanceDB keeps its whole batch
-        batch_keys = batch.column("key")
-        if streamed is None and not batch_keys.equals(keys.slice(start, size)):
-            streamed = keys.slice(0, start).to_pylist()
-        if streamed is not None:
-            streamed += batch_keys.to_pylist()
-        start += size
-    if start != len(keys):
-        raise RuntimeError("the memory table changed while its vectors were read")
-    if streamed is not None:  # two scans of one version come in one order; checked all the same
-        at = {k: i for i, k in enumerate(streamed)}
-        order = [at[k] for k in keys.to_pylist()]
-        matrix[: len(keys)], norms[: len(keys)] = matrix[order], norms[order]
-    return Vectors(matrix=matrix, norms=norms, columns=columns, size=len(keys))
-
-
-def _norms(rows: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    return np.sqrt(np.einsum("ij,ij->i", rows, rows))
-
-
-@dataclass
-class Vectors:
-    """READY rows of one table version: keys and filter columns (Arrow arrays), vectors
-    (float32) and their norms, for the first ``size`` rows of ``matrix``."""
-
-    matrix: np.ndarray
-    norms: np.ndarray
-    columns: dict[str, Any]
-    size: int
-
-    def of(self, keys: list[str]) -> dict[str, np.ndarray]:
-        """The vectors of those of ``keys`` held here (views into the matrix); the key -> row
-        map is made on the first call and kept with this version."""
-        at = self.__dict__.get("_at")
-        if at is None:
-            at = self.__dict__["_at"] = {
-                k: i for i, k in enumerate(self.columns["key"].to_pylist()[: self.size])
-            }
-        return {k: self.matrix[at[k]] for k in keys if k in at}
-
-    def rows(self, filters: dict[str, Any]) -> np.ndarray:
-        """The indices of the rows the filters allow."""
-        import numpy as np
-
-        return np.flatnonzero(matches(self.columns, filters))
+        sims = np.where(scale > 0, (matrix @ query) / scale, 0.0)
+    best = sorted((-float(s), k) for k, s in zip(keys, sims, strict=True) if s >= floor)
+    return [(k, -s) for s, k in best[:count]]

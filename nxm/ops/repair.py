@@ -1,0 +1,74 @@
+"""The operations that mend the store after git: `resolve` a memory in a merge conflict, and
+`doctor`, which lists (and fixes what it can of) everything in ``.nxs/`` that does not read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nxm.ops import INTRODUCTION, KEY
+from nxs.context import Context
+from nxs.ops import Operation, Param
+
+
+def _resolve(ctx: Context, **kw: Any) -> Any:
+    from nxm.repair import resolve
+
+    return resolve(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
+
+
+def _doctor(ctx: Context, **kw: Any) -> Any:
+    from nxm.repair import doctor
+
+    return doctor(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
+
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        name="resolve",
+        tool="memory_resolve",
+        cli="nxm",
+        verb=("resolve",),
+        module="memory",
+        group="core",
+        summary="Show both sides of a memory git left in a merge conflict, or resolve it by "
+        "keeping one side (edited, if you pass a new body or introduction).",
+        when="when an answer names a memory in conflict (MEMORY_IN_CONFLICT).",
+        handler=_resolve,
+        writes=True,
+        params=(
+            KEY,
+            Param(
+                "keep",
+                help="The side to keep; without it, both are shown.",
+                choices=("ours", "theirs"),
+            ),  # fmt: skip
+            INTRODUCTION,
+            Param(
+                "body", help="The body to keep instead of the side's.", max_len=200_000, stdin=True
+            ),  # fmt: skip
+        ),
+        example="nxm resolve 3f2a --keep theirs",
+    ),
+    Operation(
+        name="doctor",
+        tool="memory_doctor",
+        cli="nxm",
+        verb=("doctor",),
+        module="memory",
+        group="insights",
+        summary="List every memory file that does not read (conflicts, bad front matter, "
+        "stray or misnamed files) and this clone's git set-up, each with its fix; --fix does "
+        "what needs no person.",
+        handler=_doctor,
+        writes=True,
+        params=(
+            Param(
+                "fix",
+                type="bool",
+                help="Configure git, write the git files and "
+                "NEXUS_MEMORY.md, adopt misnamed memory files.",
+            ),  # fmt: skip
+        ),
+        example="nxm doctor --fix",
+    ),
+]
