@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,22 @@ def private_cache(home: Path) -> Path:
     if models.is_dir() and not (cache / "models").exists():
         (cache / "models").symlink_to(models)
     return cache
+
+
+def share_vectors(cache: Path) -> None:
+    """Give this test's machine (its cache directory) the vectors another cache holds, as if
+    the workspaces copied from there had been embedded here (what their copied derived files
+    used to carry)."""
+    from nxs.paths import cache_dir
+
+    here = cache_dir()
+    if cache.resolve() == here.resolve() or (here / "vectors.db").exists():
+        return
+    here.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):
+        src = cache / f"vectors.db{suffix}"
+        if src.exists():
+            shutil.copyfile(src, here / f"vectors.db{suffix}")
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import committed, make_workspace
+from conftest import committed, make_workspace, share_vectors
 from typer.testing import CliRunner
 
 from nxm.cli import app
@@ -114,8 +114,10 @@ def invoke(root: Path, args: list[str]) -> tuple[bytes, int]:
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], Path]:
     import orjson
+
+    from nxs.paths import cache_dir
 
     root = make_workspace(tmp_path_factory.mktemp("golden") / "base")
     keys: dict[str, str] = {}
@@ -125,7 +127,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
         assert code == 0, out
         if args[0] == "add":
             keys[KEY_NAMES[len(keys)]] = orjson.loads(out)["memory"]["key"]
-    return root, keys
+    return root, keys, cache_dir()
 
 
 def resolve(args: list[str], keys: dict[str, str]) -> list[str]:
@@ -138,10 +140,11 @@ def resolve(args: list[str], keys: dict[str, str]) -> list[str]:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_golden(case: str, base: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
-    template, keys = base
+def test_golden(case: str, base: tuple[Path, dict[str, str], Path], tmp_path: Path) -> None:
+    template, keys, cache = base
     root = tmp_path / "ws"
     shutil.copytree(template, root)
+    share_vectors(cache)  # the copy's texts are embedded on this machine, as the template's
     args, code = CASES[case]
     seam = [] if args[0] in ADMIN else ["--now", LATER, "--actor", ACTOR]
     before = committed(root)

@@ -32,12 +32,10 @@ OPS_BY_TOOL = {op.tool: op for op in operations()}
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
-    from tests.conftest import private_cache
-
     return {
         "NXS_CONFIG_DIR": str(home / "config"),
         "NXS_DATA_DIR": str(home / "data"),
-        "NXS_CACHE_DIR": str(private_cache(home)),
+        "NXS_CACHE_DIR": os.environ["NXS_CACHE_DIR"],  # this test's machine
         "HF_HUB_OFFLINE": "1",
         "USER": "tester",
         **extra,

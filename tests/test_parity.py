@@ -35,6 +35,7 @@ import pytest
 
 from nxs.ops import SEAM_NAMES, Operation
 from nxs.registry import operations
+from tests.conftest import private_cache
 from tests.parity.state import ACTOR, NOW, seeded_copy, template
 
 PARITY_DIR = Path(__file__).parent / "parity"
@@ -200,12 +201,10 @@ class ParityServer:
 
 def server_env(home: Path) -> dict[str, str]:
     """The isolated user directories and identity a parity run uses on both seams."""
-    from tests.conftest import private_cache
-
     return {
         "NXS_CONFIG_DIR": str(home / "config"),
         "NXS_DATA_DIR": str(home / "data"),
-        "NXS_CACHE_DIR": str(private_cache(home)),
+        "NXS_CACHE_DIR": str(private_cache(home.parent)),  # the server's machine, and the CLI's
         "HF_HUB_OFFLINE": "1",
         "USER": "tester",
     }
@@ -236,12 +235,15 @@ def prepare(root: Path, home: Path, case: dict[str, Any], monkeypatch: pytest.Mo
     """A fresh seeded copy at ``root``, empty user directories, then the case's setup."""
     reset(root)
     reset(home)
-    seeded_copy(root)
-    setup = case.get("setup")
-    if setup is not None:
-        with monkeypatch.context() as m:
-            for name, value in {**server_env(home), **case.get("env", {})}.items():
-                m.setenv(name, value)
+    with monkeypatch.context() as m:
+        for name, value in {**server_env(home), **case.get("env", {})}.items():
+            m.setenv(name, value)
+        from nxm.store.local import Local
+
+        reset(Local(root).dir)  # what this machine derived from the workspace made before
+        seeded_copy(root)  # embedded on the server's machine
+        setup = case.get("setup")
+        if setup is not None:
             setup(root)
 
 

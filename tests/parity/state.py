@@ -31,6 +31,7 @@ ACTOR = "parity"
 MODEL = "hash"
 
 _template: Path | None = None
+_template_cache: Path | None = None  # the machine (cache directory) it was embedded on
 _lock = threading.Lock()
 
 
@@ -52,16 +53,23 @@ def seed_workspace(root: Path) -> Path:
 
 def template() -> Path:
     """The seeded workspace this process copies from, built on first use (thread-safe)."""
-    global _template
+    global _template, _template_cache
     with _lock:
         if _template is None or not _template.exists():
+            from nxs.paths import cache_dir
+
             _template = seed_workspace(Path(tempfile.mkdtemp(prefix="nxs-parity-")) / "seed")
+            _template_cache = cache_dir()
         return _template
 
 
 def seeded_copy(dest: Path) -> Path:
-    """A fresh copy of the seeded workspace at ``dest``."""
+    """A fresh copy of the seeded workspace at ``dest``, its texts embedded on this machine."""
+    from tests.conftest import share_vectors
+
     shutil.copytree(template(), dest, symlinks=True)
+    assert _template_cache is not None
+    share_vectors(_template_cache)
     return dest
 
 

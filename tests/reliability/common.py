@@ -32,8 +32,6 @@ def size(quick: int, full: int) -> int:
 
 def child_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment of a worker or subprocess: private user dirs under ``home``."""
-    from tests.conftest import private_cache
-
     env = {
         k: v
         for k, v in os.environ.items()
@@ -42,7 +40,7 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     env.update(
         NXS_CONFIG_DIR=str(home / "config"),
         NXS_DATA_DIR=str(home / "data"),
-        NXS_CACHE_DIR=str(private_cache(home)),
+        NXS_CACHE_DIR=os.environ["NXS_CACHE_DIR"],  # this test's machine
         HF_HUB_OFFLINE="1",
         USER="tester",
     )
