@@ -32,14 +32,14 @@ from typing import Any
 
 import orjson
 
-from nxm.record import CONTROL, FIELDS, body_hash, embedded_text, order_bytes
+from nxm.projection import line as projection_line
+from nxm.record import FIELDS, body_hash, embedded_text, order_bytes
 from nxm.store.matrix import Matrix, VectorRows, keep_vectors
 from nxm.store.reads import Reads
 from nxm.store.schema import LOG_ROWS, SCHEMA, VERSION
 from nxm.store.text import LOCAL
 from nxs.errors import UpstreamError
 
-SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 # What `nxs prime` reads of a record (its choice of the index and the lines it prints).
 FACTS = (
@@ -51,16 +51,6 @@ FACTS = (
 def text_hash(record: dict[str, Any]) -> str:
     """What a record's vector is kept under: a hash of the text that is embedded."""
     return body_hash(embedded_text(record))[:32]
-
-
-def projection_line(record: dict[str, Any]) -> str | None:
-    """The record's line in NEXUS_MEMORY.md's index (None: not shown there)."""
-    if record["status"] != "open" or record["scope"] not in SHARED_SCOPES:
-        return None
-    intro = " ".join(CONTROL.sub(" ", record["introduction"]).split())  # one plain line
-    facets = " · ".join(f for f in (record["category"], record["priority"]) if f)
-    key = record["key"]
-    return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
 
 
 class Cache(Reads, VectorRows):
