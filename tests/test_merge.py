@@ -214,25 +214,28 @@ _changes = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ours=_changes, theirs=_changes)
-def test_a_clean_memory_merge_reads_back_as_the_merged_fields(ours: dict, theirs: dict) -> None:
-    base = rec(body="p1\n\np2\n\np3")
-    out, clean = merge.memory3(text.render(base), md(**ours), md(**theirs), ("HEAD", "b"))
-    for name in (*text.COMMITTED, "body"):
-        o, t, b = rec(**ours)[name], rec(**theirs)[name], base[name]
-        if name != "body" and (o == b or t == b or o == t):
-            if clean:
-                want = t if o == b else o
-                assert text.record_of(KEY, out, None, "m")[name] == want, name
-        elif name != "body":
-            assert not clean  # a field both changed differently
+def test_a_memory_merge_reads_back_as_the_merged_fields(ours: dict, theirs: dict) -> None:
+    b = rec(body="p1\n\np2\n\np3")
+    o, t = rec(**{"body": b["body"], **ours}), rec(**{"body": b["body"], **theirs})
+    out, clean = merge.memory3(*(text.render(x) for x in (b, o, t)), ("HEAD", "b"))
+    clash = [n for n in text.COMMITTED if o[n] != b[n] and t[n] != b[n] and o[n] != t[n]]
+    want = {n: (t[n] if o[n] == b[n] else o[n]) for n in (*text.COMMITTED, "body")}
     if clean:
-        assert text.parse(out, "m") == text.parse(
-            text.render(text.record_of(KEY, out, None, "")), ""
-        )
+        assert not clash
+        got = text.record_of(KEY, out, None, "merged")
+        both = o["body"] != b["body"] and t["body"] != b["body"] and o["body"] != t["body"]
+        assert {n: got[n] for n in want if n != "body" or not both} == {
+            n: want[n] for n in want if n != "body" or not both
+        }
+        assert out == text.render(got)  # the canonical form: it round-trips
     else:
         assert text.conflicted(out)
+        mine, yours, *_ = text.sides(out)  # each side reads, with its own value where they clash
+        got_o, got_t = text.record_of(KEY, mine, None, "o"), text.record_of(KEY, yours, None, "t")
+        for n in text.COMMITTED:
+            assert (got_o[n], got_t[n]) == ((o[n], t[n]) if n in clash else (want[n], want[n])), n
 
 
 # -- the body's escape and conflict markers -----------------------------------------------------

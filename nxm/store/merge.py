@@ -1,7 +1,8 @@
 """nxs's git merge driver: a workspace's committed files merged by what they hold.
 
 Configured per clone by `nxm.store.gitconfig` and run by git as
-``python -m nxm.store.merge %O %A %B %P`` (base, ours, where the result goes, theirs, path):
+``python -m nxm.store.merge %O %A %B %P`` (the base, ours, where the result is written,
+theirs, and the path in the work tree):
 
 - a memory file merges field by field, and its body line by line, so a close on one branch and a
   priority change on another (adjacent lines to git) merge; only a field or the body lines both
@@ -12,8 +13,8 @@ Configured per clone by `nxm.store.gitconfig` and run by git as
 - NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`): what both sides'
   memories make once merged, with no duplicate line and its count right.
 
-Anything else, a side that does not parse, or any failure: git's own text merge. The driver
-imports only the standard library, orjson and the text formats, since git runs it once per file.
+Anything else, a side that does not parse, or any failure: git's own text merge. This module
+imports only the standard library, orjson and the formats, since git runs it once per file.
 """
 
 from __future__ import annotations
