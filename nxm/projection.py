@@ -3,20 +3,26 @@
 One line per open project- or item-scoped memory, in the reading order of `nxm list`, linked
 to the memory's own file (`.nxs/memories/<key>.md`, where its body is). It holds no bodies, and
 at most `LIMIT` lines, the rest counted: a write rewrites it, so its size must not grow with the
-store's (and a list longer than that is read with `nxm list`, not on a page). It is derived from the
-record cache after a write, or when a command finds it differs from what was last written (a
-merge: git's ``union`` driver merges it without conflict, and the next command writes it again).
+store's (and a list longer than that is read with `nxm list`, not on a page). Each line carries
+what orders it (the link's title is the memory's ``created``), so nxs's merge driver
+(`nxm.store.merge`) merges two branches' files by key (`merge3`) into what the merged memories
+make (`derive`); where the driver is not configured, git's ``union`` driver merges it and the
+next write makes it again.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from nxs.paths import atomic_write
+from nxm.record import CONTROL, reading_sort_key
 
 NAME = "NEXUS_MEMORY.md"
 LIMIT = 1000  # index lines; the rest are counted
+SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md and prime show
+SHOWN = ("key", "introduction", "category", "priority", "created")  # what a line tells
 HEADER = """\
 # NEXUS_MEMORY.md
 
@@ -26,6 +32,11 @@ command writes it again) and do not import it from CLAUDE.md or AGENTS.md: sessi
 the index from `nxs prime`, and `nxm show KEY` fetches a body. Change memories with `nxm`, or
 edit their files and commit them like code.
 """
+_HEAD = (HEADER + "\n").encode("utf-8")
+_COUNT = re.compile(r"^(\d+) open memories\.$")
+_LINE = re.compile(
+    r'^- \[`([0-9a-f]+)`\]\(\.nxs/memories/\1\.md "((?:[^"\\]|\\.)*)"\) (.*) _\((.*)\)_\n$', re.S
+)
 
 
 def identity(root: Path) -> str:
@@ -37,13 +48,70 @@ def identity(root: Path) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
 
 
-def render(lines: list[str], shown: int, closed: int) -> bytes:
-    """The projection of these index lines (`nxm.store.cache.projection_line`), the first of
-    ``shown`` open memories."""
-    count = f"\n{shown} open memories ({closed} closed not shown).\n\n"
-    more = shown - len(lines)
+def line(record: dict[str, Any]) -> str | None:
+    """The record's line in the index (None: not shown there, not open or not shared)."""
+    if record.get("status") != "open" or record.get("scope") not in SHARED_SCOPES:
+        return None
+    intro = " ".join(CONTROL.sub(" ", record["introduction"] or "").split())  # one plain line
+    facets = " · ".join(f for f in (record.get("category"), record.get("priority")) if f)
+    key = record["key"]
+    created = (record.get("created") or "").replace("\\", "\\\\").replace('"', '\\"')
+    created = CONTROL.sub(" ", created)
+    return f'- [`{key}`](.nxs/memories/{key}.md "{created}") {intro} _({facets})_\n'
+
+
+def fields(text: str) -> dict[str, Any] | None:
+    """What an index line tells (`SHOWN`), or None when it is not one `line` writes."""
+    got = _LINE.match(text)
+    if not got:
+        return None
+    key, created, intro, facets = got.groups()  # the last " _(" ends the introduction
+    category, _, priority = facets.rpartition(" · ")
+    out = {
+        "key": key,
+        "introduction": intro,
+        "category": category or None,
+        "priority": priority,
+        "created": re.sub(r"\\(.)", r"\1", created) or None,
+        "status": "open",
+        "scope": "project",
+    }
+    return out if line(out) == text else None
+
+
+def render(entries: list[str], total: int) -> bytes:
+    """The file of these index lines (`line`), the first of ``total`` open memories."""
+    more = total - len(entries)
     rest = f"\n{more} more open memories, in `nxm list` (not shown here).\n" if more > 0 else ""
-    return (HEADER + count + "".join(lines) + rest).encode("utf-8")
+    return (HEADER + f"\n{total} open memories.\n\n" + "".join(entries) + rest).encode("utf-8")
+
+
+def derive(records: Iterable[dict[str, Any]]) -> bytes:
+    """The file a write makes for these full records (its first `LIMIT` lines in reading
+    order)."""
+    shown = sorted((reading_sort_key(r), text) for r in records if (text := line(r)))
+    return render([text for _, text in shown[:LIMIT]], len(shown))
+
+
+def parse(data: bytes) -> tuple[list[str], int] | None:
+    """The index lines and the count of open memories of a file `render` wrote (any header
+    before the count), or None when it is not one."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\n")
+    at = next((i for i, ln in enumerate(lines) if _COUNT.match(ln)), None)
+    if at is None:
+        return None
+    total = int(lines[at].split(" ", 1)[0])
+    entries = [ln + "\n" for ln in lines[at + 2 : -1] if ln]
+    if len(entries) < total:
+        entries = entries[:-1]  # the line counting the rest
+    tail = "\n".join(lines[at:]).encode("utf-8")
+    if not all(fields(e) for e in entries) or render(entries, total)[len(_HEAD) :] != tail:
+        return None
+    return entries, total
 
 
 def write(root: Path, cache: Any) -> str:
@@ -52,11 +120,13 @@ def write(root: Path, cache: Any) -> str:
     Raises:
         OSError: it cannot be written.
     """
+    from nxs.paths import atomic_write
+
     lines, shown, closed = cache.lines(LIMIT)
     path = root / NAME
     if not lines and not closed and not path.exists():
         return "absent"  # nothing to show yet
-    data = render(lines, shown, closed)
+    data = render(lines, shown)
     try:
         same = path.read_bytes() == data
     except OSError:

@@ -212,6 +212,10 @@ def memory_block(
         store = open_store(ws)
         store.sync()
         found = Candidates(store.cache, now)
+        if not store.remote:  # a session start in a fresh clone: its merge driver
+            from nxm.store import gitconfig
+
+            gitconfig.install(ws.root)
         unread = len(store.problems)
     except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
         reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)

@@ -191,9 +191,13 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
         atomic_write(nxs_dir / "config.toml", dump_config(config).encode())
     if "memory" in config.get("nxs", {}).get("modules", []):
         write_git_files(root)
+        from nxm.store.gitconfig import install
+
+        install(root)  # this clone's merge driver (the committed files name only fallbacks)
     return Workspace(root=root, config=config), added
 
 
+# The fallback where nxs's driver is not configured (`nxm.store.gitconfig`): no conflict.
 PROJECTION_ATTRIBUTE = (
     b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
 )

@@ -113,5 +113,5 @@ def test_two_writers_lose_nothing(tmp_path: Path) -> None:
         assert [e["type"] for e in docs[both[0]["key"]]["events"]] == ["CREATED"]
 
     projection = (root / "NEXUS_MEMORY.md").read_text()
-    assert f"\n{2 * OWN + SHARED} open memories (0 closed not shown).\n" in projection
+    assert f"\n{2 * OWN + SHARED} open memories.\n" in projection
     assert all(f"`{k}`" in projection for k in docs)

@@ -119,7 +119,7 @@ def test_example_workspace_is_committed_whole() -> None:
 
 
 def test_example_store_matches_its_export(example: Path) -> None:
-    from nxm.projection import LIMIT, render
+    from nxm.projection import derive
     from nxm.service import MemoryService
     from nxm.store.text import LOCAL
     from nxs.workspace import find
@@ -135,7 +135,7 @@ def test_example_store_matches_its_export(example: Path) -> None:
         ".nxs-example/memories.jsonl differs from its memory files: rebuild with "
         "`bash .nxs-example/build.sh` and commit the workspace"
     )
-    assert render(*store.cache.lines(LIMIT)) == (EXAMPLE / "NEXUS_MEMORY.md").read_bytes()
+    assert derive(store.records().values()) == (EXAMPLE / "NEXUS_MEMORY.md").read_bytes()
 
 
 def test_example_workspace_answers_the_cli(example: Path) -> None:

@@ -125,12 +125,12 @@ def test_two_branches_merge_with_no_conflict_and_every_verb_shows_the_union(repo
     merged = git(repo, "merge", "-q", "a", "-m", "merge a")
     assert "CONFLICT" not in merged.stdout + merged.stderr
     assert keys_of(repo) == {m} | a_keys | b_keys
-    shown = agrees_with_files(repo)  # the next command heals NEXUS_MEMORY.md too
+    shown = agrees_with_files(repo)  # the merge driver derived NEXUS_MEMORY.md too
     assert shown[m]["body"].endswith("and one from SRE.")
     assert shown[m]["feedback"]["POSITIVE"] == 1
     types = [e["type"] for e in shown[m]["events"]]
     assert sorted(types) == ["CREATED", "FEEDBACK_SUBMITTED", "UPDATED"]
-    assert git(repo, "status", "--porcelain").stdout.strip() == "M NEXUS_MEMORY.md"
+    assert git(repo, "status", "--porcelain").stdout.strip() == ""  # reads wrote nothing
 
 
 def test_the_same_body_edited_on_two_branches_conflicts_in_that_file_only(repo: Path) -> None:
@@ -153,7 +153,7 @@ def test_the_same_body_edited_on_two_branches_conflicts_in_that_file_only(repo: 
     # while unresolved, the other memories are served and this one says what is wrong
     assert nxm(repo, "show", other)["memory"]["key"] == other
     broken = runner.invoke(nxm_app, ["show", m, "--json", "--workspace", str(repo)])
-    assert orjson.loads(broken.stdout_bytes)["code"] == "MEMORY_FILE_BROKEN"
+    assert orjson.loads(broken.stdout_bytes)["code"] == "MEMORY_IN_CONFLICT"
 
     path = repo / ".nxs" / "memories" / f"{m}.md"
     text = path.read_text()

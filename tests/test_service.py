@@ -815,9 +815,9 @@ def test_projection_lists_open_memories_in_reading_order(svc: MemoryService) -> 
     text = (svc.ws.root / "NEXUS_MEMORY.md").read_text()
     tail = text[text.index("\n2 open") :]
     assert tail == (
-        "\n2 open memories (1 closed not shown).\n\n"
-        f"- [`{b['key']}`](.nxs/memories/{b['key']}.md) Intro B _(notes · HIGH)_\n"
-        f"- [`{a['key']}`](.nxs/memories/{a['key']}.md) Intro A _(conventions · MEDIUM)_\n"
+        "\n2 open memories.\n\n"
+        f'- [`{b["key"]}`](.nxs/memories/{b["key"]}.md "{NOW}") Intro B _(notes · HIGH)_\n'
+        f'- [`{a["key"]}`](.nxs/memories/{a["key"]}.md "{NOW}") Intro A _(conventions · MEDIUM)_\n'
     )
     assert text.startswith("# NEXUS_MEMORY.md\n")
 
@@ -836,9 +836,7 @@ def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryServi
     """After a mix of writes in one long-lived service, NEXUS_MEMORY.md is what a fresh
     process makes from the files; one edited by hand is left alone by reads (they write nothing
     git tracks) and written again by the next write."""
-    from nxm.projection import LIMIT, render
-    from nxm.store.cache import Cache
-    from nxm.store.vectors import Vectors
+    from nxm.projection import derive
 
     keys = [
         svc.add(body=f"fact {i}", introduction=f"Fact {i}", now=NOW, actor="t")["memory"]["key"]
@@ -848,19 +846,13 @@ def test_the_projection_after_any_writes_is_what_the_files_make(svc: MemoryServi
     svc.close(key=keys[1], now=NOW, actor="t")
     svc.classify(key=keys[2], scope="user", now=NOW, actor="t")
     svc.purge(key=svc.forget(key=keys[3], now=NOW, actor="t")["memory"]["key"], now=NOW, actor="t")
-
-    def fresh() -> bytes:
-        cache = Cache(None, "hash", Vectors(None, "hash"))
-        cache.put([(r, "", "", k) for k, r in on_disk(svc).items()])
-        return render(*cache.lines(LIMIT))
-
     path = svc.ws.root / "NEXUS_MEMORY.md"
-    assert path.read_bytes() == fresh()
+    assert path.read_bytes() == derive(on_disk(svc).values())
     path.write_text("edited by hand\n")
     MemoryService(find(svc.ws.root)).list()
     assert path.read_text() == "edited by hand\n"
     MemoryService(find(svc.ws.root)).close(key=keys[4], now=NOW, actor="t")
-    assert path.read_bytes() == fresh()
+    assert path.read_bytes() == derive(on_disk(svc).values())
 
 
 def test_the_projection_lists_the_first_lines_and_counts_the_rest(
@@ -877,7 +869,7 @@ def test_the_projection_lists_the_first_lines_and_counts_the_rest(
     listed = [m["introduction"] for m in svc.list()["memories"]]
     shown = [ln for ln in text.splitlines() if ln.startswith("- [`")]
     assert [ln.split(") ", 1)[1].split(" _(")[0] for ln in shown] == listed[:3]
-    assert "5 open memories (0 closed not shown)." in text
+    assert "\n5 open memories.\n" in text
     assert text.endswith("\n2 more open memories, in `nxm list` (not shown here).\n")
 
 

@@ -83,6 +83,7 @@ class Store:
         self.problems: list[dict[str, str]] = []
         self._on_disk: Index | None = None  # the disk index while a busy lock keeps it behind
         self._commits = 0
+        self._set_up = self.remote  # what the first write of a process sets up (`writing`)
 
     @property
     def dim(self) -> int:
@@ -204,11 +205,17 @@ class Store:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[Records]:
-        """Hold the write lock and yield every record, brought up to date inside it."""
+        """Hold the write lock and yield every record, brought up to date inside it. The first
+        write of a process also configures this clone's merge driver (once per clone)."""
         with self.locked():
             if self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
-            self.local.drop_earlier()
+            if not self._set_up:
+                from nxm.store import gitconfig
+
+                self.local.drop_earlier()
+                gitconfig.install(self.ws.root)
+                self._set_up = True
             self.sync()
             yield Records(self.cache)
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import orjson
 
-from nxm.record import CONTROL, FIELDS, body_hash, order_bytes
+from nxm.projection import line as projection_line
+from nxm.record import FIELDS, body_hash, order_bytes
 from nxm.store.text import LOCAL
 from nxm.store.vectors import Vectors, text_hash
 from nxs.errors import UpstreamError
 
 VERSION = "9"  # of the schema and of what a row holds: another version is made again
-SHARED_SCOPES = ("project", "item")  # what NEXUS_MEMORY.md shows
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
@@ -66,16 +66,6 @@ def moment(text: Any) -> str | None:
         return parse_timestamp(text).isoformat()
     except (ValueError, TypeError, AttributeError, OverflowError):
         return None
-
-
-def projection_line(record: dict[str, Any]) -> str | None:
-    """The record's line in NEXUS_MEMORY.md's index (None: not shown there)."""
-    if record["status"] != "open" or record["scope"] not in SHARED_SCOPES:
-        return None
-    intro = " ".join(CONTROL.sub(" ", record["introduction"]).split())  # one plain line
-    facets = " · ".join(f for f in (record["category"], record["priority"]) if f)
-    key = record["key"]
-    return f"- [`{key}`](.nxs/memories/{key}.md) {intro} _({facets})_\n"
 
 
 def _worth(record: dict[str, Any]) -> float:

@@ -14,8 +14,8 @@ and lifecycle fields, then the body as Markdown::
     Release tags are cut from main only; CI refuses others.
 
 ``.nxs/history/<key>.jsonl`` holds what happened to it: one event a line, appended, merged by
-git's ``union`` driver (`GITATTRIBUTES`), so two branches that act on one memory keep both
-events. What can be told from the events is not written twice: ``created``, ``updated`` and
+event identity (nxs's merge driver, `nxm.store.merge`; git's ``union`` driver where it is not
+configured, `GITATTRIBUTES`), so two branches that act on one memory keep both events. What can be told from the events is not written twice: ``created``, ``updated`` and
 ``actor`` (the last edit's), and the feedback counts. So a body edit on one branch and a
 vote on another touch different files and merge cleanly. ``processing`` and ``model`` are
 this machine's (whether the local index holds a vector for the text): never committed.
@@ -23,6 +23,10 @@ this machine's (whether the local index holds a vector for the text): never comm
 Front matter is a strict subset of YAML that `render` writes and a person can edit: one
 ``name: value`` a line; a value is plain text, or JSON (a quoted string, a list, an object,
 ``null``, ``true``, a number); block lists (``- item``) and single quotes are read too.
+
+A body may hold any text: a body line that looks like a conflict marker (``=======``) is written
+with one more backslash in front (`render`) and read without it (`parse`), so a file is in
+conflict only when git's markers make a conflict's shape (`conflicted`).
 """
 
 from __future__ import annotations
@@ -46,14 +50,17 @@ DERIVED = ("created", "updated", "actor", "feedback")  # told by the events
 LOCAL = ("processing", "model")  # this machine's index
 NOT_EDITS = ("FEEDBACK_SUBMITTED", "EMBEDDED", "IMPORTED")  # a reader's signal, a load
 KEY = re.compile(rf"^[0-9a-f]{{{KEY_LEN}}}$")
-CONFLICT = re.compile(rb"^(<{7}|={7}|>{7})(\s|$)", re.M)
+CONFLICT = re.compile(rb"^(<{7}|={7}|>{7})(\s|$)", re.M)  # a line that may be a marker
+_ESCAPE = re.compile(r"^(?=\\*(<{7}|={7}|>{7}|\|{7}))", re.M)
+_UNESCAPE = re.compile(r"^\\(?=\\*(<{7}|={7}|>{7}|\|{7}))", re.M)
 
 GITIGNORE = b"""\
-# nxs: what is derived from the committed files, or this machine's own
+# nxs: a write in progress (and what earlier versions derived here)
+journal
 index/
 cache/
-*.lock
 """
+# The committed fallbacks: each clone routes these files to nxs's driver (`nxm.store.gitconfig`).
 GITATTRIBUTES = b"""\
 # nxs: a memory's history is an append-only log; a merge keeps both sides' events
 history/*.jsonl text eol=lf merge=union
@@ -87,7 +94,7 @@ def render(record: dict[str, Any]) -> bytes:
         value = record.get(name, FIELDS[name])
         if name in ALWAYS or value != FIELDS[name]:
             lines.append(f"{name}: {_value(value)}")
-    lines += ["---", "", record["body"].strip("\n"), ""]
+    lines += ["---", "", _ESCAPE.sub("\\\\", record["body"].strip("\n")), ""]
     return "\n".join(lines).encode("utf-8")
 
 
@@ -116,7 +123,7 @@ def parse(raw: bytes, where: str) -> dict[str, Any]:
         FileProblem: not UTF-8, no front matter, an unknown field, a value that does not read,
             or merge conflict markers left in it.
     """
-    if CONFLICT.search(raw):
+    if conflicted(raw):
         raise FileProblem(f"{where} has unresolved merge conflict markers")
     try:
         text = raw.decode("utf-8").replace("\r\n", "\n").removeprefix("\ufeff")
@@ -150,8 +157,84 @@ def parse(raw: bytes, where: str) -> dict[str, Any]:
             out[name] = None  # an empty value is null, unless a block list follows
     if "introduction" not in out:
         raise FileProblem(f"{where} has no introduction")
-    out["body"] = body.strip("\n")
+    out["body"] = _UNESCAPE.sub("", body.strip("\n"))
     return out
+
+
+# -- conflict markers ----------------------------------------------------------------------------
+
+
+def _lines(raw: bytes) -> list[bytes]:
+    """The lines of a file, each with its newline (git's markers are lines ended by \\n)."""
+    parts = raw.split(b"\n")
+    return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _marker(line: bytes, char: bytes) -> bytes | None:
+    """The label of a conflict marker line of ``char`` ('' when it has none), or None."""
+    line = line.rstrip(b"\r\n")
+    if not line.startswith(char * 7):
+        return None
+    rest = line[7:]
+    if char == b"=":
+        return b"" if not rest else None
+    return rest[1:] if not rest or rest[:1] == b" " else None
+
+
+def _hunks(raw: bytes) -> list[tuple[str, bytes]] | None:
+    """The file as ("both" | "ours" | "base" | "theirs" | "<" | ">", line) pairs, its conflicts'
+    markers tagged "<" and ">" (with their labels), or None when it holds no whole conflict."""
+    lines = _lines(raw)
+    out: list[tuple[str, bytes]] = []
+    i, found = 0, False
+    while i < len(lines):
+        start = _marker(lines[i], b"<")
+        end = None
+        if start is not None:  # a conflict: <<<, [|||], ===, >>> in this order
+            j, middle, base = i + 1, None, None
+            while j < len(lines) and middle is None:
+                if _marker(lines[j], b"<") is not None or _marker(lines[j], b">") is not None:
+                    break
+                if base is None and _marker(lines[j], b"|") is not None:
+                    base = j
+                elif _marker(lines[j], b"=") is not None:
+                    middle = j
+                j += 1
+            while middle is not None and j < len(lines) and end is None:
+                if _marker(lines[j], b"<") is not None:
+                    break
+                if _marker(lines[j], b">") is not None:
+                    end = j
+                j += 1
+        if end is None:
+            out.append(("both", lines[i]))
+            i += 1
+            continue
+        found = True
+        stop = base if base is not None else middle
+        out.append(("<", start))
+        out += [("ours", ln) for ln in lines[i + 1 : stop]]
+        out += [("base", ln) for ln in lines[stop + 1 : middle]] if base is not None else []
+        out += [("theirs", ln) for ln in lines[middle + 1 : end]]
+        out.append((">", _marker(lines[end], b">") or b""))
+        i = end + 1
+    return out if found else None
+
+
+def conflicted(raw: bytes) -> bool:
+    """Whether git left a conflict in this file: a ``<<<<<<<`` line, later ``=======`` (after
+    an optional ``|||||||`` base section), later ``>>>>>>>`` (a lone ``=======`` is a heading)."""
+    return CONFLICT.search(raw) is not None and _hunks(raw) is not None
+
+
+def sides(raw: bytes) -> tuple[bytes, bytes, str, str]:
+    """The two texts a conflicted file was merged from (each side's hunks kept, base hunks
+    dropped) and the labels of its first conflict's markers (``HEAD``, a branch name)."""
+    hunks = _hunks(raw) or [("both", ln) for ln in _lines(raw)]
+    ours = b"".join(ln for tag, ln in hunks if tag in ("both", "ours"))
+    theirs = b"".join(ln for tag, ln in hunks if tag in ("both", "theirs"))
+    labels = [ln.decode("utf-8", "replace") for tag, ln in hunks if tag in ("<", ">")]
+    return ours, theirs, (labels[0] if labels else ""), (labels[1] if labels else "")
 
 
 # -- the event log -------------------------------------------------------------------------------
@@ -171,7 +254,7 @@ def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
     Raises:
         FileProblem: a line that is not an event, or merge conflict markers.
     """
-    if CONFLICT.search(raw):
+    if conflicted(raw):
         raise FileProblem(f"{where} has unresolved merge conflict markers")
     lines = raw.split(b"\n")
     events = []

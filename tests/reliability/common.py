@@ -94,9 +94,8 @@ def store_docs(root: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
 def consistent(root: Path) -> dict[str, dict[str, Any]]:
     """Assert that the record cache and NEXUS_MEMORY.md agree with the memory files, and the
     index holds each memory once; return the records the files hold."""
-    from nxm.projection import LIMIT, render
+    from nxm.projection import derive
     from nxm.service import MemoryService
-    from nxm.store.cache import Cache
     from nxm.store.text import LOCAL
     from nxs.workspace import find
 
@@ -109,9 +108,7 @@ def consistent(root: Path) -> dict[str, dict[str, Any]]:
     cached = dict(store.records().items())
     store.close()
     assert committed(cached) == committed(docs)
-    fresh = Cache(None, "hash")
-    fresh.put([(r, "", "", k) for k, r in docs.items()])
-    assert (root / "NEXUS_MEMORY.md").read_bytes() == render(*fresh.lines(LIMIT))
+    assert (root / "NEXUS_MEMORY.md").read_bytes() == derive(docs.values())
     return docs
 
 
