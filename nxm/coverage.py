@@ -148,13 +148,19 @@ class Candidates:
         calling it anew) when they run past what was read (`exhausted`)."""
         self.taken = Counter()
         for record in picks_of(self.ranked):
-            category = record.get("category")
-            if self.taken[category] >= self.safe[category]:
-                self.each *= 4
-                self._read()
-                raise Exhausted
-            self.taken[category] += 1
+            self._sure()
+            self.taken[record.get("category")] += 1
             yield record
+        self._sure()  # every candidate read was taken: are more left?
+
+    def _sure(self) -> None:
+        """Go on only if every category's next candidate, which the picks compare, is the
+        true one; else read more (`Exhausted`)."""
+        taken, safe = self.taken, self.safe
+        if any(safe[c] <= taken[c] < self.totals[c] for c in self.ranked):
+            self.each *= 4
+            self._read()
+            raise Exhausted
 
 
 class Exhausted(Exception):

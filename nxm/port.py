@@ -116,9 +116,10 @@ def _committed(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
-    """Each record as one JSON line, in key order."""
+    """Each record as one JSON line, in key order, without what is this machine's (whether
+    it has a vector: ``processing``, ``model``), so an export is the same bytes anywhere."""
     for key in sorted(records):
-        yield line(records[key])
+        yield line({k: v for k, v in records[key].items() if k not in LOCAL})
 
 
 def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]]:

@@ -111,7 +111,7 @@ def resolve(
         **{name: sides[name] for name in SIDES},
     }
     if keep is None:
-        return {**out, "resolved": False}
+        return {**out, "kept": None, "resolved": False}
     chosen = sides[keep]
     if "problem" in chosen:
         raise ConflictError(
@@ -136,7 +136,7 @@ def resolve(
         service._ready([record], vector)
         store.commit(current, [record], vector, resolving=full)
     shown = {k: v for k, v in record.items() if k != "events"}
-    return {**out, "resolved": True, "memory": shown}
+    return {**out, "kept": keep, "resolved": True, "memory": shown}
 
 
 def _adopt(service: Any, name: str, now: str, actor: str) -> dict[str, str]:

@@ -34,13 +34,19 @@ def private_cache(home: Path) -> Path:
     return cache
 
 
-def share_vectors(cache: Path) -> None:
+def machine(home: Path) -> str:
+    """The cache directory a subprocess of this test uses: the test's own (one machine), or,
+    outside a test (a module's server), one of its own under ``home``."""
+    return os.environ.get("NXS_CACHE_DIR") or str(private_cache(home))
+
+
+def share_vectors(cache: Path, into: Path | None = None) -> None:
     """Give this test's machine (its cache directory) the vectors another cache holds, as if
     the workspaces copied from there had been embedded here (what their copied derived files
     used to carry)."""
     from nxs.paths import cache_dir
 
-    here = cache_dir()
+    here = into or cache_dir()
     if cache.resolve() == here.resolve() or (here / "vectors.db").exists():
         return
     here.mkdir(parents=True, exist_ok=True)

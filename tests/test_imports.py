@@ -82,7 +82,7 @@ def test_list_and_show_load_no_heavy_module_even_with_no_local_index(tmp_path: P
     )["memory"]["key"]
     import shutil
 
-    shutil.rmtree(root / ".nxs" / "index")  # as after a fresh clone: made from the files
+    shutil.rmtree(svc.store.local.dir)  # as after a fresh clone: made from the files
     mods, out = loaded("nxm", "list", "--json", cwd=root)
     assert mods == []
     assert json.loads(out)["memories"][0]["key"] == key

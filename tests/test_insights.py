@@ -8,6 +8,7 @@ import pytest
 
 from nxm.insights import entities, log_search, profile, stats
 from nxm.record import event, new_record
+from nxm.store.local import Local
 from nxs.context import Context
 from nxs.errors import NotFoundError
 from nxs.workspace import Workspace
@@ -40,7 +41,7 @@ def test_windows_count_events_searches_and_estimated_tokens(tmp_path: Path) -> N
     }
     for at in ("2026-05-28T00:00:00.000Z", "2026-04-01T00:00:00.000Z", "2026-05-29T10:00:00Z"):
         log_search(ws, at, "hybrid")
-    with ws.dir.joinpath("cache", "usage.log").open("ab") as fh:
+    with Local(ws.root).usage.open("ab") as fh:
         fh.write(b'{"at": "2026-05-28T0')  # a torn line is skipped
     got = stats(ws, records, now=NOW, days=30)
     assert (got["from"], got["to"], got["days"]) == ("2026-04-29T10:00:00.000Z", NOW, 30)
@@ -63,7 +64,7 @@ def test_search_logs_one_line_per_search(ctx: Context) -> None:
     svc.add(body="Tags come from main.", introduction="Tags from main", now=NOW, actor="t")
     svc.search(query="tags", mode="keyword", now=NOW)
     svc.search(query="main", mode="keyword", now=NOW)
-    lines = svc.ws.dir.joinpath("cache", "usage.log").read_bytes().splitlines()
+    lines = Local(svc.ws.root).usage.read_bytes().splitlines()
     assert lines == [b'{"at":"2026-05-29T10:00:00.000Z","mode":"keyword","op":"search"}'] * 2
     assert stats(svc.ws, svc.store.records(), now=NOW, days=1)["searches"] == 2
 

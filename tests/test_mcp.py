@@ -24,6 +24,7 @@ import pytest
 
 from nxs.mcp.server import GROUPS, Seam, build_server, parse_groups
 from nxs.registry import operations
+from tests.conftest import machine
 from tests.parity.state import KEYS, NOW, seeded_copy
 from tests.reliability.common import StdioSession as SessionBase
 
@@ -35,7 +36,7 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     return {
         "NXS_CONFIG_DIR": str(home / "config"),
         "NXS_DATA_DIR": str(home / "data"),
-        "NXS_CACHE_DIR": os.environ["NXS_CACHE_DIR"],  # this test's machine
+        "NXS_CACHE_DIR": machine(home),
         "HF_HUB_OFFLINE": "1",
         "USER": "tester",
         **extra,
@@ -51,7 +52,7 @@ class StdioSession(SessionBase):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[StdioSession, Path]]:
     base = tmp_path_factory.mktemp("mcp")
-    root = seeded_copy(base / "proj")
+    root = seeded_copy(base / "proj", base / "home")
     with ExitStack() as stack:
         session = StdioSession(
             stack, ["--workspace", str(root)], env_for(base / "home"), base / "server.log"

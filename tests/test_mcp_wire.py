@@ -104,7 +104,8 @@ def _answers(lines: list[bytes], root: Path, home: Path) -> tuple[dict[Any, Any]
 @pytest.fixture(scope="module")
 def wire(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[Any, Any], bytes]:
     base = tmp_path_factory.mktemp("wire")
-    return _answers([line for line, _ in PROBES], seeded_copy(base / "proj"), base / "home")
+    root = seeded_copy(base / "proj", base / "home")
+    return _answers([line for line, _ in PROBES], root, base / "home")
 
 
 def test_the_handshake_and_the_end_are_answered(wire: tuple[dict[Any, Any], bytes]) -> None:

@@ -151,3 +151,50 @@ def test_worth_counts_priority_recency_and_feedback() -> None:
 def test_the_choice_is_deterministic(big: Any) -> None:
     root, _ = big
     assert prime_text(str(root), now=NOW) == prime_text(str(root), now=NOW)
+
+
+def test_the_candidates_read_give_the_picks_of_every_memory(tmp_path: Path) -> None:
+    """Prime reads only the most recent few of each category and worth class; whatever number
+    of picks a budget takes, they are those `picks` makes of every open memory."""
+    import random
+
+    from nxm.coverage import EACH, Candidates, Exhausted
+    from nxm.store import open_store
+    from nxs.workspace import find
+
+    rng = random.Random(31)
+    root, _ = init(tmp_path / "proj", ["memory"])
+    records = []
+    for n in range(400):
+        r = record(
+            f"random body {n}", f"random fact {n:03d}",
+            category=rng.choice(["a", "b", None]),  # few classes: each far larger than EACH
+            priority=rng.choice(["HIGH", "MEDIUM"]),
+            created=f"2026-0{rng.randrange(1, 6)}-{rng.randrange(1, 29):02d}T{n % 24:02d}:00:00.000Z",
+            updated=rng.choice([None, "2026-06-15T00:00:00.000Z", "2026-05-20T12:00:00.000Z"]),
+            layer=rng.choice(["PERMANENT"] * 5 + ["TASK"]),
+            expires=rng.choice([None, "2026-05-01T00:00:00.000Z", "2026-07-01T00:00:00.000Z"]),
+            status=rng.choice(["open"] * 8 + ["closed"]),
+            feedback={"POSITIVE": rng.choice([0, 0, 0, 1]), "NEGATIVE": 0, "NEUTRAL": 0},
+        )  # fmt: skip
+        r["updated"] = r["updated"] or r["created"]
+        records.append(r)
+    write(root.root, records)
+    store = open_store(find(root.root))
+    store.sync()
+    every = [r for r in store.records().values() if r["status"] == "open"]
+    live = [r for r in every if not r["expires"] or r["expires"] > NOW]
+    want = [r["key"] for r in picks(live, NOW)]
+    for taken in [*range(1, 121), len(want)]:  # every stop a budget could make
+        found = Candidates(store.cache, NOW)
+        while True:
+            try:
+                got = []
+                for r in found.picks():
+                    got.append(r["key"])
+                    if len(got) == taken:
+                        break
+                break
+            except Exhausted:
+                continue
+        assert got == want[:taken], taken

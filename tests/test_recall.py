@@ -62,6 +62,9 @@ class FakeService:
     def embedder(self) -> None:
         return None
 
+    def noted(self, answer: dict[str, Any]) -> dict[str, Any]:
+        return answer  # no file it could not read
+
     def search(self, *, query: str, mode: str, limit: int, now: str) -> dict[str, Any]:
         assert mode == "hybrid" and now == NOW
         self.calls.append((query, limit))

@@ -263,7 +263,52 @@ def _entities(out: Any, r: dict[str, Any]) -> None:
     out.print(rows)
 
 
+# -- repair --------------------------------------------------------------------------------------
+
+
+def _resolve(out: Any, r: dict[str, Any]) -> None:
+    if r["resolved"]:
+        m = r["memory"]
+        side = r["kept"]
+        out.print(f"resolved [cyan]{_escape(r['key'])}[/]: kept {side} "
+                  f"({_escape(r['labels'][side])}): {line(m['introduction'], 60)}")  # fmt: skip
+        paths = f".nxs/memories/{r['key']}.md .nxs/history/{r['key']}.jsonl"
+        out.print(f"[dim]tell git with `git add {paths}`[/]")
+        return
+    out.print(f"memory [cyan]{_escape(r['key'])}[/] is in a merge conflict; they differ in: "
+              f"{', '.join(r['differs']) or 'nothing but the markers'}")  # fmt: skip
+    for side in ("ours", "theirs"):
+        fields = r[side]
+        out.print(f"\n[bold]{side}[/] ({_escape(r['labels'][side])}):")
+        if "problem" in fields:
+            out.print(f"  [red]{_escape(fields['problem'])}[/]")
+            continue
+        for name in r["differs"] or ["introduction"]:
+            out.print(f"  {name}: {_escape(str(fields.get(name)))}", soft_wrap=True)
+    key = r["key"][:8]
+    out.print(f"\n[dim]keep one with `nxm resolve {key} --keep ours` or `--keep theirs` "
+              "(add --body or --introduction to edit it)[/]")  # fmt: skip
+
+
+def _doctor(out: Any, r: dict[str, Any]) -> None:
+    for f in r["fixed"]:
+        what = (
+            f.get("adopted")
+            and f"adopted as {f['adopted']}"
+            or f.get("fixed")
+            or f"skipped: {f.get('skipped')}"
+        )
+        out.print(f"fixed {_escape(f['file'])}: {_escape(what)}")
+    if r["ok"]:
+        out.print("[green]every memory file reads; git is set up for nxs here[/]")
+        return
+    for p in r["problems"]:
+        out.print(f"[yellow]{_escape(p['file'])}[/]: {_escape(p['problem'])}", soft_wrap=True)
+        out.print(f"  [dim]fix[/]: {_escape(p['fix'])}", soft_wrap=True)
+
+
 READERS = {
+    "resolve": _resolve, "doctor": _doctor,
     "recall": _recall, "store_context": _store_context, "facts": _facts,
     "facts_update": _facts, "personas": _personas, "persona": _persona, "feedback": _feedback,
     "purge": _purge, "graph_search": _graph_search, "graph_traverse": _graph_traverse,

@@ -32,7 +32,6 @@ OPERATIONS: list[Operation] = [
         group="core",
         summary="Show both sides of a memory git left in a merge conflict, or resolve it by "
         "keeping one side (edited, if you pass a new body or introduction).",
-        when="when an answer names a memory in conflict (MEMORY_IN_CONFLICT).",
         handler=_resolve,
         writes=True,
         params=(
@@ -57,8 +56,8 @@ OPERATIONS: list[Operation] = [
         module="memory",
         group="insights",
         summary="List every memory file that does not read (conflicts, bad front matter, "
-        "stray or misnamed files) and this clone's git set-up, each with its fix; --fix does "
-        "what needs no person.",
+        "stray or misnamed files) and this clone's git set-up, each with its fix; with fix, "
+        "do what needs no person.",
         handler=_doctor,
         writes=True,
         params=(

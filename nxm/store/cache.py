@@ -189,9 +189,10 @@ class Cache:
                     code="STORE_WRITE_FAILED",
                 ) from None
 
-    def query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, args: Iterable[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self.conn().execute(sql, tuple(args)).fetchall()
+            bound = args if isinstance(args, dict) else tuple(args)
+            return self.conn().execute(sql, bound).fetchall()
 
     def meta(self, name: str) -> str | None:
         got = self.query("SELECT value FROM meta WHERE name = ?", (name,))

@@ -80,7 +80,7 @@ class Files:
         strays: list[str] = []
         try:
             entries = os.scandir(folder)
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
             return out, strays
         with entries:
             for entry in entries:

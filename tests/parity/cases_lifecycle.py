@@ -35,6 +35,24 @@ def _team(root: Path) -> None:
     graph.relate(svc, source="config loader", relation="DEPENDS_ON", target="tomllib", **at)
 
 
+def _in_conflict(root: Path) -> None:
+    """The decision as git leaves it after both branches changed its introduction."""
+    path = root / ".nxs" / "memories" / f"{DECISION}.md"
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("introduction:"))
+    lines[at : at + 1] = [
+        "<<<<<<< HEAD\n", "introduction: Ours: LanceDB\n", "=======\n",
+        "introduction: Theirs: LanceDB only\n", ">>>>>>> b\n",
+    ]  # fmt: skip
+    path.write_text("".join(lines))
+
+
+def _stray(root: Path) -> None:
+    (root / ".nxs" / "memories" / "by-hand.md").write_text(
+        "---\nintroduction: Traces go to Tempo\n---\n\nTraces go to Tempo.\n"
+    )
+
+
 def _searches(root: Path) -> None:
     from nxm.insights import log_search
 
@@ -281,6 +299,28 @@ CASES = [
     {"id": "profile-unknown", "tool": "memory_profile", "arguments": {"user": "zed"}},
     {"id": "entities", "tool": "memory_entities", "arguments": {}},
     {"id": "entities-later", "tool": "memory_entities", "arguments": {"now": AFTER_EXPIRY}},
+    # -- resolve / doctor -------------------------------------------------------------------
+    {
+        "id": "resolve-show",
+        "tool": "memory_resolve",
+        "arguments": {"key": DECISION[:6]},
+        "setup": _in_conflict,
+    },
+    {
+        "id": "resolve-keep",
+        "tool": "memory_resolve",
+        "arguments": {"key": DECISION, "keep": "theirs", "body": "We keep LanceDB."},
+        "setup": _in_conflict,
+    },
+    {"id": "resolve-not-in-conflict", "tool": "memory_resolve", "arguments": {"key": GOTCHA}},
+    {
+        "id": "resolve-edit-without-keep",
+        "tool": "memory_resolve",
+        "arguments": {"key": DECISION, "body": "x"},
+        "setup": _in_conflict,
+    },
+    {"id": "doctor", "tool": "memory_doctor", "arguments": {}, "setup": _stray},
+    {"id": "doctor-fix", "tool": "memory_doctor", "arguments": {"fix": True}, "setup": _stray},
 ]
 
 assert NOW.startswith("2026-05-29")  # the cases above assume the seeded clock

@@ -63,13 +63,14 @@ def template() -> Path:
         return _template
 
 
-def seeded_copy(dest: Path) -> Path:
-    """A fresh copy of the seeded workspace at ``dest``, its texts embedded on this machine."""
-    from tests.conftest import share_vectors
+def seeded_copy(dest: Path, home: Path | None = None) -> Path:
+    """A fresh copy of the seeded workspace at ``dest``, its texts embedded on this machine
+    (``home``: the machine of a process started with that home, `tests.conftest.machine`)."""
+    from tests.conftest import machine, share_vectors
 
     shutil.copytree(template(), dest, symlinks=True)
     assert _template_cache is not None
-    share_vectors(_template_cache)
+    share_vectors(_template_cache, Path(machine(home)) if home is not None else None)
     return dest
 
 

@@ -37,10 +37,12 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("NXS_", "NXM_", "NXF_", "LINEAR_", "PYTEST_"))
     }
+    from tests.conftest import machine
+
     env.update(
         NXS_CONFIG_DIR=str(home / "config"),
         NXS_DATA_DIR=str(home / "data"),
-        NXS_CACHE_DIR=os.environ["NXS_CACHE_DIR"],  # this test's machine
+        NXS_CACHE_DIR=machine(home),
         HF_HUB_OFFLINE="1",
         USER="tester",
     )
