@@ -93,4 +93,6 @@ def ctx(workspace: Path) -> Context:
 def committed(root: Path) -> dict[str, bytes]:
     """Every file of a workspace (all of it is committed: what nxs derives lives in the
     user's cache), by path: what a refused call must leave as it was."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }

@@ -158,7 +158,7 @@ def test_the_candidates_read_give_the_picks_of_every_memory(tmp_path: Path) -> N
     of picks a budget takes, they are those `picks` makes of every open memory."""
     import random
 
-    from nxm.coverage import EACH, Candidates, Exhausted
+    from nxm.coverage import Candidates, Exhausted
     from nxm.store import open_store
     from nxs.workspace import find
 
