@@ -89,8 +89,13 @@ def uninstall(root: Path) -> None:
     (common / "info" / "attributes").unlink(missing_ok=True)
 
 
+def never_installs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's writes configure nothing, as in a clone nxs never wrote in."""
+    monkeypatch.setattr(gitconfig, "install", lambda root: [])
+
+
 @pytest.fixture(params=["driver", "fallback"])
-def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+def repo(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository holding a workspace, with nxs's driver configured or not (the fallback)."""
     root = tmp_path / "proj"
     root.mkdir()
@@ -98,6 +103,7 @@ def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     make_workspace(root)  # init configures the driver: the repository is there
     if request.param == "fallback":
         uninstall(root)
+        never_installs(monkeypatch)
     assert gitconfig.configured(root) is (request.param == "driver")
     commit(root, "init")
     return root
@@ -724,7 +730,7 @@ def test_a_stash_pop_keeps_the_index_right(repo: Path) -> None:
 
 @pytest.mark.parametrize("installed", [True, False])
 def test_a_pull_from_a_shared_origin_merges_concurrent_adds(
-    tmp_path: Path, installed: bool
+    tmp_path: Path, installed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
@@ -740,6 +746,8 @@ def test_a_pull_from_a_shared_origin_merges_concurrent_adds(
     git(tmp_path, "clone", "-q", str(origin), str(two))
     assert gitconfig.configured(two) is False  # a clone is configured by nxs, not by git
     assert bool(installed and gitconfig.install(two)) is installed
+    if not installed:
+        never_installs(monkeypatch)
     add(one, "Fact from one.", "From one")
     commit(one, "one")
     git(one, "push", "-q", "origin", "main")
@@ -751,12 +759,15 @@ def test_a_pull_from_a_shared_origin_merges_concurrent_adds(
     assert len(exported(two)) == 3
 
 
-def test_a_clone_without_the_driver_gets_the_committed_fallbacks(tmp_path: Path) -> None:
+def test_a_clone_without_the_driver_gets_the_committed_fallbacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = tmp_path / "proj"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     make_workspace(repo)
     uninstall(repo)
+    never_installs(monkeypatch)
     commit(repo, "init")
     for path, want in (("NEXUS_MEMORY.md", "union"), (".nxs/history/x.jsonl", "union"),
                        (".nxs/graph.jsonl", "union"), (".nxs/memories/x.md", "unspecified")):  # fmt: skip

@@ -64,7 +64,9 @@ def _logs(root: Path) -> int:
 
 
 def _lance_files(root: Path) -> set[str]:
-    base = root / ".nxs" / "index" / "lance" / "memories.lance"
+    from nxm.store.local import Local
+
+    base = Local(root).lance / "memories.lance"
     return {str(Path(d, f).relative_to(base)) for d, _, files in os.walk(base) for f in files}
 
 
@@ -85,7 +87,7 @@ def _exited(pid: int) -> bool:
 
 def _kill_when(pid: int, how: str, root: Path, rng: random.Random) -> str:
     """Kill ``pid`` with SIGKILL at the moment ``how`` names; return what was seen."""
-    journal = root / ".nxs" / "index" / "journal"
+    journal = root / ".nxs" / "journal"
     logs = _logs(root)
     files = _lance_files(root)
     if how == "random":

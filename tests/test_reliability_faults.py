@@ -3,7 +3,8 @@
 - a corrupted or mistyped `.nxs/config.toml`: every seam refuses with BAD_CONFIG naming the file
   and how to fix it; prime still prints; once fixed, every memory is there and writes work;
 - corrupted derived files (the record cache, a journal, the usage log): reads and writes go on;
-- the local index deleted (`.nxs/index/`): every verb works, and the index is made again;
+- the local index deleted (the workspace's folder in the user's cache): every verb works, and
+  the index is made again;
 - a read-only `.nxs/`: simulated (``os.open`` raising EROFS for writes under `.nxs/`, as tests
   run as root, which ignores file modes), and for real with a read-only bind mount when the
   test may mount (skipped otherwise);
@@ -131,13 +132,15 @@ def test_corrupted_derived_files(root: Path, name: str, junk: bytes) -> None:
 
 
 def test_a_deleted_index_is_made_again(root: Path) -> None:
+    from nxm.store.local import Local
+
     before = state(root)
-    shutil.rmtree(root / ".nxs" / "index")
+    shutil.rmtree(Local(root).dir)
     code, found, _ = nxm("search", "pytest", "--mode", "keyword")
     assert code == 0 and found["results"]
     code, listed, _ = nxm("list", "--status", "all", "--page-size", "50")
     assert code == 0 and listed["total"] == len(before)
-    shutil.rmtree(root / ".nxs" / "index")
+    shutil.rmtree(Local(root).dir)
     code, answer, _ = nxm("close", KEYS[0], "--now", NOW, "--actor", "f")
     assert code == 0 and answer["memory"]["status"] == "closed"
     after = state(root)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -268,10 +269,12 @@ def _refused(exc: OSError, undone: bool) -> UpstreamError:
         if undone
         else ("it is kept in .nxs/journal and completes at the next command")
     )
+    readonly = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
     return UpstreamError(
         f"the disk refused the write ({exc.strerror}): {outcome}",
-        suggestion="check free disk space and permissions of .nxs/",
-        code="STORE_WRITE_FAILED",
+        suggestion="make the workspace's .nxs/ writable" if readonly
+        else "check free disk space and permissions of .nxs/",
+        code="STORE_READONLY" if readonly else "STORE_WRITE_FAILED",
     )
 
 
