@@ -90,7 +90,6 @@ class Operation:
     handler: Callable[..., Any]  # handler(ctx, **arguments) -> JSON-able result
     params: tuple[Param, ...] = ()
     writes: bool = False
-    logs: bool = False  # appends to the machine-local usage log (`nxm stats`): not read-only
     example: str = ""
     aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
     extra: dict[str, Any] = field(default_factory=dict)

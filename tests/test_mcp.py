@@ -80,7 +80,7 @@ def test_lists_the_default_groups_with_schemas(served: tuple[StdioSession, Path]
         assert tool.description == op.description
         seam = {"now", "actor", "workspace"} & set(tool.input_schema["properties"])
         assert seam == {p.name for p in op.seam_params}
-        assert tool.annotations.read_only_hint is (not (op.writes or op.logs))
+        assert tool.annotations.read_only_hint is (not op.writes)
 
 
 def test_instructions_are_the_prime_text(served: tuple[StdioSession, Path]) -> None:
@@ -186,15 +186,11 @@ READ_ARGUMENTS: dict[str, dict[str, Any]] = {
 
 
 def test_read_only_annotations_are_honest(tmp_path: Path) -> None:
-    """A tool annotated read-only changes no file of the workspace (the derived index in
-    `.nxs/index/` aside: a read brings it up to date); the others say they may."""
+    """A tool annotated read-only changes no file of the workspace (what it derives, the index
+    and the search usage log, is the machine's, in its cache); the others say they may."""
 
     def fingerprint(root: Path) -> dict[str, bytes]:
-        return {
-            str(p.relative_to(root)): p.read_bytes()
-            for p in root.rglob("*")
-            if p.is_file() and p.relative_to(root).parts[:2] != (".nxs", "index")
-        }
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
     root = seeded_copy(tmp_path / "proj")
     seam = Seam(str(root), groups="all")
@@ -207,10 +203,7 @@ def test_read_only_annotations_are_honest(tmp_path: Path) -> None:
         assert not failed, text
         changed = fingerprint(root) != before
         assert annotated[op.tool] is not changed, f"{op.tool}: read-only {annotated[op.tool]}"
-    assert [t for t, ro in annotated.items() if not ro and not OPS_BY_TOOL[t].writes] == [
-        "memory_search",
-        "memory_recall",
-    ]
+    assert [t for t, ro in annotated.items() if not ro and not OPS_BY_TOOL[t].writes] == []
 
 
 def test_server_log_has_no_traceback(served: tuple[StdioSession, Path]) -> None:

@@ -261,7 +261,6 @@ OPERATIONS: list[Operation] = [
         when="before deciding what the project may already have settled, and whenever the "
         "work reaches a new area.",
         handler=_search,
-        logs=True,  # counts the search for `nxm stats`
         params=(
             Param(
                 "query",

@@ -67,7 +67,6 @@ OPERATIONS: list[Operation] = [
         "the user's facts once per conversation.",
         when="first, at every session start, with the user's request, before answering.",
         handler=_recall,
-        logs=True,  # its search is counted for `nxm stats`
         params=(
             Param(
                 "query",

@@ -179,7 +179,7 @@ class Seam:
                 input_schema=op.input_schema(),
                 annotations=types.ToolAnnotations(
                     # search and recall count themselves in the usage log: not read-only
-                    read_only_hint=not (op.writes or op.logs),
+                    read_only_hint=not op.writes,
                     destructive_hint=op.name == "purge",
                 ),
             )
