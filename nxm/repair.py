@@ -166,7 +166,6 @@ def doctor(service: Any, *, now: str, actor: str, fix: bool = False) -> dict[str
     what needs no person."""
     from nxm.projection import NAME
     from nxm.store import gitconfig
-    from nxs.workspace import write_git_files
 
     store = service.store
     store.sync()
@@ -174,7 +173,7 @@ def doctor(service: Any, *, now: str, actor: str, fix: bool = False) -> dict[str
     found = list(store.problems)
     fixed: list[dict[str, str]] = []
     if fix:
-        changed = write_git_files(root) + gitconfig.install(root)
+        changed = gitconfig.set_up(root)
         fixed += [{"file": name, "fixed": "written"} for name in changed]
         for p in [p for p in found if p["fix"].startswith("`nxm doctor --fix`")]:
             fixed.append(_adopt(service, p["file"].rsplit("/", 1)[1], now, actor))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,22 @@ class MemoryService:
         self._embed_error: str | None = None
         self.store = open_store(ws)
         self._near: tuple[Any, dict[str, Any]] | None = None
+
+    def release(self) -> None:
+        """Close the files the store holds open (a later call opens them again)."""
+        self.store.close()
+
+    def warm(self) -> Iterator[None]:
+        """Load what the first search would, a step at a time (a server runs each while no
+        call runs): lancedb, the model, the index."""
+        from nxm.store import import_lancedb
+
+        yield
+        import_lancedb()
+        yield
+        self.embedder()
+        yield
+        self.store.index.table()
 
     # -- embedding ------------------------------------------------------------------------------
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nxs.errors import ValidationError
 from nxs.render import parse_timestamp, timestamp
 from nxs.workspace import Workspace, find
-
-if TYPE_CHECKING:
-    from nxm.service import MemoryService
 
 # Actor resolution (seed 003): the umbrella writes as one identity; the nxm CLI may be told
 # apart by NXM_ACTOR first.
@@ -67,24 +64,33 @@ class Context:
             self.services[key] = find(self.workspace_arg)
         return self.services[key]
 
-    @property
-    def memory(self) -> MemoryService:
-        """The memory service of this call's workspace."""
-        ws = self.workspace
-        ws.require("memory")
-        key = ("memory", ws.root)
-        if key not in self.services:
-            from nxm.service import MemoryService  # deferred: keeps `--help` and prime light
+    def service(self, name: str) -> Any:
+        """The service of module ``name`` in this call's workspace (`nxs.registry`), made once
+        per context.
 
-            self.services[key] = MemoryService(ws)
+        Raises:
+            NotFoundError: the module is not active there.
+        """
+        ws = self.workspace
+        ws.require(name)
+        key = (name, ws.root)
+        if key not in self.services:
+            from nxs.registry import hook, module  # deferred: keeps `--help` and prime light
+
+            self.services[key] = hook(module(name).service)(ws)
         return self.services[key]
+
+    @property
+    def memory(self) -> Any:
+        """The memory module's service of this call's workspace."""
+        return self.service("memory")
 
     def release(self) -> None:
         """Close the files the services hold open (a CLI call ends; a server keeps them)."""
         for service in self.services.values():
-            store = getattr(service, "store", None)
-            if store is not None:
-                store.close()
+            release = getattr(service, "release", None)
+            if release is not None:
+                release()
 
 
 __all__ = ["CLI_ACTOR_ENV", "SERVER_ACTOR_ENV", "Context", "resolve_actor", "resolve_now"]

@@ -14,15 +14,10 @@ from typing import Any
 
 from nxs.errors import NotFoundError, ValidationError
 from nxs.paths import atomic_write
+from nxs.registry import MODULES, hook, module
 
 DIRNAME = ".nxs"
-MODULES = ("memory", "linear")
 DEFAULT_CONFIG: dict[str, Any] = {
-    "memory": {
-        "model": "sentence-transformers/all-MiniLM-L6-v2",
-        "task_ttl_days": 7,
-        "prime_budget": 6000,
-    },
     "mcp": {"tools": ["core", "session"]},  # at most 20 tools by default (docs/mcp.md)
 }
 
@@ -43,8 +38,8 @@ class Workspace:
         return list(self.config.get("nxs", {}).get("modules", []))
 
     def section(self, name: str) -> dict[str, Any]:
-        """A config section merged over its defaults."""
-        return {**DEFAULT_CONFIG.get(name, {}), **self.config.get(name, {})}
+        """A config section merged over its defaults (a module's, `nxs.registry`)."""
+        return {**defaults(name), **self.config.get(name, {})}
 
     def require(self, module: str) -> None:
         """Raises NotFoundError when the module is not active here."""
@@ -183,51 +178,24 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
         config.setdefault("nxs", {})["version"] = 1
         config["nxs"]["modules"] = active + added
         for m in added:
-            for k, v in DEFAULT_CONFIG.get(m, {}).items():
+            for k, v in defaults(m).items():
                 config.setdefault(m, {}).setdefault(k, v)
         if "mcp" not in config:
             config["mcp"] = dict(DEFAULT_CONFIG["mcp"])
         nxs_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(nxs_dir / "config.toml", dump_config(config).encode())
-    if "memory" in config.get("nxs", {}).get("modules", []):
-        write_git_files(root)
-        from nxm.store.gitconfig import install
-
-        install(root)  # this clone's merge driver (the committed files name only fallbacks)
+    for name in config.get("nxs", {}).get("modules", []):  # each module's set-up, idempotent
+        spec = module(name).init if name in MODULES else None
+        if spec:
+            hook(spec)(root)
     return Workspace(root=root, config=config), added
 
 
-# The fallback where nxs's driver is not configured (`nxm.store.gitconfig`): no conflict.
-PROJECTION_ATTRIBUTE = (
-    b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
-)
+def defaults(name: str) -> dict[str, Any]:
+    """A config section's defaults: the umbrella's, or its module's declaration."""
+    if name in MODULES:
+        return dict(module(name).defaults)
+    return dict(DEFAULT_CONFIG.get(name, {}))
 
 
-def write_git_files(root: Path) -> list[str]:
-    """Make sure git ignores what is machine-local in ``.nxs/`` and merges what is committed
-    (`nxm.store.text.GITIGNORE`, `GITATTRIBUTES`, and NEXUS_MEMORY.md's line in the
-    workspace's own ``.gitattributes``); lines a person added are kept. Returns the files
-    changed."""
-    from nxm.store.text import GITATTRIBUTES, GITIGNORE
-
-    changed = []
-    for path, want in (
-        (root / DIRNAME / ".gitignore", GITIGNORE),
-        (root / DIRNAME / ".gitattributes", GITATTRIBUTES),
-        (root / ".gitattributes", PROJECTION_ATTRIBUTE),
-    ):
-        try:
-            have = path.read_bytes()
-        except FileNotFoundError:
-            have = b""
-        lines = set(have.splitlines())
-        missing = [ln for ln in want.splitlines(keepends=True) if ln.rstrip(b"\n") not in lines]
-        if any(not ln.startswith(b"#") for ln in missing):
-            if have and not have.endswith(b"\n"):
-                have += b"\n"
-            atomic_write(path, have + b"".join(missing))
-            changed.append(str(path.relative_to(root)))
-    return changed
-
-
-__all__ = ["DIRNAME", "MODULES", "Workspace", "dump_config", "find", "init"]
+__all__ = ["DIRNAME", "MODULES", "Workspace", "defaults", "dump_config", "find", "init"]

@@ -22,7 +22,8 @@ import anyio
 import orjson
 import pytest
 
-from nxs.mcp.server import GROUPS, Seam, build_server, parse_groups
+from nxs.mcp.groups import GROUPS, parse_groups
+from nxs.mcp.server import Seam, build_server
 from nxs.registry import operations
 from tests.conftest import machine
 from tests.parity.state import KEYS, NOW, seeded_copy

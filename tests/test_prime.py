@@ -12,9 +12,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from nxm.prime import memory_rules, static_note
 from nxm.record import key_for, new_record
 from nxs.cli import app
-from nxs.prime import memory_rules, one_line, prime_text, static_note
+from nxs.prime import one_line, prime_text
 from nxs.workspace import init
 
 NOW = "2026-05-29T10:00:00.000Z"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import orjson
 
+from nxs.linear.module import BLOCK as LINEAR_BLOCK
 from nxs.mcp.install import install, serve_options
 from nxs.mcp.server import Seam
-from nxs.prime import HOOKED, LINEAR_BLOCK, prime_text
+from nxs.prime import HOOKED, prime_text
 from nxs.protocol import ALSO, STEPS, named
 from nxs.registry import operations
 from nxs.workspace import init

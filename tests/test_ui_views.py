@@ -1,4 +1,4 @@
-"""The dashboard's own views (`nxs.ui.views`) and its write tools, without a browser.
+"""The dashboard's own views (`nxm.views`) and its write tools, without a browser.
 
 Each view is checked against what it claims to agree with: the sorted list against
 `memory_list`, the export against `nxm export`, the figures over time against `memory_stats`,
@@ -102,8 +102,8 @@ def test_select_and_export_follow_the_filter(workspace: Path, keys: dict[str, st
 
 
 def test_figures_over_time_agree_with_memory_stats(workspace: Path, keys: dict[str, str]) -> None:
+    from nxm.activity import activity
     from nxm.insights import stats
-    from nxs.ui.activity import activity
 
     now = timestamp()
     ctx = Context(now=now, actor="tester", workspace_arg=str(workspace))

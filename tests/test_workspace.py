@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from nxm.cli import app
 from nxs.errors import NotFoundError, ValidationError
-from nxs.workspace import DEFAULT_CONFIG, dump_config, find, init
+from nxs.workspace import DEFAULT_CONFIG, defaults, dump_config, find, init
 
 runner = CliRunner()
 
@@ -103,7 +103,7 @@ def test_init_writes_config_and_gitignore_and_is_idempotent(tmp_path: Path) -> N
     config = tomllib.loads((ws.dir / "config.toml").read_text())
     assert config == {
         "nxs": {"version": 1, "modules": ["memory"]},
-        "memory": DEFAULT_CONFIG["memory"],
+        "memory": defaults("memory"),
         "mcp": DEFAULT_CONFIG["mcp"],
     }
     from nxm.store.text import GITATTRIBUTES, GITIGNORE
@@ -139,7 +139,7 @@ def test_section_merges_over_defaults(tmp_path: Path) -> None:
     ws, _ = init(tmp_path, ["memory"])
     (ws.dir / "config.toml").write_text('[nxs]\nmodules = ["memory"]\n[memory]\nmodel = "hash"\n')
     section = find(tmp_path).section("memory")
-    assert section == {**DEFAULT_CONFIG["memory"], "model": "hash"}
+    assert section == {**defaults("memory"), "model": "hash"}
 
 
 def test_dump_config_round_trips_through_toml() -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from nxm.cli import human
+from nxm.cli import human, human_more
 from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register, standard_options
 from nxs.clitool import main as run_app
 from nxs.errors import NxsError
@@ -349,7 +349,7 @@ def model_status_(model: ModelOpt = None, as_json: JsonOpt = False) -> None:
     _admin(as_json, work, line)
 
 
-register(app, [op for op in operations(["memory"]) if op.cli == "nxm"], human.show)
+register(app, [op for op in operations(["memory"]) if op.cli == "nxm"], human_more.show)
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """Human output for the nxm verbs: rich tables and lines that fit 80 columns (``--json`` skips
-this). Every verb has a rendering here or in `nxm.cli.human_more`; stored text goes through
+this). Every verb has a rendering here or in `nxm.cli.human_more` (whose `show` picks it); stored text goes through
 `_escape` (rich markup) before it is printed, and long cells end in an ellipsis instead of
 wrapping a table row over many lines.
 """
@@ -227,26 +227,3 @@ def _one_memory(out: Any, name: str, result: dict[str, Any]) -> None:
 
 
 READERS = {"list": _list, "search": _search, "show": _show, "history": _history}
-
-
-def show(name: str, result: Any) -> None:
-    """Print an operation's result for a person."""
-    from nxm.cli import human_more
-
-    out = console()
-    for problem in result.get("problems", ()) if isinstance(result, dict) else ():
-        from rich.console import Console
-
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
-        err.print(f"[yellow]left out[/]: {_escape(problem['file'])}: {_escape(problem['problem'])}")
-        err.print(f"  [dim]fix[/]: {_escape(problem['fix'])}")
-    if name in READERS:
-        READERS[name](out, result)
-    elif name in human_more.READERS:
-        human_more.READERS[name](out, result)
-    elif isinstance(result, dict) and "memory" in result:
-        _one_memory(out, name, result)
-    else:  # a verb without its own rendering: the JSON answer, whole and valid (never wrapped)
-        from nxs.render import render
-
-        out.print(_escape(render(result).decode().rstrip("\n")), soft_wrap=True)

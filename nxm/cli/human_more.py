@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nxm.cli import human
 from nxm.cli.human import (
     FILL,
     FIXED,
@@ -316,3 +317,24 @@ READERS = {
     "graph_remove": _graph_remove, "knowledge": _knowledge, "stats": _stats,
     "profile": _profile, "entities": _entities,
 }  # fmt: skip
+
+
+def show(name: str, result: Any) -> None:
+    """Print an operation's result for a person."""
+    out = human.console()
+    for problem in result.get("problems", ()) if isinstance(result, dict) else ():
+        from rich.console import Console
+
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err.print(f"[yellow]left out[/]: {_escape(problem['file'])}: {_escape(problem['problem'])}")
+        err.print(f"  [dim]fix[/]: {_escape(problem['fix'])}")
+    if name in human.READERS:
+        human.READERS[name](out, result)
+    elif name in READERS:
+        READERS[name](out, result)
+    elif isinstance(result, dict) and "memory" in result:
+        human._one_memory(out, name, result)
+    else:  # a verb without its own rendering: the JSON answer, whole and valid (never wrapped)
+        from nxs.render import render
+
+        out.print(_escape(render(result).decode().rstrip("\n")), soft_wrap=True)

@@ -137,7 +137,7 @@ class _Graph:
 def _load(safetensors_path: Path | str, config_path: Path | str, kind: str, prefix: str) -> tuple:
     from safetensors.numpy import load_file
 
-    from nxm.embed.model import ModelError
+    from nxm.embed.models import ModelError
 
     cfg = json.loads(Path(config_path).read_text(encoding="utf-8"))
     if cfg.get("model_type") != kind or cfg.get("hidden_act", "gelu") != "gelu":

@@ -272,7 +272,8 @@ def _refused(exc: OSError, undone: bool) -> UpstreamError:
     readonly = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
     return UpstreamError(
         f"the disk refused the write ({exc.strerror}): {outcome}",
-        suggestion="make the workspace's .nxs/ writable" if readonly
+        suggestion="make the workspace's .nxs/ writable"
+        if readonly
         else "check free disk space and permissions of .nxs/",
         code="STORE_READONLY" if readonly else "STORE_WRITE_FAILED",
     )

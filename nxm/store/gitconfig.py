@@ -184,3 +184,43 @@ def _append(path: Path, lines: list[str]) -> None:
         lines = [COMMENT, *lines]
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, have + "".join(f"{ln}\n" for ln in lines).encode("utf-8"))
+
+
+# The fallback where nxs's driver is not configured (`nxm.store.gitconfig`): no conflict.
+PROJECTION_ATTRIBUTE = (
+    b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
+)
+
+
+def write_git_files(root: Path) -> list[str]:
+    """Make sure git ignores what is machine-local in ``.nxs/`` and merges what is committed
+    (`nxm.store.text.GITIGNORE`, `GITATTRIBUTES`, and NEXUS_MEMORY.md's line in the
+    workspace's own ``.gitattributes``); lines a person added are kept. Returns the files
+    changed."""
+    from nxm.store.text import GITATTRIBUTES, GITIGNORE
+    from nxs.paths import atomic_write
+
+    changed = []
+    for path, want in (
+        (root / ".nxs" / ".gitignore", GITIGNORE),
+        (root / ".nxs" / ".gitattributes", GITATTRIBUTES),
+        (root / ".gitattributes", PROJECTION_ATTRIBUTE),
+    ):
+        try:
+            have = path.read_bytes()
+        except FileNotFoundError:
+            have = b""
+        lines = set(have.splitlines())
+        missing = [ln for ln in want.splitlines(keepends=True) if ln.rstrip(b"\n") not in lines]
+        if any(not ln.startswith(b"#") for ln in missing):
+            if have and not have.endswith(b"\n"):
+                have += b"\n"
+            atomic_write(path, have + b"".join(missing))
+            changed.append(str(path.relative_to(root)))
+    return changed
+
+
+def set_up(root: Path) -> list[str]:
+    """What `init` makes for the memory module (idempotent): the git files, and this clone's
+    merge driver (the committed files name only fallbacks). Returns what changed."""
+    return write_git_files(root) + install(root)

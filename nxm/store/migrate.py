@@ -108,7 +108,7 @@ def run(store: Any) -> dict[str, Any]:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
-        from nxs.workspace import write_git_files
+        from nxm.store.gitconfig import write_git_files
 
         write_git_files(store.ws.root)
     return {"memories": len(records), "events": events, "migrated": True}

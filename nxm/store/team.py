@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from nxm.record import contexts
-from nxm.store import Records, Store
+from nxm.store.records import Records
+from nxm.store.store import Store
 from nxs.errors import UpstreamError
 
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from nxm.service import MemoryService
+MemoryService = Any  # the memory module's service (`nxs.registry`): its public methods only
 
 PREFIX = "linear:"
 IDENTIFIER_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*-[0-9]+$")

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nxs.context import Context
 from nxs.errors import NotFoundError, ValidationError
 from nxs.linear import connections
 from nxs.linear.client import LinearClient, api_url
 
-if TYPE_CHECKING:
-    from nxm.service import MemoryService
+MemoryService = Any  # the memory module's service (`nxs.registry`): its public methods only
 
 TRANSPORT = "linear.transport"  # ctx.services key: an httpx transport (tests)
 SLEEP = "linear.sleep"  # ctx.services key: the retry sleeper (tests)

@@ -294,7 +294,7 @@ def install(
     """
     spec = _host(host, scope)
     if tools is not None:
-        from nxs.mcp.server import parse_groups
+        from nxs.mcp.groups import parse_groups
 
         tools = ",".join(parse_groups(tools))
     root = _root(workspace)

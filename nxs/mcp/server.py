@@ -38,74 +38,24 @@ from typing import Any
 
 from nxs.context import SERVER_ACTOR_ENV, Context, resolve_actor, resolve_now
 from nxs.errors import NotFoundError, NxsError, ValidationError
-from nxs.ops import SEAM_NAMES, Operation, validate
+from nxs.mcp.groups import (
+    DEFAULT_GROUPS,
+    GROUPS,
+    exposed_operations,
+    parse_groups,
+    split_groups,
+    with_linear,
+)
+from nxs.ops import SEAM_NAMES, validate
 from nxs.render import render
 
 log = logging.getLogger("nxs.mcp")
 
-# The documented tool groups (docs/mcp.md). Each operation declares its own `group`.
-GROUPS: dict[str, str] = {
-    "core": "capture, correct, retire and read memories: add, update, classify, close, reopen, "
-    "forget, restore, purge, show, list, search",
-    "session": "session start and end: recall, store_context, facts, facts_update, personas, "
-    "persona",
-    "knowledge": "consolidated knowledge and the entity graph: knowledge, graph_*",
-    "insights": "lifecycle and figures: history, promote, feedback, stats, profile, entities",
-    "linear": "Linear issues and projects: linear_query, linear_mutate",
-}
-GROUP_ALIASES = {"lifecycle": "insights", "graph": "knowledge"}
-DEFAULT_GROUPS = ("core", "session")
 SERVER_NAME = "nxs"
 BAD_ARGUMENTS = "\x00arguments"  # stands in for arguments that are not a JSON object
 WARM_ENV = "NXS_MCP_WARM"
 # full: the prime text; hook: a pointer, where a session-start hook delivers it (Claude Code)
 INSTRUCTIONS = ("full", "hook")  # "0": no warm-up (each first call loads what it needs)
-
-
-def split_groups(spec: str | Iterable[str] | None) -> tuple[tuple[str, ...], list[str]]:
-    """(the known groups of ``core,session`` or a list, the unknown names); ``all`` is every one."""
-    if spec is None:
-        return DEFAULT_GROUPS, []
-    names = spec.split(",") if isinstance(spec, str) else list(spec)
-    out: list[str] = []
-    unknown: list[str] = []
-    for raw in names:
-        name = str(raw).strip().lower()
-        if not name:
-            continue
-        if name == "all":
-            out = list(GROUPS)
-            continue
-        name = GROUP_ALIASES.get(name, name)
-        if name not in GROUPS:
-            unknown.append(str(raw))
-        elif name not in out:
-            out.append(name)
-    return tuple(out), unknown
-
-
-def parse_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Group names from ``core,session`` or a list; ``all`` means every group.
-
-    Raises:
-        ValidationError: an unknown group name.
-    """
-    groups, unknown = split_groups(spec)
-    if unknown:
-        raise ValidationError(
-            f"unknown tool group {unknown[0]!r}",
-            suggestion=f"groups: {', '.join(GROUPS)}, or all",
-            code="BAD_TOOL_GROUP",
-        )
-    return groups
-
-
-def exposed_operations(modules: Iterable[str], groups: Iterable[str]) -> list[Operation]:
-    """The operations a server exposes: those of the active modules in the chosen groups."""
-    from nxs.registry import operations
-
-    chosen = set(groups)
-    return [op for op in operations(list(modules)) if op.group in chosen]
 
 
 def _stamp(root: Path) -> tuple[int, int] | None:
@@ -128,7 +78,7 @@ class Seam:
         groups: str | Iterable[str] | None = None,
         instructions: str = "full",
     ) -> None:
-        from nxs.registry import MODULE_OPS
+        from nxs.registry import MODULES
         from nxs.workspace import find
 
         if instructions not in INSTRUCTIONS:
@@ -150,7 +100,7 @@ class Seam:
             ws = find(workspace)
         except NxsError as err:  # served anyway: each call can name its workspace
             self.launch_error = err
-            self.modules = list(MODULE_OPS)
+            self.modules = list(MODULES)
             self.problems.append(_launch_problem(err, named=bool(workspace)))
         else:
             self.workspace, self.modules = str(ws.root), ws.modules
@@ -302,19 +252,13 @@ class Seam:
         if "memory" not in self.modules or self.launch_error is not None:
             return
         try:
-            from nxm.store import import_lancedb
-
-            self._when_idle()
-            import_lancedb()
             private: dict[Any, Any] = {}
             ctx = Context(now="", actor="nxs", workspace_arg=self.workspace, services=private)
             service = ctx.memory
             root = service.ws.root
             before = _stamp(root)
-            self._when_idle()
-            service.embedder()
-            self._when_idle()
-            service.store.index.table()
+            for _ in service.warm():  # a step at a time, each while no call runs
+                self._when_idle()
             with self.lock:
                 key = ("memory", root)
                 if key not in self.services and _stamp(root) == before:
@@ -324,15 +268,6 @@ class Seam:
             log.warning("warm-up failed: %s", exc)
             return
         log.debug("warm-up done in %.2f s", time.perf_counter() - started)
-
-
-def with_linear(modules: Iterable[str], groups: tuple[str, ...]) -> tuple[str, ...]:
-    """The configured groups, with ``linear`` when the module is active and Linear connected."""
-    if "linear" not in modules or "linear" in groups:
-        return groups
-    from nxs.linear.connections import connected
-
-    return (*groups, "linear") if connected() else groups
 
 
 def _launch_problem(err: NxsError, *, named: bool) -> str:
@@ -452,13 +387,4 @@ async def serve_stdio(seam: Seam) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-__all__ = [
-    "DEFAULT_GROUPS",
-    "split_groups",
-    "GROUPS",
-    "Seam",
-    "build_server",
-    "exposed_operations",
-    "parse_groups",
-    "serve_stdio",
-]
+__all__ = ["Seam", "build_server", "serve_stdio"]

@@ -11,7 +11,7 @@ browser on this machine, and only when the page asks. The seam parameters (``wor
 ``now``, ``actor``) are refused: the dashboard serves its launch workspace at the current time.
 What no single tool answers (the whole graph, a sorted list, an export of a filter, figures
 over time, what a session sees, the store's generation for live refresh) is a view of the
-dashboard's own (`nxs.ui.views`) at ``POST /api/view/<name>``, through the same call path.
+dashboard's own (each module's views, `nxs.registry.views`) at ``POST /api/view/<name>``, through the same call path.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from nxs.errors import NotFoundError, NxsError, ValidationError
 from nxs.ops import SEAM_NAMES
 from nxs.render import render
 from nxs.ui.guard import Guard, check_bind, is_loopback
-from nxs.ui.views import operations as view_operations
 
 UI_TOOLS = (
     "memory_add",
@@ -80,7 +79,9 @@ class Dashboard:
     def __init__(self, seam: Any, *, csrf: str) -> None:
         self.seam = seam
         self.csrf = csrf
-        self.views = {op.tool: op for op in view_operations()}
+        from nxs.registry import views
+
+        self.views = {op.tool: op for op in views(seam.modules)}
         seam.by_tool.update(self.views)  # called through the seam, never listed as tools
         page = _asset("index.html").decode()
         self.page = page.replace(CSRF_PLACEHOLDER, csrf).encode()
@@ -118,7 +119,7 @@ class Dashboard:
         return self._run(tool, body, local, view=False)
 
     def view(self, name: str, body: bytes) -> tuple[int, bytes]:
-        """Run one of the dashboard's own views (`nxs.ui.views`). Never raises."""
+        """Run one of the dashboard's own views (`nxs.registry.views`). Never raises."""
         return self._run(f"ui_{name}", body, False, view=True)
 
     def _run(self, tool: str, body: bytes, local: bool, *, view: bool) -> tuple[int, bytes]:

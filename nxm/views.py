@@ -195,8 +195,8 @@ def _view(name: str, handler: Any, summary: str, params: tuple[Param, ...] = ())
 
 
 def operations() -> list[Operation]:
-    """The dashboard's views, each a read-only operation named ``ui_<view>``."""
-    from nxs.ui.activity import activity
+    """The dashboard's views of the memory module, each a read-only operation ``ui_<view>``."""
+    from nxm.activity import activity
 
     listing = (
         Param("sort", help="reading (default), updated, created or priority.", default="reading", choices=SORTS),
@@ -215,4 +215,6 @@ def operations() -> list[Operation]:
     ]  # fmt: skip
 
 
-__all__ = ["MAX_NODES", "SORTS", "operations", "sort_memories"]
+VIEWS = operations()  # what `nxs.registry.views` collects for the dashboard
+
+__all__ = ["MAX_NODES", "SORTS", "VIEWS", "operations", "sort_memories"]

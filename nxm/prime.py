@@ -1,0 +1,236 @@
+"""The memory module's block of the session bootstrap (`nxs prime`, the MCP instructions).
+
+It carries, in this order: the session protocol (`nxs.protocol`: recall, search, the memory rule
+with add, the correction rule with update, store context, facts), how to write an introduction,
+why nothing imports NEXUS_MEMORY.md, the other commands, and an index of open, project-scoped,
+unexpired memories (key and introduction) chosen for coverage (`nxm.coverage`) within a byte
+budget, with a note when some were left out, a line counting the other scopes, and one when
+memory files could not be read. It names MCP tools to a host (``seam="mcp"``) and nxm verbs to
+a shell (``seam="cli"``). Records come from the store's record cache, so lancedb is not
+imported, and only the candidates the coverage choice can reach are read. It never fails: an
+unreadable store turns into a line saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Collection
+from typing import Any
+
+from nxs.prime import one_line
+
+DEFAULT_BUDGET = 6000  # bytes of the memory block; the workspace's memory.prime_budget wins
+
+INTRO = (
+    "# Memory (nxm)\n\n"
+    "This project keeps its durable knowledge in nxm memory: one store, shared by every session "
+    "and person working here. The session protocol, when to {use} each:\n"
+)
+
+RULES_AFTER = """\
+Introductions: the introduction is the one line every session start sees (at most 200 \
+characters), so make it the point itself, not its topic. A rules line speaks its rule: write \
+"Run tests with `pytest -q`; CI allows ten minutes", not "Testing conventions". Reasons and \
+detail go in the body. A memory about one issue, file or board item gets {item}, so it stays \
+out of this list.
+
+NEXUS_MEMORY.md is a projection of the open memories' introductions, kept for people to read \
+and review. Do not import it from CLAUDE.md, AGENTS.md or any rules file: the index below is \
+already in your context, and importing it would only repeat it.
+
+"""
+_ITEM = {"cli": "`--scope item --ref ITEM`", "mcp": 'scope "item" with the item in refs'}
+_KEYS = {
+    "cli": "Keys accept any unambiguous prefix. Add --json to any verb for the exact answer the "
+    "MCP tool gives.\n",
+    "mcp": "Keys accept any unambiguous prefix.\n",
+}
+
+
+def memory_rules(seam: str = "cli", served: Collection[str] | None = None) -> str:
+    """The fixed head of the memory block: the session protocol and the rules, in seam words."""
+    from nxs.protocol import also, steps
+
+    use = "call" if seam == "mcp" else "run"
+    text = INTRO.format(use=use) + "".join(line + "\n" for line in steps(seam, served)) + "\n"
+    text += RULES_AFTER.format(item=_ITEM[seam])
+    return text + also(seam, served) + _KEYS[seam]
+
+
+def static_note(seam: str = "cli") -> str:
+    """The line saying the text is a snapshot, naming what answers the live set."""
+    live = "memory_list" if seam == "mcp" else "`nxm list`"
+    return (
+        "These instructions are static: they were computed when this session started and are "
+        f"not refreshed. The live set is what {live} answers."
+    )
+
+
+def index_line(record: dict[str, Any]) -> str:
+    """One index line: the key and the introduction, each forced onto one line."""
+    intro = record.get("introduction") or "(no introduction)"
+    return f"- {one_line(record['key'], 64)}  {one_line(intro)}"
+
+
+def _heading(category: Any, shown: int, total: int) -> str:
+    # In brackets, so a category cannot start a line that reads as a heading or an entry.
+    name = one_line(category, 64) if category is not None else "no category"
+    return f"[{name}] {shown} of {total}:"
+
+
+def _left_out(count: int, total: int, seam: str = "cli") -> str:
+    if count == total:
+        head = f"{count} memories are not shown here"
+    else:
+        head = f"{count} more {'memory is' if count == 1 else 'memories are'} not shown here"
+    where = (
+        "memory_list with scope project (and a category) lists every one"
+        if seam == "mcp"
+        else "`nxm list --scope project [--category C]` lists every one"
+    )
+    return f"({head}: the byte budget is spent. {where}.)"
+
+
+_SCOPES = {
+    "item": ("item-scoped", "`nxm list --scope item --ref ITEM`", "memory_list with scope item"),
+    "session": ("session summaries", "`nxm recall` finds them", "memory_recall finds them"),
+    "user": ("user-scoped", "`nxm list --scope user`", "memory_list with scope user"),
+}
+
+
+def _elsewhere(counts: dict[str, int], seam: str, served: Collection[str] | None) -> str:
+    """The line counting the open memories of the other scopes ('' when there are none)."""
+    parts = []
+    for scope, (label, cli, mcp) in _SCOPES.items():
+        if seam == "mcp" and served is not None and mcp.split()[0] not in served:
+            mcp = f"memory_list with scope {scope}"
+        if counts.get(scope):
+            parts.append(f"{counts[scope]} {label} ({mcp if seam == 'mcp' else cli})")
+    return f"Not in this index: {'; '.join(parts)}.\n" if parts else ""
+
+
+def _index(chosen: list[tuple[Any, str]], totals: dict[Any, int], live: int, seam: str) -> str:
+    """The index: (category, line) picks grouped by category, in the order first picked."""
+    groups: dict[Any, list[str]] = {}
+    for category, line in chosen:
+        groups.setdefault(category, []).append(line)
+    out = []
+    for category, lines in groups.items():
+        out.append(_heading(category, len(lines), totals[category]))
+        out.extend(lines)
+    text = "".join(line + "\n" for line in out)
+    if len(chosen) < live:
+        text += _left_out(live - len(chosen), live, seam) + "\n"
+    return text
+
+
+def _fit(
+    picks: Any, totals: dict[Any, int], live: int, room: int, seam: str
+) -> list[tuple[Any, str]]:
+    """The picks taken in order while the index stays within ``room`` bytes."""
+    chosen: list[tuple[Any, str]] = []
+    shown: Counter[Any] = Counter()
+    used = 0  # lines and headings, without the note
+    for record in picks:
+        category, line = record.get("category"), index_line(record)
+        n = shown[category]
+        grown = len(_heading(category, n + 1, totals[category]).encode()) + 1
+        if n:
+            grown -= len(_heading(category, n, totals[category]).encode()) + 1
+        rest = live - len(chosen) - 1
+        note = len(_left_out(rest, live, seam).encode()) + 1 if rest else 0
+        if used + grown + len(line.encode()) + 1 + note > room:
+            break
+        chosen.append((category, line))
+        shown[category] += 1
+        used += grown + len(line.encode()) + 1
+    return chosen
+
+
+def block(
+    ws: Any,
+    budget: int | None,
+    now: str,
+    seam: str = "cli",
+    served: Collection[str] | None = None,
+) -> str:
+    """The memory module's block, at most ``budget`` bytes (default: the workspace's
+    ``memory.prime_budget``) unless the fixed text alone is longer.
+
+    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth.
+    """
+    budget = _budget(ws, budget)
+    head = memory_rules(seam, served)
+    note = static_note(seam)
+    try:
+        from nxm.coverage import Candidates
+        from nxm.store import open_store
+
+        store = open_store(ws)
+        store.sync()
+        found = Candidates(store.cache, now)
+        if not store.remote:  # a session start in a fresh clone: its merge driver
+            from nxm.store import gitconfig
+
+            gitconfig.install(ws.root)
+        unread = len(store.problems)
+    except Exception as exc:  # noqa: BLE001 - a broken store must never fail a session start
+        reason = one_line(getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", 300)
+        listing = "memory_list" if seam == "mcp" else "`nxm list`"
+        return (
+            f"{head}\nThe memory index is unavailable ({reason}). "
+            f"{listing} shows the memories.\n\n" + note + "\n"
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            store.close()
+    return _memory_index(found, head, note, budget, seam, served, unread)
+
+
+def _memory_index(
+    found: Any,
+    head: str,
+    note: str,
+    budget: int,
+    seam: str,
+    served: Collection[str] | None,
+    unread: int = 0,
+) -> str:
+    from nxm.coverage import Exhausted
+
+    elsewhere = _elsewhere(found.others, seam, served)
+    if unread:
+        doctor = "`nxm doctor`" if seam == "cli" else "`nxm doctor` in a shell"
+        elsewhere += (
+            f"{unread} memory file{'s' if unread > 1 else ''} could not be read and "
+            f"{'are' if unread > 1 else 'is'} left out: {doctor} says which and how to fix them.\n"
+        )
+    if not found.live:
+        return (
+            f"{head}\nNo open project memories yet: the first durable fact you learn is the "
+            f"first one.\n{elsewhere}\n" + note + "\n"
+        )
+    title = (
+        "\nMemories (open, project-scoped; the most useful of each category first; "
+        "key, then introduction):\n"
+    )
+    tail = elsewhere + "\n" + note + "\n"
+    fixed = len((head + title + tail).encode())
+    while True:
+        try:
+            chosen = _fit(found.picks(), found.totals, found.live, budget - fixed, seam)
+            break
+        except Exhausted:  # the picks ran past the candidates read: more were read
+            continue
+    return head + title + _index(chosen, found.totals, found.live, seam) + tail
+
+
+def _budget(ws: Any, budget: int | None) -> int:
+    if budget is not None:
+        return budget
+    value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
+    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET
+
+
+__all__ = ["DEFAULT_BUDGET", "block", "index_line", "memory_rules", "static_note"]
