@@ -247,7 +247,7 @@ def migrate(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def reindex(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Read every memory file again and rebuild the local index (.nxs/index/) from them.
+    """Read every memory file again and rebuild this machine's index of them (in its cache).
 
     Commands notice changed files by themselves; this is for a damaged index. Vectors are
     kept, so nothing is embedded again.
