@@ -127,21 +127,14 @@ class Candidates:
         self._read()
 
     def _read(self) -> None:
-        records = self.cache.best_open(self.instant, self.each)
+        records, full = self.cache.best_open(self.instant, self.each)  # full: more left unread
         self.ranked = ranked(records, self.at)
-        classes = Counter((r.get("category"), worth(r, None)) for r in records)
-        full = {c for c, n in classes.items() if n >= self.each}  # more may be left unread
         self.safe = {}  # per category: how many picks are sure to be the true ones
         for category, entries in self.ranked.items():
-            seen: Counter[float] = Counter()
-            self.safe[category] = len(entries)
-            for i, (_, _, r) in enumerate(entries):
-                a = worth(r, None)
-                seen[a] += 1
-                if (category, a) in full and seen[a] == self.each:
-                    self.safe[category] = i + 1  # past a full class's last read: unsure
-                    break
-        self.taken: Counter[Any] = Counter()
+            last = {worth(r, None): i for i, (_, _, r) in enumerate(entries)}
+            unsure = [i for a, i in last.items() if (category, a) in full]
+            self.safe[category] = min(unsure) + 1 if unsure else len(entries)  # past a full
+        self.taken: Counter[Any] = Counter()  # class's last read, a pick may be the wrong one
 
     def picks(self) -> Iterator[dict[str, Any]]:
         """`picks` over the candidates; reads more and starts again (as the caller does, by

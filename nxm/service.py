@@ -255,7 +255,7 @@ class MemoryService:
         )
         record["key"] = key_for(body)
         vector = self._vectors([record]).get(record["key"])
-        with self.store.writing() as current:
+        with self.store.writing(adds=True) as current:
             same = current.with_body(body_hash(body))
             old = self.resolve(current, supersedes) if supersedes is not None else None
             if same and old is not None:

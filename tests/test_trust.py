@@ -452,7 +452,7 @@ def test_an_old_or_foreign_record_cache_is_not_believed(ws: Path, tmp_path: Path
     for _ in range(2):
         assert nxm("list")[0] == 0
     conn = sqlite3.connect(cache)  # rows that parse but lack fields, under the files' identities
-    conn.execute("UPDATE records SET doc = ?, head = ?", (b'{"key": "x"}', b'{"key": "x"}'))
+    conn.execute("UPDATE docs SET doc = ?, head = ?", (b'{"key": "x"}', b'{"key": "x"}'))
     conn.commit()
     conn.close()
     for args in (["list"], ["show", new], ["search", "trusttok1"]):

@@ -31,26 +31,33 @@ from nxm.store.text import LOCAL
 from nxm.store.vectors import Vectors, text_hash
 from nxs.errors import UpstreamError
 
-VERSION = "9"  # of the schema and of what a row holds: another version is made again
+VERSION = "12"  # of the schema and of what a row holds: another version is made again
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS records(
     key TEXT PRIMARY KEY,
     md TEXT NOT NULL, log TEXT NOT NULL,  -- the identities of the two files read
-    problem TEXT,                         -- why they make no record (then head, doc are NULL)
-    head BLOB, doc BLOB,                  -- the record without body and events, first; whole
+    good INTEGER NOT NULL,                -- 1: the files make a record (in docs)
+    problem TEXT,                         -- else: why they do not
     hash TEXT, text TEXT, ready INTEGER NOT NULL DEFAULT 0, session TEXT, created TEXT,
     status TEXT, scope TEXT, category TEXT, ord BLOB, line TEXT,
     worth REAL, written TEXT, expires TEXT  -- what the prime index is chosen by
 ) WITHOUT ROWID;
+-- the record without body and events (head), first: a read of it skips the whole one (doc);
+-- apart from `records`, so that a scan of every record's columns reads no text
+CREATE TABLE IF NOT EXISTS docs(key TEXT PRIMARY KEY, head BLOB NOT NULL, doc BLOB NOT NULL)
+    WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS records_hash ON records(hash);
 CREATE INDEX IF NOT EXISTS records_text ON records(text);
 CREATE INDEX IF NOT EXISTS records_session ON records(session) WHERE session IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_order ON records(ord) WHERE doc IS NOT NULL;
-CREATE INDEX IF NOT EXISTS records_status ON records(status, ord) WHERE doc IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_order ON records(ord) WHERE good = 1;
+CREATE INDEX IF NOT EXISTS records_status ON records(status, ord) WHERE good = 1;
 CREATE INDEX IF NOT EXISTS records_lines ON records(ord, line) WHERE line IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_problems ON records(key) WHERE problem IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_open ON records(status, scope, category, expires) WHERE good = 1;
+CREATE INDEX IF NOT EXISTS records_recent ON records(category, worth, written)
+    WHERE good = 1 AND status = 'open' AND scope = 'project';  -- prime's candidates
 CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
@@ -203,9 +210,18 @@ class Cache:
 
     # -- rows -------------------------------------------------------------------------------
 
-    def idents(self) -> dict[str, tuple[str, str]]:
-        """The identities each row was read from, by key."""
-        return {k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records")}
+    def idents(self, racy: bool = False, logs: bool = False) -> dict[str, tuple[str, str]]:
+        """The identities each row was read from, by key (``racy``: only of the rows read too
+        soon after a change to trust them; ``logs``: only of rows with a history)."""
+        where = " WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'" if racy else ""
+        where = " WHERE log != ''" if logs else where
+        return {
+            k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records" + where)
+        }
+
+    def md_idents(self) -> dict[str, str]:
+        """The identity of the memory file each row was read from, by key."""
+        return dict(self.query("SELECT key, md FROM records"))
 
     def put(
         self,
@@ -228,8 +244,8 @@ class Cache:
             olds = {
                 k: rest
                 for k, *rest in conn.execute(
-                    "SELECT r.key, r.md, r.log, r.doc, r.problem, r.session FROM json_each(?) j "
-                    "JOIN records r ON r.key = j.value",
+                    "SELECT r.key, r.md, r.log, d.doc, r.problem, r.session FROM json_each(?) j "
+                    "JOIN records r ON r.key = j.value LEFT JOIN docs d ON d.key = r.key",
                     (keys,),
                 )
             }
@@ -254,14 +270,21 @@ class Cache:
                 rows.append(row)
                 sessions.update([row["session"]] if row["session"] else [])
                 changed.append(key)
-            for table in ("records", "extracted"):
+            for table in ("records", "docs", "extracted"):
                 conn.executemany(f"DELETE FROM {table} WHERE key = ?", gone)  # noqa: S608
             conn.executemany("UPDATE records SET md = ?, log = ? WHERE key = ?", moved)
             conn.executemany(
-                "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :problem, :head, :doc, "
+                "INSERT OR REPLACE INTO records VALUES (:key, :md, :log, :good, :problem, "
                 ":hash, :text, :ready, :session, :created, :status, :scope, :category, :ord, "
                 ":line, :worth, :written, :expires)",
                 rows,
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO docs VALUES (:key, :head, :doc)",
+                [r for r in rows if r["good"]],
+            )
+            conn.executemany(
+                "DELETE FROM docs WHERE key = ?", [(r["key"],) for r in rows if not r["good"]]
             )
             if changed:
                 members = conn.execute(
@@ -275,13 +298,14 @@ class Cache:
         names = ("head", "doc", "hash", "text", "session", "created", "status", "scope",
                  "category", "ord", "line", "worth", "written", "expires")  # fmt: skip
         row: dict[str, Any] = dict.fromkeys(names)
-        row.update(key=key, md=md, log=log, problem=None, ready=0)
+        row.update(key=key, md=md, log=log, problem=None, ready=0, good=0)
         if isinstance(record, str):
             row["problem"] = record
             return row
         doc = {k: v for k, v in record.items() if k not in LOCAL}
         head = {k: v for k, v in doc.items() if k not in ("body", "events")}
         row.update(
+            good=1,
             head=orjson.dumps(head),
             doc=orjson.dumps(doc),
             hash=body_hash(record["body"]),
@@ -294,7 +318,8 @@ class Cache:
             ord=order_bytes(record),
             line=projection_line(record),
             worth=_worth(record),
-            written=moment(record.get("updated") or record.get("created")),
+            # undated: as if written at the end of time (recency 1, as `coverage.worth` has it)
+            written=moment(record.get("updated") or record.get("created")) or "9999",
             expires=moment(record["expires"]) if record.get("expires") else None,
         )
         return row
@@ -326,7 +351,10 @@ class Cache:
     # -- reads ------------------------------------------------------------------------------
 
     def get(self, key: str) -> dict[str, Any] | None:
-        got = self.query("SELECT doc, ready FROM records WHERE key = ? AND doc IS NOT NULL", (key,))
+        got = self.query(
+            "SELECT d.doc, r.ready FROM docs d JOIN records r ON r.key = d.key WHERE d.key = ?",
+            (key,),
+        )
         return self._record(*got[0]) if got else None
 
     def many(self, keys: Iterable[str], column: str = "doc") -> dict[str, dict[str, Any]]:
@@ -334,8 +362,8 @@ class Cache:
         and events (what ranking and summaries read)."""
         assert column in ("doc", "head")
         got = self.query(
-            f"SELECT r.key, r.{column}, r.ready FROM json_each(?) j "
-            "JOIN records r ON r.key = j.value WHERE r.doc IS NOT NULL",
+            f"SELECT d.key, d.{column}, r.ready FROM json_each(?) j "
+            "JOIN docs d ON d.key = j.value JOIN records r ON r.key = j.value",
             (orjson.dumps(list(keys)).decode(),),
         )
         return {k: self._record(doc, ready) for k, doc, ready in got}
@@ -343,27 +371,29 @@ class Cache:
     def keys(self, prefix: str | None = None) -> list[str]:
         """Every record's key, or those starting with ``prefix`` (read from the key index)."""
         if prefix is None:
-            return [k for (k,) in self.query("SELECT key FROM records WHERE doc IS NOT NULL")]
+            return [k for (k,) in self.query("SELECT key FROM records WHERE good = 1")]
         got = self.query(
-            "SELECT key FROM records WHERE key >= ? AND key < ? AND doc IS NOT NULL",
+            "SELECT key FROM records WHERE key >= ? AND key < ? AND good = 1",
             (prefix, prefix + "\U0010ffff"),
         )
         return [k for (k,) in got if k.startswith(prefix)]
 
     def heads(self, ordered: bool = False) -> Iterator[dict[str, Any]]:
         """Every record without body and events, in reading order when ``ordered``."""
-        sql = "SELECT head, ready FROM records WHERE doc IS NOT NULL"
-        for head, ready in self.query(sql + (" ORDER BY ord" if ordered else "")):
+        sql = "SELECT d.head, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE r.good = 1"
+        for head, ready in self.query(sql + (" ORDER BY r.ord" if ordered else "")):
             yield self._record(head, ready)
 
     def page(self, status: str, start: int, size: int) -> tuple[list[dict[str, Any]], int]:
         """One page of the records of a status ("all": every one) in reading order, without
         body and events, and how many there are (read through the order indexes)."""
-        where = "doc IS NOT NULL" + ("" if status == "all" else " AND status = ?")
+        where = "good = 1" + ("" if status == "all" else " AND status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
         total = self.query(f"SELECT COUNT(*) FROM records WHERE {where}", args)[0][0]
+        # the page's keys from the order index alone, then their heads
         got = self.query(
-            f"SELECT head, ready FROM records WHERE {where} ORDER BY ord LIMIT ? OFFSET ?",
+            f"SELECT d.head, p.ready FROM (SELECT key, ord, ready FROM records WHERE {where} "
+            "ORDER BY ord LIMIT ? OFFSET ?) p JOIN docs d ON d.key = p.key ORDER BY p.ord",
             (*args, size, start),
         )
         return [self._record(head, ready) for head, ready in got], int(total)
@@ -380,7 +410,7 @@ class Cache:
 
     def in_sessions(self, sessions: set[str]) -> list[dict[str, Any]]:
         got = self.query(
-            "SELECT doc, ready FROM records WHERE doc IS NOT NULL AND session IN "
+            "SELECT d.doc, r.ready FROM records r JOIN docs d ON d.key = r.key WHERE r.session IN "
             "(SELECT value FROM json_each(?))",
             (orjson.dumps(sorted(sessions)).decode(),),
         )
@@ -389,7 +419,7 @@ class Cache:
     def sessions(self) -> list[tuple[str, str, str]]:
         """(key, session, created) of every record in a session."""
         return self.query(
-            "SELECT key, session, created FROM records WHERE session IS NOT NULL AND doc IS NOT NULL"
+            "SELECT key, session, created FROM records WHERE session IS NOT NULL AND good = 1"
         )
 
     def lines(self, limit: int) -> tuple[list[str], int, int]:
@@ -399,36 +429,47 @@ class Cache:
         got = "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?"
         lines = [ln for (ln,) in self.query(got, (limit,))]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
-        closed = "SELECT COUNT(*) FROM records WHERE status = 'closed' AND doc IS NOT NULL"
+        closed = "SELECT COUNT(*) FROM records WHERE status = 'closed' AND good = 1"
         return lines, int(shown), int(self.query(closed)[0][0])
 
     def count(self) -> int:
-        return int(self.query("SELECT COUNT(*) FROM records WHERE doc IS NOT NULL")[0][0])
+        return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
 
     # -- what prime reads -------------------------------------------------------------------
 
     def open_counts(self, now: datetime) -> list[tuple[str, Any, int]]:
         """(scope, category, count) of the open, unexpired records at ``now``."""
         return self.query(
-            "SELECT scope, category, COUNT(*) FROM records WHERE doc IS NOT NULL AND "
+            "SELECT scope, category, COUNT(*) FROM records WHERE good = 1 AND "
             "status = 'open' AND (expires IS NULL OR expires > ?) GROUP BY scope, category",
             (now.isoformat(),),
         )
 
-    def best_open(self, now: datetime, each: int) -> list[dict[str, Any]]:
-        """The heads of the ``each`` most recent open, unexpired, project memories of every
-        category and worth class (`_worth`): within a class recency decides worth
-        (`nxm.coverage.worth`), so the best of every category are among them."""
+    def best_open(
+        self, now: datetime, each: int
+    ) -> tuple[list[dict[str, Any]], set[tuple[Any, float]]]:
+        """The heads of the best open, unexpired, project memories of every category and worth
+        class (`_worth`), and the classes that may hold more. Within a class recency decides
+        worth (`nxm.coverage.worth`): those written now or later (or undated) first, all of
+        them, then the ``each`` most recent of the rest, through the ``records_recent`` index."""
         at = now.isoformat()
-        got = self.query(
-            "SELECT head, ready FROM (SELECT head, ready, ROW_NUMBER() OVER (PARTITION BY "
-            "category, worth ORDER BY CASE WHEN written IS NULL OR written > :at THEN :at "
-            "ELSE written END DESC, ord) AS n FROM records WHERE doc IS NOT NULL AND "
-            "status = 'open' AND scope = 'project' AND (expires IS NULL OR expires > :at)) "
-            "WHERE n <= :each",
-            {"at": at, "each": each},
+        live = (
+            "good = 1 AND status = 'open' AND scope = 'project' AND category IS ? AND worth = ? "
+            "AND (expires IS NULL OR expires > ?)"
         )
-        return [self._record(head, ready) for head, ready in got]
+        keys: list[str] = []
+        full = set()
+        groups = "SELECT DISTINCT category, worth FROM records WHERE good = 1 AND status = 'open' "
+        for category, worth in self.query(groups + "AND scope = 'project'"):
+            args = (category, worth, at, at)
+            now_ = f"SELECT key FROM records WHERE {live} AND written > ?"
+            keys += [k for (k,) in self.query(now_, args)]
+            older = f"SELECT key FROM records WHERE {live} AND written <= ? "
+            got = self.query(older + "ORDER BY written DESC, ord LIMIT ?", (*args, each))
+            keys += [k for (k,) in got]
+            if len(got) == each:
+                full.add((category, worth))
+        return list(self.many(keys, "head").values()), full
 
     # -- the index's bookkeeping ------------------------------------------------------------
 
@@ -447,21 +488,21 @@ class Cache:
 
     def unready(self) -> list[str]:
         """Keys of the records without a vector for this model, in reading order."""
-        got = "SELECT key FROM records WHERE ready = 0 AND doc IS NOT NULL ORDER BY ord"
+        got = "SELECT key FROM records WHERE ready = 0 AND good = 1 ORDER BY ord"
         return [k for (k,) in self.query(got)]
 
     def texts(self, keys: Iterable[str]) -> dict[str, str]:
         """The text hash of each of ``keys`` (what its vector is kept under)."""
         got = self.query(
             "SELECT r.key, r.text FROM json_each(?) j JOIN records r ON r.key = j.value "
-            "WHERE r.doc IS NOT NULL",
+            "WHERE r.good = 1",
             (orjson.dumps(list(keys)).decode(),),
         )
         return dict(got)
 
     def open_texts(self) -> dict[str, str]:
         """The text hash of every open record, by key (what a write compares a new one with)."""
-        got = "SELECT key, text FROM records WHERE doc IS NOT NULL AND status = 'open'"
+        got = "SELECT key, text FROM records WHERE good = 1 AND status = 'open'"
         return dict(self.query(got))
 
     def now_ready(self, texts: Iterable[str]) -> None:

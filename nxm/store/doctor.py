@@ -6,8 +6,6 @@ and `nxm doctor` lists them all.
 
 from __future__ import annotations
 
-from typing import Any
-
 MEMORIES = ".nxs/memories"
 HISTORY = ".nxs/history"
 
@@ -22,8 +20,7 @@ def problems(
     unreadable: list[tuple[str, str]],
     md_strays: list[str],
     log_strays: list[str],
-    logs: dict[str, Any],
-    mds: dict[str, Any],
+    orphans: list[str],
 ) -> list[dict[str, str]]:
     """Each file of the store that makes no memory: {file, problem, fix}, by file."""
     out = []
@@ -51,6 +48,6 @@ def problems(
             "problem": orphan,
             "fix": f"`git rm {HISTORY}/{key}.jsonl`, or bring back {MEMORIES}/{key}.md",
         }
-        for key in sorted(logs.keys() - mds.keys())
+        for key in orphans
     ]
     return sorted(out, key=lambda p: p["file"])

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
+
 from nxm.record import contexts
 from nxm.store import lock
 from nxm.store.cache import Cache
@@ -83,24 +85,25 @@ class Store:
 
     # -- following the files ----------------------------------------------------------------
 
-    def sync(self) -> list[str]:
+    def sync(self, adds: bool = False) -> list[str]:
         """Bring the record cache up to date with the files; returns the keys whose record
-        changed. Cheap when nothing did: one identity per file."""
+        changed. Cheap when nothing did: one identity per file (``adds``: a write of new
+        memories, which trusts the memories folder while its mark has not moved)."""
         import sqlite3
 
         try:
-            return self._sync()
+            return self._sync(adds)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
                 raise
-            return self._sync()
+            return self._sync(adds)
         except sqlite3.DatabaseError:
             self.cache.reset()  # damaged: made again from the files
-            return self._sync()
+            return self._sync(adds)
         except UpstreamError as exc:
             if exc.code != "STORE_WRITE_FAILED" or not self._in_memory(exc):
                 raise
-            return self._sync()
+            return self._sync(adds)
 
     def _in_memory(self, exc: Exception) -> bool:
         """After the cache file refused a write (a full or read-only disk): keep the records
@@ -115,7 +118,7 @@ class Store:
         self.cache.in_memory()
         return True
 
-    def _sync(self) -> list[str]:
+    def _sync(self, adds: bool = False) -> list[str]:
         from nxm.store import migrate
 
         with self._lock:
@@ -124,20 +127,60 @@ class Store:
                 with contextlib.suppress(Exception), self.locked():  # a killed writer's
                     self.files.replay()
             self.cache.check_model()
-            mds, md_strays = self.files.scan(self.files.memories, ".md")
-            logs, log_strays = self.files.scan(self.files.history, ".jsonl")
-            stored = self.cache.idents()
-            todo = sorted(_changed(stored, mds, logs))
+            seen = self._seen()
+            marks = {n: self.files.mark(getattr(self.files, n)) for n in ("memories", "history")}
+            mds, md_strays = self._look("memories", seen, marks, trust=adds)
+            logs, log_strays = self._look("history", seen, marks, trust=True)
+            if logs is None and (mds is None or mds == self.cache.md_idents()):  # the usual case
+                stored = self.cache.idents(racy=True)
+                todo, orphans = sorted(stored), seen["history"]["orphans"]
+            else:
+                stored = self.cache.idents()
+                if mds is None:  # the memories folder as it was: the files as read
+                    mds = {k: md for k, (md, _) in stored.items()}
+                if logs is None:  # the history folder as it was: the logs as read
+                    logs = {k: log for k, (_, log) in stored.items() if log}
+                    logs |= dict.fromkeys(seen["history"]["orphans"], "?")
+                todo = sorted(_changed(stored, mds, logs))
+                orphans = sorted(logs.keys() - mds.keys())
             rows = []
             for n, key in enumerate(todo, 1):
-                rows.append(self._read(key) if key in mds else (None, "", "", key))
+                gone = mds is not None and key not in mds
+                rows.append((None, "", "", key) if gone else self._read(key))
                 if n % 200 == 0 or n == len(todo):
                     progress.report("reading memory files", n, len(todo))
             changed = self.cache.put(rows, expect={k: stored.get(k) for k in todo}) if todo else []
             from nxm.store.doctor import problems
 
-            self.problems = problems(self.cache.problems(), md_strays, log_strays, logs, mds)
+            self.problems = problems(self.cache.problems(), md_strays, log_strays, orphans)
+            held = {"strays": sorted(md_strays)}, {"strays": sorted(log_strays), "orphans": orphans}
+            self._saw(dict(zip(("memories", "history"), held, strict=True)), marks)
             return changed
+
+    def _seen(self) -> dict[str, Any]:
+        """What the folders held when last looked at file by file, and their marks then."""
+        return orjson.loads(self.cache.meta("folders") or "{}")  # type: ignore[no-any-return]
+
+    def _look(
+        self, name: str, seen: dict[str, Any], marks: dict[str, str], trust: bool
+    ) -> tuple[Any, list[str]]:
+        """A folder's files by key with their identities, and its other names; None for the
+        files when ``trust`` and its mark has not moved since it was last looked at. Git makes,
+        removes and replaces files (the mark moves); nxs's own writes keep the mark they leave;
+        an edit in place does not move it: reads trust only the history folder (a hand edit of
+        a history is seen once the folder changes), an add both."""
+        was = seen.get(name, {})
+        if trust and was.get("mark") == marks[name] and self.cache.persistent:
+            return None, was["strays"]
+        return self.files.scan(getattr(self.files, name), ".md" if name == "memories" else ".jsonl")
+
+    def _saw(self, held: dict[str, dict[str, Any]], marks: dict[str, str] | None = None) -> None:
+        """Keep what the folders held at their marks (default: now; nothing when as kept)."""
+        marks = marks or {n: self.files.mark(getattr(self.files, n)) for n in held}
+        kept = orjson.dumps({n: {**held[n], "mark": marks[n]} for n in held}).decode()
+        if self.cache.meta("folders") != kept:
+            with self.cache.transaction() as conn:
+                self.cache.set_meta(conn, "folders", kept)
 
     def _read(self, key: str) -> tuple[Any, str, str, str]:
         md, md_ident, log, log_ident = self.files.read(key)
@@ -165,9 +208,10 @@ class Store:
     # -- writes -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Records]:
-        """Hold the write lock and yield every record, brought up to date inside it. The first
-        write of a process also configures this clone's merge driver (once per clone)."""
+    def writing(self, adds: bool = False) -> Iterator[Records]:
+        """Hold the write lock and yield every record, brought up to date inside it (``adds``:
+        a write of new memories only, `sync`). The first write of a process also configures
+        this clone's merge driver (once per clone)."""
         with self.locked():
             if self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
@@ -177,7 +221,7 @@ class Store:
                 self.local.drop_earlier()
                 gitconfig.install(self.ws.root)
                 self._set_up = True
-            self.sync()
+            self.sync(adds)
             yield Records(self.cache)
 
     def commit(
@@ -226,7 +270,15 @@ class Store:
         """Write the files, then what is derived from them (a team store: its table)."""
         changes = [self._change(current, r) for r in upserts]
         changes += [Change(k, None) for k in deletes]
+        names = ("memories", "history")
+        before = {n: self.files.mark(getattr(self.files, n)) for n in names}
         self.files.write(changes)  # the write is saved: what follows is derived
+        seen = self._seen()
+        if len(seen) == 2 and all(seen[n]["mark"] == before[n] for n in names):
+            # nobody else changed the folders since they were looked at: its own files did
+            written = {r["key"] for r in upserts}
+            seen["history"]["orphans"] = [k for k in seen["history"]["orphans"] if k not in written]
+            self._saw(seen)
         self.embeddings.put(by_text)
         rows = [self._read(r["key"]) for r in upserts] + [(None, "", "", k) for k in deletes]
         try:

@@ -17,7 +17,7 @@ class TeamStore(Store):
 
     remote = True
 
-    def _sync(self) -> list[str]:
+    def _sync(self, adds: bool = False) -> list[str]:
         with self._lock:
             try:
                 return self._read_table()

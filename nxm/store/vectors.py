@@ -19,11 +19,12 @@ import orjson
 
 from nxm.record import body_hash, embedded_text
 
+# A rowid table: rows of ~1.5 KB read twice as fast as in a WITHOUT ROWID one.
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors(
-    model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, text)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS vectors_text ON vectors(model, text);
 """
+VERSION = 2  # PRAGMA user_version: a file of another layout starts again
 
 
 def text_hash(record: dict[str, Any]) -> str:
@@ -48,6 +49,10 @@ class Vectors:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                     conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
                     conn.execute("PRAGMA journal_mode=WAL")
+                    if conn.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                        conn.executescript(
+                            f"DROP TABLE IF EXISTS vectors; PRAGMA user_version = {VERSION};"
+                        )
                     conn.executescript(SCHEMA)
             if conn is None:  # unreadable, damaged or read-only: this process only
                 conn = sqlite3.connect(":memory:", check_same_thread=False)
