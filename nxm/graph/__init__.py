@@ -1,20 +1,11 @@
 """The entity graph: what memories say about people, organisations, places and things.
 
-Two sources, kept apart:
-
-- **extracted** — `nxm.graph.extract` runs on a memory the first time the graph is read after its
-  text changed (`extractions`), and the result is kept in the record cache with a fingerprint
-  of the text it came from. It is derived and machine-local: deleting it loses nothing.
-- **agent-authored** — `add` and `relate` append statements to ``.nxs/graph.jsonl``, which is
-  committed and merged by git's union driver: entities an agent added or corrected (name, type,
-  description) and relations it stated. Extraction never touches that file, so they survive
-  re-extraction, forgetting and purging.
-
-`build` assembles the graph for one moment: only open, unexpired memories support extracted
-entities and relations, so forgetting or purging a memory drops what only it supported. Types
-are decided by summing each mention's votes (an agent's type always wins); a lone first name is
-folded into the one full name that starts with it ("Dana" → "Dana Kim"). Nothing here needs a
-model or the network, and nothing private is stored: only names, types and sentence numbers.
+Two sources, kept apart. Extractions (`nxm.graph.extract`) are derived and machine-local: kept in
+the record cache with a fingerprint of their text, and only names, types and sentence numbers,
+nothing private. What an agent adds or relates is appended to ``.nxs/graph.jsonl`` (committed,
+merged by git's union driver); extraction never touches it, so it survives re-extraction,
+forgetting and purging. `build` reads only open, unexpired memories, so forgetting one drops what
+only it supported. docs/graph.md describes the whole.
 """
 
 from __future__ import annotations
@@ -38,6 +29,9 @@ from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
+_AUTHORED = ("name", "type", "description", "user_id", "actor")  # an entity statement's fields
+Records = dict[str, dict[str, Any]]
+Edge = tuple[dict[str, Any], str, str]  # (relation, other entity id, "outgoing"|"incoming")
 
 
 def text_of(record: dict[str, Any]) -> str:
@@ -62,9 +56,6 @@ def relation_id(source: str, relation: str, target: str) -> str:
 
 
 # -- storage -------------------------------------------------------------------------------------
-# Extractions are derived and machine-local: kept in the record cache by memory, with the
-# fingerprint of the text they came from (`nxm.store.cache`). What an agent wrote is committed:
-# ``.nxs/graph.jsonl``, one statement a line, appended, merged by git's union driver.
 
 AGENT_LOG = "graph.jsonl"
 OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
@@ -75,9 +66,9 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
     return {"fingerprint": fingerprint(record), **got}
 
 
-def extractions(service: Any, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each record's extraction: the cached one while its fingerprint matches, else made
-    (and kept, when the cache can be written)."""
+def extractions(service: Any, records: list[dict[str, Any]]) -> Records:
+    """Each record's extraction: the cached one while its fingerprint matches, else made (and
+    kept, when the cache can be written)."""
     cache = service.store.cache
     stored = cache.extractions()
     made = {}
@@ -158,12 +149,10 @@ def migrate(ws: Workspace) -> None:
         data = orjson.loads(old.read_bytes())
     except (FileNotFoundError, orjson.JSONDecodeError):
         return
-    for entity in sorted(
-        (data.get("entities") or {}).values(), key=lambda e: e.get("created") or ""
-    ):
+    entities = (data.get("entities") or {}).values()
+    for entity in sorted(entities, key=lambda e: e.get("created") or ""):
         at = entity.get("updated") or entity.get("created") or ""
-        keep = {k: entity.get(k) for k in ("name", "type", "description", "user_id", "actor")}
-        _state(ws, {"op": "entity", "at": at, **keep})
+        _state(ws, {"op": "entity", "at": at, **{k: entity.get(k) for k in _AUTHORED}})
     for rel in data.get("relations") or []:
         _state(ws, {"op": "relation", "at": rel.get("created") or "", "actor": rel.get("actor"),
                     "source": rel["source"], "relation": rel["relation"], "target": rel["target"]})  # fmt: skip
@@ -183,9 +172,7 @@ class Graph:
     sentences: dict[str, list[str]] = field(default_factory=dict)  # memory key -> sentences
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # supporting memories
     _folded: dict[str, str] | None = field(default=None, repr=False)
-    _adjacent: dict[str, list[tuple[dict[str, Any], str, str]]] | None = field(
-        default=None, repr=False
-    )
+    _adjacent: dict[str, list[Edge]] | None = field(default=None, repr=False)
     index: dict[str, Any] = field(default_factory=dict, repr=False)  # caches for readers
 
     def find(self, ref: str) -> dict[str, Any] | None:
@@ -205,19 +192,16 @@ class Graph:
             self._folded = {f: next(iter(e)) for f, e in seen.items() if len(e) == 1}
         return self._folded
 
-    def edges(self, eid: str, direction: str = "both") -> list[tuple[dict[str, Any], str, str]]:
+    def edges(self, eid: str, direction: str = "both") -> list[Edge]:
         """(relation, other entity id, "outgoing"|"incoming") for one entity, in a stable order."""
         if self._adjacent is None:
-            adjacent: dict[str, list[tuple[dict[str, Any], str, str]]] = {}
+            adjacent: dict[str, list[Edge]] = {}
             for rel in self.relations.values():
                 adjacent.setdefault(rel["source"], []).append((rel, rel["target"], "outgoing"))
                 adjacent.setdefault(rel["target"], []).append((rel, rel["source"], "incoming"))
+            ent = self.entities
             for edges in adjacent.values():
-                edges.sort(
-                    key=lambda x: (
-                        x[0]["relation"], self.entities[x[1]]["name"].casefold(), x[1], x[2],
-                    )
-                )  # fmt: skip
+                edges.sort(key=lambda x: (x[0]["relation"], ent[x[1]]["name"].casefold(), *x[1:]))
             self._adjacent = adjacent
         return [e for e in self._adjacent.get(eid, ()) if direction in ("both", e[2])]
 
@@ -235,12 +219,7 @@ def _type_of(votes: Counter[str]) -> str:
     return min(votes, key=lambda t: (-votes[t], _TYPE_ORDER[t]))
 
 
-def build(
-    records: dict[str, dict[str, Any]],
-    extracted: dict[str, dict[str, Any]],
-    agent: dict[str, Any],
-    now: str,
-) -> Graph:
+def build(records: Records, extracted: Records, agent: dict[str, Any], now: str) -> Graph:
     """The graph supported by the open, unexpired memories plus the agent-authored facts."""
     support = reading_order(live(records, now))
     graph = Graph(records={r["key"]: r for r in support})
@@ -262,16 +241,14 @@ def build(
             if n not in votes:
                 votes[n], surfaces[n], sources[n], users[n] = Counter(), Counter(), [], set()
                 first[n] = (key, m["s"])
-            tally = votes[n]
-            for t, k in m["votes"].items():
-                tally[t] += k
+            votes[n].update(m["votes"])
             surfaces[n][name] += 1
             if sources[n][-1:] != [key]:  # a memory's mentions arrive together
                 sources[n].append(key)
             if user:
                 users[n].add(user)
         rels.extend(
-            (r["key"], x["source"], x["relation"], x["target"], x["s"]) for x in got["relations"]
+            (key, x["source"], x["relation"], x["target"], x["s"]) for x in got["relations"]
         )
     authored = agent["entities"]
     for n, a in authored.items():
@@ -309,18 +286,12 @@ def build(
         elif n in first:
             key, s = first[n]
             description, described_by = _clip(graph.sentence(key, s), 200), "extracted"
+        user_ids = users.get(n, set()) | ({a["user_id"]} if a and a.get("user_id") else set())
         graph.entities[eid] = {
-            "id": eid,
-            "name": name,
-            "type": types[n],
-            "description": description,
-            "descriptionSource": described_by,
-            "sourceMemoryIds": sources[n],
-            "userIds": sorted(
-                users.get(n, set()) | ({a["user_id"]} if a and a.get("user_id") else set())
-            ),
-            "authored": a is not None,
-        }
+            "id": eid, "name": name, "type": types[n], "description": description,
+            "descriptionSource": described_by, "sourceMemoryIds": sources[n],
+            "userIds": sorted(user_ids), "authored": a is not None,
+        }  # fmt: skip
         graph.names[n] = eid
     for short, full in alias.items():
         graph.names[short] = graph.names[full]
@@ -345,9 +316,7 @@ def build(
     return graph
 
 
-def _relation(
-    triples: dict[tuple[str, str, str], dict[str, Any]], a: str, relation: str, b: str
-) -> dict[str, Any]:
+def _relation(triples: dict[tuple, Any], a: str, relation: str, b: str) -> dict[str, Any]:
     rel = triples.get((a, relation, b))
     if rel is None:
         rel = triples[a, relation, b] = {
@@ -372,11 +341,12 @@ def current(service: Any, now: str) -> Graph:
 # -- agent-authored writes -----------------------------------------------------------------------
 
 
-def _name(value: str, what: str) -> str:
-    value = " ".join(value.split())
-    if not value:
-        raise ValidationError(f"{what} must not be empty", suggestion="give the entity's name")
-    return value
+def _entity(graph: Graph, ref: str, suggestion: str) -> dict[str, Any]:
+    found = graph.find(ref)
+    if found is None:
+        raise NotFoundError(f"no entity named {ref.strip()!r} in the graph",
+                            suggestion=suggestion, code="ENTITY_NOT_FOUND")  # fmt: skip
+    return found
 
 
 def add(
@@ -390,7 +360,9 @@ def add(
     user_id: str | None = None,
 ) -> dict[str, Any]:
     """Add an entity, or correct an existing one's type or description (agent-authored)."""
-    name = _name(name, "name")
+    name = " ".join(name.split())
+    if not name:
+        raise ValidationError("name must not be empty", suggestion="give the entity's name")
     n = norm(name)
     description = " ".join(description.split()) if description is not None else None
     with service.store.locked():
@@ -410,8 +382,7 @@ def add(
         changed = entry != old
         if changed:
             entry["actor"] = actor
-            keep = {k: entry.get(k) for k in ("name", "type", "description", "user_id", "actor")}
-            _state(service.ws, {"op": "entity", "at": now, **keep})
+            _state(service.ws, {"op": "entity", "at": now, **{k: entry.get(k) for k in _AUTHORED}})
     entity = current(service, now).find(name)
     return {"changed": changed, "created": known is None, "entity": entity}
 
@@ -434,16 +405,10 @@ def relate(
     with service.store.locked():
         agent = load_agent(service.ws)
         graph = current(service, now)
-        ends = []
-        for ref in (source, target):
-            entity = graph.find(ref)
-            if entity is None:
-                raise NotFoundError(
-                    f"no entity named {ref.strip()!r} in the graph",
-                    suggestion=f'add it first: `nxm graph add "{ref.strip()}" --type PERSON|ORGANIZATION|PLACE|THING`',
-                    code="ENTITY_NOT_FOUND",
-                )
-            ends.append(entity)
+        ends = [
+            _entity(graph, ref, f'add it first: `nxm graph add "{ref.strip()}" --type PERSON|ORGANIZATION|PLACE|THING`')
+            for ref in (source, target)
+        ]  # fmt: skip
         if ends[0]["id"] == ends[1]["id"]:
             raise ValidationError("a relation needs two different entities")
         stated = {
@@ -491,32 +456,18 @@ def remove(
     with service.store.locked():
         agent = load_agent(service.ws)
         graph = current(service, now)
-        found = graph.find(entity)
-        if found is None:
-            raise NotFoundError(
-                f"no entity named {entity.strip()!r} in the graph",
-                suggestion="find it with `nxm graph search`",
-                code="ENTITY_NOT_FOUND",
-            )
+        found = _entity(graph, entity, "find it with `nxm graph search`")
         n = norm(found["name"])
         if relation is None:
-            stated = [
-                r
-                for r in agent["relations"]
-                if n in (norm(r["source"]["name"]), norm(r["target"]["name"]))
-            ]
+            stated = [r for r in agent["relations"]
+                      if n in (norm(r["source"]["name"]), norm(r["target"]["name"]))]  # fmt: skip
             removed_entities = [brief(found)] if n in agent["entities"] else []
             if not removed_entities and not stated:
                 raise _not_authored(found)
             statement = {"op": "remove_entity", "name": found["name"]}
-            rels = [graph.relations[rid] for rid in _authored_ids(graph, stated)]
         else:
             rel = re.sub(r"[\s-]+", "_", relation.strip()).upper()
-            other = graph.find(target or "")
-            if other is None:
-                raise NotFoundError(f"no entity named {target.strip()!r} in the graph",
-                                    code="ENTITY_NOT_FOUND",
-                                    suggestion="find it with `nxm graph search`")  # fmt: skip
+            other = _entity(graph, target or "", "find it with `nxm graph search`")
             stated = [r for r in agent["relations"]
                       if _triple(r) == (n, rel, norm(other["name"]))]  # fmt: skip
             if not stated:
@@ -524,7 +475,7 @@ def remove(
             removed_entities = []
             statement = {"op": "remove_relation", "relation": rel,
                          "source": {"name": found["name"]}, "target": {"name": other["name"]}}  # fmt: skip
-            rels = [graph.relations[rid] for rid in _authored_ids(graph, stated)]
+        rels = [graph.relations[rid] for rid in _authored_ids(graph, stated)]
         _state(service.ws, {**statement, "at": now, "actor": actor, "reason": reason})
     removed = {"entities": removed_entities, "relations": [view_relation(graph, r) for r in rels]}
     return {"changed": True, "removed": removed, "entity": current(service, now).find(entity)}
@@ -562,13 +513,10 @@ def brief(entity: dict[str, Any]) -> dict[str, Any]:
 def view_relation(graph: Graph, rel: dict[str, Any]) -> dict[str, Any]:
     """A relation with both ends in short form."""
     return {
-        "id": rel["id"],
-        "source": brief(graph.entities[rel["source"]]),
-        "relation": rel["relation"],
-        "target": brief(graph.entities[rel["target"]]),
-        "sourceMemoryIds": rel["sourceMemoryIds"],
+        "id": rel["id"], "source": brief(graph.entities[rel["source"]]), "relation": rel["relation"],
+        "target": brief(graph.entities[rel["target"]]), "sourceMemoryIds": rel["sourceMemoryIds"],
         "authored": rel["authored"],
-    }
+    }  # fmt: skip
 
 
 __all__ = [

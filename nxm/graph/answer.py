@@ -1,28 +1,11 @@
 """Answering a question from the entity graph: extractive, cited, and refusing when unsure.
 
-`ask` works in four steps, with no model:
-
-1. **Entities.** The graph entities the question names: whole names (case and accents aside,
-   longest first), word-list names in any spelling ("postgres"), a person's first name when
-   one person has it. A name the graph does not have ("Singapore", "Wayne Enterprises", a
-   component no memory mentions) means it cannot answer: "I don't know: the graph has no …".
-2. **Reading.** One named entity: `nxm.graph.parse.plan` turns the wording into relation
-   steps from it, 1 to 3 or more ("the lead of the team that owns ledger-svc" → OWNS⁻¹,
-   LEADS⁻¹; "… based" → LOCATED_IN). Wording it cannot place ("the CFO of …") is refused,
-   not guessed. Two or more named entities, or a yes/no question: the relations of the asked
-   type joining or touching them (`INTENTS`). "Tell me about X": X's relations.
-3. **Walking.** Each step follows the relation from every entity reached so far, keeping only
-   entities of the type asked for ("which city", "the team that …"). Only open, unexpired
-   memories support relations (`nxm.graph.build`), and where a relation has one value (where
-   someone is based, whom they report to, a team's lead, a thing's owner) and memories
-   disagree, the value of the memory written last is the answer (its ``created``: an edit of
-   an old memory, a fixed typo, does not make its fact newer). A step that finds
-   nothing ends it: "I don't know", with what was found up to there.
-4. **Answer.** ``answers`` are the entities at the end; ``answer`` names them and quotes the
-   sentences of the memories that state each relation on the way, in order (an agent's
-   relation reads "A RELATION B (stated by an agent)."); ``sourceMemoryIds`` cites them and
-   ``path`` lists each step. Confidence is the weakest step's evidence: 0.75 + 0.2 × the share
-   of its relations stated by two or more memories or an agent. Refusals have confidence 0.
+No model: find the entities the question names (a name the graph lacks means "I don't know"),
+read the wording as relation steps from one of them (`nxm.graph.parse`) or, for two or a yes/no
+question, take the relations joining them (`INTENTS`), walk the steps, and quote the sentences
+of the memories behind each relation used. Where a relation has one current value (`SINGLE`) and
+memories disagree, the memory created last wins: editing an old memory does not make its fact
+newer. Confidence is the weakest step's evidence; refusals have 0. docs/graph.md has the detail.
 """
 
 from __future__ import annotations
@@ -31,7 +14,8 @@ import re
 from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
-from nxm.graph.extract import fold, known_names, norm, question_mentions
+from nxm.graph.extract import question_mentions
+from nxm.graph.names import fold, known_names, norm
 from nxm.graph.parse import ANCHOR, IN, OUT, Plan, plan
 from nxs.errors import ValidationError
 
@@ -152,9 +136,11 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     return _walked(graph, got, eid, used)
 
 
-def _current(
-    graph: Graph, hits: list[tuple[dict[str, Any], str]]
-) -> list[tuple[dict[str, Any], str]]:
+Hit = tuple[dict[str, Any], str]  # (relation, the entity at its other end)
+Trail = list[list[tuple[str, dict[str, Any], str]]]  # per step: (from, relation, to)
+
+
+def _current(graph: Graph, hits: list[Hit]) -> list[Hit]:
     """Of values that should be one, those stated by the newest memory, per entity type."""
 
     def newest(rel: dict[str, Any]) -> str:
@@ -188,7 +174,7 @@ def _still(graph: Graph, other: str, relation: str, direction: str, eid: str) ->
 
 def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> dict[str, Any]:
     frontier = [start]
-    trail: list[list[tuple[str, dict[str, Any], str]]] = []
+    trail: Trail = []
     for n, step in enumerate(got.steps, 1):
         edges: list[tuple[str, dict[str, Any], str]] = []
         for eid in frontier:
@@ -210,14 +196,11 @@ def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> 
             names = " / ".join(graph.entities[e]["name"] for e in frontier)
             wanted = " or ".join(f"{r} {'from' if d == OUT else 'to'}" for r, d in step.readings)
             text = f"I don't know: no open memory states a {wanted} {names}."
-            if n > 1:
-                text += " " + " ".join(
-                    _sentences(graph, [r for edges in trail for _, r, _ in edges])
-                )
             rels = [r for edges in trail for _, r, _ in edges]
-            return _answer(
-                text, 0.0, step.readings[0][0], used, [], rels, graph, _path(graph, got, trail)
-            )
+            if n > 1:
+                text += " " + " ".join(_sentences(graph, rels))
+            path = _path(graph, got, trail)
+            return _answer(text, 0.0, step.readings[0][0], used, [], rels, graph, path)
         trail.append(edges)
         frontier = list(dict.fromkeys(other for _, _, other in edges))
     keep = set(frontier)  # only the relations on a way to an answer are cited
@@ -240,9 +223,7 @@ def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> 
     )  # fmt: skip
 
 
-def _path(
-    graph: Graph, got: Plan, trail: list[list[tuple[str, dict[str, Any], str]]]
-) -> list[dict[str, Any]]:
+def _path(graph: Graph, got: Plan, trail: Trail) -> list[dict[str, Any]]:
     out = []
     for step, edges in zip(got.steps, trail, strict=False):
         out.append({
@@ -260,15 +241,9 @@ def _joined(graph: Graph, question: str, found: list[str]) -> dict[str, Any]:
     """Two named entities or a yes/no question: relations of the asked type between them."""
     wanted = intent(question)
     used = [brief(graph.entities[e]) for e in found]
-    touching = [
-        r for r in graph.relations.values()
-        if (wanted is None or r["relation"] == wanted)
-        and (r["source"] in found or r["target"] in found)
-    ]  # fmt: skip
+    touching = [r for r in _touching(graph, found) if wanted is None or r["relation"] == wanted]
     joining = [r for r in touching if r["source"] in found and r["target"] in found]
-    chosen = joining or touching
-    chosen.sort(key=lambda r: (-len(r["sourceMemoryIds"]) - r["authored"], r["id"]))
-    chosen = chosen[:MAX_SENTENCES]
+    chosen = _strongest(joining or touching)
     if not chosen:
         return _answer(DONT_KNOW if wanted is None else UNREAD, 0.0, wanted, used)
     strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
@@ -282,9 +257,7 @@ def _joined(graph: Graph, question: str, found: list[str]) -> dict[str, Any]:
 def _describe(graph: Graph, found: list[str]) -> dict[str, Any]:
     """ "Tell me about X": X's relations, or its description."""
     used = [brief(graph.entities[e]) for e in found]
-    chosen = [r for r in graph.relations.values() if r["source"] in found or r["target"] in found]
-    chosen.sort(key=lambda r: (-len(r["sourceMemoryIds"]) - r["authored"], r["id"]))
-    chosen = chosen[:MAX_SENTENCES]
+    chosen = _strongest(_touching(graph, found))
     if chosen:
         ends = list(dict.fromkeys(e for r in chosen for e in (r["source"], r["target"])))
         answers = [e for e in ends if e not in found]
@@ -294,6 +267,16 @@ def _describe(graph: Graph, found: list[str]) -> dict[str, Any]:
         return _answer(DONT_KNOW, 0.0, None, used)
     return _answer(f"{e['name']}: {e['description']}", 0.15, None, used, [], [], graph, None,
                    e["sourceMemoryIds"][:1])  # fmt: skip
+
+
+def _touching(graph: Graph, found: list[str]) -> list[dict[str, Any]]:
+    return [r for r in graph.relations.values() if r["source"] in found or r["target"] in found]
+
+
+def _strongest(rels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The relations stated by the most memories (an agent's counts one), at most MAX_SENTENCES."""
+    rels = sorted(rels, key=lambda r: (-len(r["sourceMemoryIds"]) - r["authored"], r["id"]))
+    return rels[:MAX_SENTENCES]
 
 
 def _sentences(graph: Graph, chosen: list[dict[str, Any]]) -> list[str]:
@@ -310,16 +293,11 @@ def _sentences(graph: Graph, chosen: list[dict[str, Any]]) -> list[str]:
 
 
 def _answer(
-    text: str,
-    confidence: float,
-    wanted: str | None,
-    used: list[dict[str, Any]],
-    answers: list[str] | None = None,
-    relations: list[dict[str, Any]] | None = None,
-    graph: Graph | None = None,
-    path: list[dict[str, Any]] | None = None,
+    text: str, confidence: float, wanted: str | None, used: list[dict[str, Any]],
+    answers: list[str] | None = None, relations: list[dict[str, Any]] | None = None,
+    graph: Graph | None = None, path: list[dict[str, Any]] | None = None,
     sources: list[str] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     relations = relations or []
     if sources is None:
         sources = list(dict.fromkeys(k for r in relations for k in r["sourceMemoryIds"]))

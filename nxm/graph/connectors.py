@@ -31,121 +31,58 @@ def _c(*patterns: str) -> re.Pattern[str]:
 
 
 # (relation, reversed, connecting-words pattern), tried in order; the first full match wins.
+# fmt: off
 CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     ("REPORTS_TO", False, _c(r"reports? to", r"reported to", r"(?:is|was) managed by")),
-    (
-        "LOCATED_IN",
-        False,
-        _c(
-            r"(?:is |are |was |were )?(?:based|located|headquartered) in",
-            r"lives? in",
-            r"lived in",
-            r"works? from",
-            r"sits? in",
-            r", based in",
-            r"'s (?:office|offices|hq|headquarters) (?:is|are) in",
-            r"(?:has )?(?:moved|relocated) to",
-            r"(?:is|are) moving to",
-        ),
-    ),  # fmt: skip
-    (
-        "LEADS",
-        True,
-        _c(
-            r"(?:is|are|was|were)? ?(?:led|headed|managed) by",
-            r"'s (?:lead|head|manager|tech lead) is",
-        ),
-    ),  # fmt: skip
-    (
-        "OWNS",
-        True,
-        _c(
-            r"(?:is |are |was |were )?(?:owned|maintained|looked after|run) by",
-            r"'s owner is",
-            r"(?:is|are) the responsibility of",
-            r"belongs? to",
-        ),
-    ),  # fmt: skip
+    ("LOCATED_IN", False, _c(
+        r"(?:is |are |was |were )?(?:based|located|headquartered) in", r"lives? in", r"lived in",
+        r"works? from", r"sits? in", r", based in",
+        r"'s (?:office|offices|hq|headquarters) (?:is|are) in",
+        r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
+    )),
+    ("LEADS", True, _c(
+        r"(?:is|are|was|were)? ?(?:led|headed|managed) by", r"'s (?:lead|head|manager|tech lead) is",
+    )),
+    ("OWNS", True, _c(
+        r"(?:is |are |was |were )?(?:owned|maintained|looked after|run) by", r"'s owner is",
+        r"(?:is|are) the responsibility of", r"belongs? to",
+    )),
     ("USES", True, _c(r"(?:is|are) used by")),
-    (
-        "LEADS",
-        False,
-        _c(
-            r"(?:leads|lead|led|heads|headed|manages|managed|is leading|has led|runs)",
-            r"(?:is|was) (?:the )?(?:[\w-]+ )?(?:lead|head|manager|director) (?:of|for|on)",
-            r"took over (?:as )?(?:the )?(?:lead|head) of",
-            r"took over",
-        ),
-    ),  # fmt: skip
-    (
-        "OWNS",
-        False,
-        _c(
-            r"(?:owns|own|owned|maintains|maintain|maintained)",
-            r"(?:is|are) (?:the )?(?:owners?|maintainers?) of",
-            r"(?:is|are) responsible for",
-            r"looks after",
-            r"takes care of",
-            r"is the (?:point of )?contact for",
-        ),
-    ),  # fmt: skip
-    (
-        "PREFERS",
-        False,
-        _c(
-            r"(?:prefers|prefer|preferred|likes|loves|favou?rs)(?: using| to use)?",
-            r"would rather use",
-            r"(?:'s )?(?:preferred|favou?rite) [\w ]{1,20} (?:is|are)",
-        ),
-    ),  # fmt: skip
-    (
-        "DEPENDS_ON",
-        False,
-        _c(
-            r"(?:depends|depend|depended|relies|rely|relied) on",
-            r"is dependent on",
-            r"requires|require|required|needs",
-        ),
-    ),  # fmt: skip
-    (
-        "USES",
-        False,
-        _c(
-            r"uses|use|used|using|is using|are using",
-            r"(?:is |are )?built (?:with|on)",
-            r"runs? on",
-            r"(?:is |are )?written in",
-            r"(?:is |are )?(?:deployed|running) (?:on|to)",
-            r"deploys to",
-            r"(?:is )?hosted (?:on|at)",
-            r"stores (?:its )?[\w ]{1,20} in",
-            r"switched to",
-            r"migrated to",
-            r"adopted",
-            r"talks to",
-            r"(?:is |are )?backed by",
-        ),
-    ),  # fmt: skip
-    (
-        "MEMBER_OF",
-        False,
-        _c(
-            r"(?:is|are|was|were) (?:on|in|part of|a member of|member of)",
-            r"joined",
-            rf"(?:is|was) (?:an?|the) {_TITLE} (?:in|on)",
-        ),
-    ),  # fmt: skip
-    (
-        "WORKS_AT",
-        False,
-        _c(
-            r"(?:works?|worked|is working|has worked) (?:at|for)",
-            r"(?:joined|is employed (?:at|by))",
-            r"(?:(?:is|was) |, )(?:an?|the|our) [\w /-]{1,40}? (?:at|for|of)",
-            rf"(?:is|was) (?:an? |the |our )?{_TITLE} (?:at|for|of|from|with)",
-        ),
-    ),  # fmt: skip
+    ("LEADS", False, _c(
+        r"(?:leads|lead|led|heads|headed|manages|managed|is leading|has led|runs)",
+        r"(?:is|was) (?:the )?(?:[\w-]+ )?(?:lead|head|manager|director) (?:of|for|on)",
+        r"took over (?:as )?(?:the )?(?:lead|head) of", r"took over",
+    )),
+    ("OWNS", False, _c(
+        r"(?:owns|own|owned|maintains|maintain|maintained)",
+        r"(?:is|are) (?:the )?(?:owners?|maintainers?) of", r"(?:is|are) responsible for",
+        r"looks after", r"takes care of", r"is the (?:point of )?contact for",
+    )),
+    ("PREFERS", False, _c(
+        r"(?:prefers|prefer|preferred|likes|loves|favou?rs)(?: using| to use)?",
+        r"would rather use", r"(?:'s )?(?:preferred|favou?rite) [\w ]{1,20} (?:is|are)",
+    )),
+    ("DEPENDS_ON", False, _c(
+        r"(?:depends|depend|depended|relies|rely|relied) on", r"is dependent on",
+        r"requires|require|required|needs",
+    )),
+    ("USES", False, _c(
+        r"uses|use|used|using|is using|are using", r"(?:is |are )?built (?:with|on)", r"runs? on",
+        r"(?:is |are )?written in", r"(?:is |are )?(?:deployed|running) (?:on|to)", r"deploys to",
+        r"(?:is )?hosted (?:on|at)", r"stores (?:its )?[\w ]{1,20} in", r"switched to",
+        r"migrated to", r"adopted", r"talks to", r"(?:is |are )?backed by",
+    )),
+    ("MEMBER_OF", False, _c(
+        r"(?:is|are|was|were) (?:on|in|part of|a member of|member of)", r"joined",
+        rf"(?:is|was) (?:an?|the) {_TITLE} (?:in|on)",
+    )),
+    ("WORKS_AT", False, _c(
+        r"(?:works?|worked|is working|has worked) (?:at|for)", r"(?:joined|is employed (?:at|by))",
+        r"(?:(?:is|was) |, )(?:an?|the|our) [\w /-]{1,40}? (?:at|for|of)",
+        rf"(?:is|was) (?:an? |the |our )?{_TITLE} (?:at|for|of|from|with)",
+    )),
 )
+# fmt: on
 # Type votes a relation gives its ends.
 ROLE_VOTES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
     "WORKS_AT": ({"PERSON": 2}, {"ORGANIZATION": 2}),
@@ -158,8 +95,8 @@ ROLE_VOTES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
     "USES": ({}, {"THING": 1}),
     "DEPENDS_ON": ({}, {"THING": 1}),
 }
-# Connectors whose subject is a person (evidence that a sentence's first word is a name).
-PERSON_SUBJECT = tuple(p for r, rev, p in CONNECTORS if ROLE_VOTES[r][0] and not rev)
+# Forward connectors whose subject is a person (evidence that a sentence's first word is a name).
+_PERSON_SUBJECT = tuple((r, p) for r, rev, p in CONNECTORS if ROLE_VOTES[r][0] and not rev)
 
 
 def gap_words(between: str) -> str:
@@ -175,6 +112,11 @@ def connect(between: str) -> tuple[str, bool] | None:
         if pattern.fullmatch(gap):
             return relation, reverse
     return None
+
+
+def person_role(gap: str) -> str | None:
+    """The relation of the first connector with a person as subject that ``gap`` starts with."""
+    return next((r for r, p in _PERSON_SUBJECT if p.match(gap)), None)
 
 
 def kind_of(mention: Any) -> str:
@@ -220,12 +162,4 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
     return relation
 
 
-__all__ = [
-    "CONNECTORS",
-    "PERSON_SUBJECT",
-    "ROLE_VOTES",
-    "allowed",
-    "connect",
-    "gap_words",
-    "kind_of",
-]
+__all__ = ["CONNECTORS", "ROLE_VOTES", "allowed", "connect", "gap_words", "kind_of", "person_role"]

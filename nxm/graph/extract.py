@@ -1,25 +1,10 @@
 """Deterministic entity and relation extraction: patterns and word lists, no model, no network.
 
-`extract(text, user_id)` finds, sentence by sentence:
-
-- **mentions**: ``@handles`` (PERSON); names from the word lists (`TECH` things, `ORGS`,
-  `PLACES`), every spelling folded to one canonical name; component names written in
-  kebab-case (``ledger-svc``, ``route-planner``); noun phrases after a determiner that end in a
-  component word ("the billing service", "the platform team"); capitalised word runs ("João
-  Silva", "Acme Corp"); "the user" / "I" as the memory's ``user_id``; "he", "she", "it",
-  "they" at the start of a sentence or clause as the subject before them.
-- **not mentions**: code — backtick spans, identifiers (``ERR_LEDGER_LOCKED``, ``TZ=UTC``,
-  ``group.id``, paths, camelCase, ``#channels``, ``--flags``), all-capital words and runs; job
-  titles ("VP of Engineering"); a sentence's capitalised first word without more evidence
-  ("Traced", "Deploy").
-- **relations** between adjacent mentions whose connecting words state one (`nxm.graph.connectors`),
-  continued over lists ("uses A, B and C"), "and" clauses ("is built with A and depends on
-  B"), relative clauses ("X, which runs on Y") and "and on" ("depends on A … and on B").
-
-Every mention carries type votes (a word list is strong evidence, a role in a relation is
-good evidence, the shape of a name is weak); the graph sums them over every memory that
-mentions the entity, so one memory's guess can be outvoted. docs/graph.md gives the guidelines
-and the measured precision and recall.
+`extract(text, user_id)` finds, sentence by sentence, mentions (word-list names, ``@handles``,
+kebab-case components, component phrases, capitalised runs, "I"/"the user", opening pronouns),
+leaves out code and job titles, and reads relations from the words between neighbouring mentions
+(`nxm.graph.connectors`). Each mention carries type votes that the graph sums over every memory
+naming the entity, so one memory's guess can be outvoted. docs/graph.md gives the rules.
 """
 
 from __future__ import annotations
@@ -27,45 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nxm.graph.connectors import (
-    CONNECTORS,
-    PERSON_SUBJECT,
-    ROLE_VOTES,
-    allowed,
-    connect,
-    gap_words,
-    kind_of,
-)
-from nxm.graph.lexicon import (
-    COMPONENT_SUFFIXES,
-    FIRST_NAMES,
-    ORG_SUFFIXES,
-    SENTENCE_VERBS,
-    SOLO_HEADS,
-    STOP,
-    TEAM_HEADS,
-    THING_HEADS,
-    THING_WORDS,
-)
-from nxm.graph.names import (
-    LISTED_FIRST,
-    canonical_names,
-    fold,
-    known_names,
-    listed,
-    listed_spans,
-    norm,
-    sentences,
-    tech_names,
-)
+import nxm.graph.lexicon as lex
+from nxm.graph.connectors import ROLE_VOTES, allowed, connect, gap_words, kind_of, person_role
+from nxm.graph.names import fold, listed_spans, norm, sentences
 
 EXTRACTOR_VERSION = 2
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
-RELATIONS = (
-    "WORKS_AT", "LEADS", "USES", "DEPENDS_ON", "PREFERS", "OWNS", "MEMBER_OF", "LOCATED_IN",
-    "REPORTS_TO",
-)  # fmt: skip
-
 
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
@@ -86,7 +38,7 @@ _WORD = rf"{_UP}[^\W_]*(?:[-'’.][^\W_]+)*"
 _CAPS = re.compile(
     rf"(?<![\w@./-]){_WORD}(?:\s+(?:(?:da|de|do|dos|das|van|von|der|den|del|la|le|di)\s+)?{_WORD})*"
 )
-_HEADS = "|".join(sorted(TEAM_HEADS | THING_HEADS, key=len, reverse=True))
+_HEADS = "|".join(sorted(lex.TEAM_HEADS | lex.THING_HEADS, key=len, reverse=True))
 _NP = re.compile(
     rf"\b(?:the|our|their|its|his|her|my|your)\s+((?:(?!the\b)[A-Za-z][\w.-]*\s+){{0,2}}(?:{_HEADS})s?)\b",
     re.IGNORECASE,
@@ -109,19 +61,19 @@ _NAME_LIST = re.compile(rf"\s*(?:,|and|&)\s+{_UP}")
 _AND = re.compile(r"(?:,\s*)?\band\s+")
 _LIST_SEP = re.compile(r"(?:,|, and|and|or|, or|/|&)")
 _PREPOSITION = frozenset("on to in with at for".split())
-_FORWARD = tuple((r, p) for r, rev, p in CONNECTORS if not rev and ROLE_VOTES[r][0])
 
 
 def _caps_shape(words: list[str]) -> dict[str, int]:
-    if words[-1] in ORG_SUFFIXES or words[-1].rstrip(".") in ORG_SUFFIXES:
+    last = words[-1]
+    if last in lex.ORG_SUFFIXES or last.rstrip(".") in lex.ORG_SUFFIXES:
         return {"ORGANIZATION": 3}
-    if words[-1].casefold() in TEAM_HEADS:
+    if last.casefold() in lex.TEAM_HEADS:
         return {"ORGANIZATION": 3}
-    if any(w in THING_WORDS for w in words) or any(not w.isalpha() for w in words):
+    if any(w in lex.THING_WORDS or not w.isalpha() for w in words):
         return {"THING": 2}
     if any(w.isupper() for w in words):
         return {"THING": 1}  # an acronym in it: not a person's name
-    if words[0] in FIRST_NAMES:
+    if words[0] in lex.FIRST_NAMES:
         return {"PERSON": 2}
     if 2 <= len(words) <= 3:
         return {"PERSON": 1}
@@ -141,7 +93,7 @@ class _Mention:
 
 def component(word: str) -> bool:
     """Whether a kebab-case word names a component by its last part ("ledger-svc")."""
-    return word.rsplit("-", 1)[-1] in COMPONENT_SUFFIXES
+    return word.rsplit("-", 1)[-1] in lex.COMPONENT_SUFFIXES
 
 
 def _unquote(m: re.Match[str]) -> str:
@@ -177,8 +129,8 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
         return None  # "ACCESS EXCLUSIVE", "LEDGER": emphasis, SQL, constants
     if _sentence_start(text, start):
         first = words[0]
-        verb = first in SENTENCE_VERBS or (
-            first.endswith(("ed", "ing")) and first not in FIRST_NAMES and first not in later
+        verb = first in lex.SENTENCE_VERBS or (
+            first.endswith(("ed", "ing")) and first not in lex.FIRST_NAMES and first not in later
         )
         if len(words) > 1 and (verb or any(w.isupper() for w in words[1:])):
             start = text.index(words[1], start + len(first))
@@ -187,13 +139,11 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
             tail = text[end:]
             gap = gap_words(_lead(tail))
             evidence = (
-                first in later
-                or first in FIRST_NAMES
-                or tail.startswith(("'s", "’s"))
+                first in later or first in lex.FIRST_NAMES or tail.startswith(("'s", "’s"))
                 or _NAME_LIST.match(tail) is not None
-                or (gap != "" and any(p.match(gap) for p in PERSON_SUBJECT))
+                or (gap != "" and person_role(gap) is not None)
                 or (not first.endswith("s") and _PLACE_SUBJECT.match(gap) is not None)
-            )
+            )  # fmt: skip
             if not evidence:
                 return None
     name = " ".join(words)
@@ -203,8 +153,7 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
 
 
 def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list[_Mention]:
-    """Candidate mentions in one sentence (``plain``: its `prose`), overlaps resolved (word
-    lists first)."""
+    """Mentions in one sentence (``plain``: its `prose`), overlaps resolved (word lists first)."""
     text = sentence.replace("`", " ")
     plain = prose(sentence) if plain is None else plain
     found: list[_Mention] = []
@@ -217,31 +166,29 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         for m in _HANDLE.finditer(plain)
     )
     for m in _KEBAB.finditer(plain):
-        strong = component(m.group(0))
-        found.append(
-            _Mention(m.start(), m.end(), m.group(0), "kebab", {"THING": 2 if strong else 1})
-        )
+        votes = {"THING": 2 if component(m.group(0)) else 1}
+        found.append(_Mention(m.start(), m.end(), m.group(0), "kebab", votes))
     for m in _NP.finditer(plain):
         words = m.group(1).split()
         while len(words) > 1 and words[0].casefold() in _NP_DROP:
             words.pop(0)
         head = words[-1].casefold()
-        if len(words) < 2 and head not in SOLO_HEADS:
+        if len(words) < 2 and head not in lex.SOLO_HEADS:
             continue
         if words[0].casefold() in ("a", "an", "this", "that"):
             continue
-        head = head if head in TEAM_HEADS | THING_HEADS else head[:-1]
-        kind = "ORGANIZATION" if head in TEAM_HEADS else "THING"
+        head = head if head in lex.TEAM_HEADS | lex.THING_HEADS else head[:-1]
+        kind = "ORGANIZATION" if head in lex.TEAM_HEADS else "THING"
         name = " ".join(words)
         start = m.end(1) - len(name)
         found.append(_Mention(start, m.end(1), name, "np", {kind: 3}))
     for m in _CAPS.finditer(plain):
         words = m.group(0).split()
         start = m.start()
-        while words and (words[0] in STOP or words[0].rstrip("'’s") in STOP):
+        while words and (words[0] in lex.STOP or words[0].rstrip("'’s") in lex.STOP):
             start = plain.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
             words.pop(0)
-        while words and words[-1] in STOP:
+        while words and words[-1] in lex.STOP:
             words.pop()
         if not words:
             continue
@@ -259,15 +206,10 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
             kept.append(m)
     kept.sort(key=lambda m: m.start)
     return [
-        m
-        for i, m in enumerate(kept)
-        if not (
-            m.kind == "kebab"
-            and not component(m.name)
-            and i + 1 < len(kept)
-            and not plain[m.end : kept[i + 1].start].strip()
-        )
-    ]  # "a read-only MySQL replica": a kebab word before a name is a modifier
+        m for i, m in enumerate(kept)
+        if not (m.kind == "kebab" and not component(m.name) and i + 1 < len(kept)
+                and not plain[m.end : kept[i + 1].start].strip())
+    ]  # fmt: skip  # "a read-only MySQL replica": a kebab word before a name is a modifier
 
 
 def _lead(text: str) -> str:
@@ -375,8 +317,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             if _PERSON_BEFORE.search(before[: m.start]):
                 m.vote({"PERSON": 2})
             after = gap_words(_lead(before[m.end :]))
-            if after and any(p.match(after) for p in PERSON_SUBJECT):
-                role = next(r for r, p in _FORWARD if p.match(after))
+            if after and (role := person_role(after)):
                 m.vote(ROLE_VOTES[role][0])
         _pronouns(sent, found, last_person, last_thing)
         pairs = _pairs(sent, found)
@@ -434,11 +375,6 @@ def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str,
         r["target"] = alias.get(r["target"], r["target"])
 
 
-def candidate_names(text: str) -> list[str]:
-    """The names a question mentions: every mention the extractor finds, wherever it stands."""
-    return list(dict.fromkeys(name for name, _, _, _ in question_mentions(text)))
-
-
 def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
     """(name, how it was found, start, end) for each name in a question: "dict" (a word
     list), "handle", "kebab", "np" (a component phrase) or "caps" (a capitalised run)."""
@@ -450,7 +386,6 @@ def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
 
 
 __all__ = [
-    "ENTITY_TYPES", "EXTRACTOR_VERSION", "RELATIONS", "canonical_names", "candidate_names",
-    "LISTED_FIRST", "component", "extract", "fold", "known_names", "listed", "norm", "prose", "question_mentions",
-    "sentences", "tech_names",
+    "ENTITY_TYPES", "EXTRACTOR_VERSION", "component", "extract", "fold", "norm", "prose",
+    "question_mentions", "sentences",
 ]  # fmt: skip

@@ -21,8 +21,9 @@ import re
 from collections import Counter
 from typing import Any
 
-from nxm.graph.extract import LISTED_FIRST, component, fold, listed
+from nxm.graph.extract import component
 from nxm.graph.lexicon import FIRST_NAMES, SENTENCE_VERBS, STOP, TEAM_HEADS, THING_HEADS
+from nxm.graph.names import LISTED_FIRST, fold, listed
 
 _HEADS = TEAM_HEADS | THING_HEADS
 
