@@ -1,21 +1,8 @@
 """Which entity names are other spellings of another name in the same graph.
 
-`aliases(types, votes, keep)` maps a normalised name to the normalised name it stands for,
-when that is unambiguous:
-
-- the same name with and without accents ("chloe martin" → "chloé martin": the accented
-  spelling is kept, it is usually the person's own);
-- a lone first name into the one multi-word person starting with it, accents aside ("dana" →
-  "dana kim", "tomas" → "tomás herrera");
-- an ``@handle`` into the one person it spells ("@dkim", "@dana.kim", "@danak" → "dana kim");
-- a team's bare name into the one "<name> team" ("payments" → "payments team"), and
-  "team <name>" likewise;
-- "<name> service" into the one "<name>-svc" / "<name>-service" ("ledger service" →
-  "ledger-svc");
-- a company's bare name into its one suffixed form ("acme" → "acme corp").
-
-Names an agent wrote are never folded, and a word-list name (a technology, a city) is never
-taken for a first name.
+When unambiguous: accents aside, a lone first name, an ``@handle``, a team's bare name, "<name>
+service" for "<name>-svc", a company's bare name (docs/graph.md, "Aliases"). Names an agent wrote
+are never folded, and a word-list name (a technology, a city) is never taken for a first name.
 """
 
 from __future__ import annotations
@@ -51,11 +38,8 @@ def aliases(types: dict[str, str], votes: dict[str, Counter[str]], keep: object)
             # the accented spelling, then the most voted, then the first in order
             best = max(variants, key=lambda v: (v != fold(v), sum(votes[v].values()), v))
             out.update({v: best for v in variants if v != best and v not in keep})
-    people: dict[str, list[str]] = {}
-    handles: dict[str, list[str]] = {}
-    orgs: dict[str, list[str]] = {}
-    teams: dict[str, list[str]] = {}
-    services: dict[str, list[str]] = {}
+    # short form -> the names it may stand for
+    people, handles, orgs, teams, services = {}, {}, {}, {}, {}  # type: ignore[var-annotated]
     for n, t in types.items():
         if n in out:
             continue

@@ -1,10 +1,5 @@
-"""Names as the word lists know them, and the forms names are compared in.
-
-`nxm.graph.lexicon` maps every spelling of a technology, company or place to one canonical name;
-this module finds those names in text (`known_names`, longest first, never inside a path, an
-address or an identifier), splits text into sentences, and gives the forms a name is compared
-in: `norm` (case and spaces folded, a leading "the" dropped: an entity's id hashes it) and
-`fold` (`norm` without accents). `nxm.graph.extract` re-exports all of it.
+"""Names as the word lists know them (`nxm.graph.lexicon`), found in text, and the forms names
+are compared in: `norm` (what an entity's id hashes) and `fold` (`norm` without accents).
 """
 
 from __future__ import annotations
@@ -45,11 +40,9 @@ def fold(name: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-_DICT = {**{w: ("THING", c) for w, c in TECH.items()}}
-_DICT.update({w: ("ORGANIZATION", c) for w, c in ORGS.items()})
-_DICT.update({w: ("PLACE", c) for w, c in PLACES.items()})
+_LISTS = (("THING", TECH), ("ORGANIZATION", ORGS), ("PLACE", PLACES))
+_KEYS = {tuple(w.split()): (kind, c) for kind, names in _LISTS for w, c in names.items()}
 _TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
-_KEYS = {tuple(w.split()): hit for w, hit in _DICT.items()}
 _FIRST: dict[str, int] = {}  # first word of a name -> the most words a name starting so has
 for _key in _KEYS:
     _FIRST[_key[0]] = max(_FIRST.get(_key[0], 0), len(_key))
@@ -101,22 +94,11 @@ def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def tech_names(text: str) -> list[str]:
-    """Canonical names of the known technologies mentioned in ``text``."""
-    return sorted({name for _, _, kind, name in listed_spans(text) if kind == "THING"})
-
-
-def canonical_names(text: str) -> list[str]:
-    """Canonical names of every word-list entry (technology, organisation, place) in ``text``."""
-    return sorted({name for _, _, _, name in listed_spans(text)})
-
-
 LISTED_FIRST = frozenset(_FIRST)  # the first words of word-list names
 
 
 def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
-    """The longest word-list name starting at ``words[i]``: (its length in words, type,
-    canonical name), or None."""
+    """The longest word-list name at ``words[i]``: (its length in words, type, canonical), or None."""
     longest = _FIRST.get(words[i])
     if longest is None:
         return None
@@ -132,7 +114,4 @@ def known_names(text: str) -> list[tuple[int, int, str]]:
     return [(start, end, name) for start, end, _, name in listed_spans(text)]
 
 
-__all__ = [
-    "LISTED_FIRST", "canonical_names", "fold", "known_names", "listed", "listed_spans", "norm",
-    "sentences", "tech_names",
-]  # fmt: skip
+__all__ = ["LISTED_FIRST", "fold", "known_names", "listed", "listed_spans", "norm", "sentences"]

@@ -1,22 +1,11 @@
 """Reading a question as a chain of relations from the entity it names (no model).
 
-`plan(text)` takes a question whose named entity has been replaced by ``§`` ("in which city
-is the lead of the team that owns § based") and folds the noun phrase around ``§`` into
-steps, innermost first, until a whole question form is left:
-
-- ``the team that owns §`` / ``the team owning §`` / ``the team responsible for §``: the one
-  that stands in the relation to § (OWNS, incoming), of that type;
-- ``the service § depends on`` / ``the person § reports to``: what § stands in it to
-  (outgoing);
-- ``the service owned by §``: a passive turns the direction round;
-- ``the lead of §`` / ``§'s lead``: a role noun (lead, owner, manager, maintainer, …);
-- then the question itself: ``who leads §`` (incoming), ``where is § based``, ``what does §
-  depend on`` (outgoing), ``who is §`` (the chain's end).
-
-A step lists its readings in order of preference ("manager of §": whom § reports to, or who
-leads §), the evaluation takes the first that the graph has. The answer's type comes from the
-question word or the head noun ("which city", "the team that …"). A question with words this
-cannot place gives None: the caller says it cannot answer instead of guessing.
+`plan(text)` takes a question whose named entity is replaced by ``§`` ("in which city is the lead
+of the team that owns § based") and folds the noun phrase around ``§`` into steps, innermost
+first (`_REDUCE`: a role noun, "the team that owns §", "the service § depends on"), until a whole
+question form is left (`_MAIN`). A step lists its readings in order of preference; the answer's
+type comes from the question word or head noun. Wording it cannot place gives None: the caller
+refuses instead of guessing. docs/graph.md, "Questions", lists the forms.
 """
 
 from __future__ import annotations
@@ -30,15 +19,13 @@ IN, OUT = "incoming", "outgoing"
 # relation: (active phrases, passive phrases); a phrase is a regex fragment over lower case.
 _VERBS: dict[str, tuple[str, str]] = {
     "OWNS": (
-        r"owns|own|owned|owning|maintains|maintain|maintained|maintaining|looks after|"
-        r"look after|looking after|(?:is |are )?responsible for|takes care of|take care of|"
-        r"taking care of",
+        r"owns|own|owned|owning|maintains|maintain|maintained|maintaining|looks after|look after|"
+        r"looking after|(?:is |are )?responsible for|takes care of|take care of|taking care of",
         r"(?:owned|maintained|looked after) by|belongs? to|belonging to",
     ),
     "LEADS": (
-        r"leads|lead|led|leading|heads up|head up|heading up|heads|head|headed|heading|"
-        r"manages|manage|managed|managing|"
-        r"runs|run|running|(?:is |are )?in charge of",
+        r"leads|lead|led|leading|heads up|head up|heading up|heads|head|headed|heading|manages|"
+        r"manage|managed|managing|runs|run|running|(?:is |are )?in charge of",
         r"(?:led|headed|managed|run) by",
     ),
     "REPORTS_TO": (
@@ -73,6 +60,9 @@ _VERBS: dict[str, tuple[str, str]] = {
     ),
     "PREFERS": (r"prefers|prefer|preferred|likes|like|favou?rs", r"preferred by|liked by"),
 }
+_PERSON, _ORG = frozenset({"PERSON"}), frozenset({"ORGANIZATION"})
+_PLACE, _THING = frozenset({"PLACE"}), frozenset({"THING"})
+# fmt: off
 # role nouns: "the N of §" / "§'s N" is the entity reached by these readings from §.
 _ROLES: dict[str, tuple[tuple[str, str], ...]] = {
     r"owners?|maintainers?|owning team|(?:point of )?contacts?": (("OWNS", IN),),
@@ -88,26 +78,21 @@ _ROLES: dict[str, tuple[tuple[str, str], ...]] = {
     r"dependenc(?:y|ies)": (("DEPENDS_ON", OUT),),
     r"dependents|consumers|callers|clients": (("DEPENDS_ON", IN),),
     r"(?:tech )?stack|tools|databases?|dbs?|datastores?|languages?|frameworks?": (
-        ("USES", OUT),
-        ("DEPENDS_ON", OUT),
-    ),
+        ("USES", OUT), ("DEPENDS_ON", OUT)),
 }
 # head nouns and the entity types they stand for
 _TYPES: dict[str, frozenset[str]] = {
-    r"person|people|one|someone|engineers?|developers?|designers?": frozenset({"PERSON"}),
-    r"teams?|squads?|groups?|guilds?|departments?|orgs?": frozenset({"ORGANIZATION"}),
+    r"person|people|one|someone|engineers?|developers?|designers?": _PERSON,
+    r"teams?|squads?|groups?|guilds?|departments?|orgs?": _ORG,
     r"compan(?:y|ies)|organi[sz]ations?|employers?|agenc(?:y|ies)|vendors?|firms?|"
-    r"contractors?|customers?|clients?": frozenset({"ORGANIZATION"}),
-    r"cit(?:y|ies)|countr(?:y|ies)|places?|offices?|locations?|towns?|regions?": frozenset(
-        {"PLACE"}
-    ),
+    r"contractors?|customers?|clients?": _ORG,
+    r"cit(?:y|ies)|countr(?:y|ies)|places?|offices?|locations?|towns?|regions?": _PLACE,
     r"services?|apis?|apps?|applications?|systems?|components?|tools?|databases?|dbs?|"
     r"datastores?|stores?|frameworks?|languages?|librar(?:y|ies)|technolog(?:y|ies)|tech|"
     r"things?|platforms?|projects?|repos?|repositor(?:y|ies)|clusters?|queues?|pipelines?|"
-    r"jobs?|workers?|dashboards?|stacks?|products?|modules?|packages?|backends?|frontends?": (
-        frozenset({"THING"})
-    ),
+    r"jobs?|workers?|dashboards?|stacks?|products?|modules?|packages?|backends?|frontends?": _THING,
 }
+# fmt: on
 _WHO = frozenset({"PERSON", "ORGANIZATION"})
 _FUNCTION = (
     r"is|are|was|were|does|do|did|has|have|the|a|an|that|which|who|whom|what|where|of|to|in|"
@@ -132,52 +117,38 @@ _WH = rf"(?:(?:in|at|from|for|with|by|to|on) )?(?P<wh>which|what|who|whom|where)
 _NOT_WH = r"(?<!which )(?<!what )(?<!whose )"  # "which team owns §" is the question itself
 _WH_BARE = _WH.replace("(?:(?:in|at|from|for|with|by|to|on) )?", "")
 
+# fmt: off
 _REDUCE = (
     # §'s lead (first: "the manager of §'s lead" is the manager of the lead)
     ("role", re.compile(rf"{ANCHOR} 's {_MOD}{{0,1}}?(?P<role>{_ROLE})\b")),
     # the lead of § / the current owner of § / the engineering manager for §
     ("role", re.compile(rf"\b{_DET}{_MOD}{{0,1}}?(?P<role>{_ROLE}) (?:of|for|on) {ANCHOR}")),
     # the team that owns § / the team owning § / the service owned by §
-    (
-        "subject",
-        re.compile(
-            rf"\b{_NOT_WH}{_DET}{_MOD}{{0,2}}?(?P<type>{_TYPE}) (?:that |which |who |whom )?"
-            rf"(?:is |are |was |were )?(?P<cue>{_CUE}) (?:the )?{ANCHOR}"
-        ),
-    ),
+    ("subject", re.compile(
+        rf"\b{_NOT_WH}{_DET}{_MOD}{{0,2}}?(?P<type>{_TYPE}) (?:that |which |who |whom )?"
+        rf"(?:is |are |was |were )?(?P<cue>{_CUE}) (?:the )?{ANCHOR}")),
     # the service § depends on / the person that § reports to / the team § is owned by
-    (
-        "object",
-        re.compile(
-            rf"\b{_NOT_WH}{_DET}{_MOD}{{0,2}}?(?P<type>{_TYPE}) (?:that |which |who |whom )?{ANCHOR} "
-            rf"{_AUX}(?P<cue>{_CUE})\b"
-        ),
-    ),
+    ("object", re.compile(
+        rf"\b{_NOT_WH}{_DET}{_MOD}{{0,2}}?(?P<type>{_TYPE}) (?:that |which |who |whom )?{ANCHOR} "
+        rf"{_AUX}(?P<cue>{_CUE})\b")),
 )
 _TAIL = r"(?: (?:for|in|at|on|with|to|during) [\w' -]{1,40})?"  # "… use for transfers"
 _MAIN = (
     ("subject", re.compile(rf"^{_WH} {_AUX}(?P<cue>{_CUE}) (?:the )?{ANCHOR}$")),
     ("object", re.compile(rf"^{_WH} {_AUX}{ANCHOR} {_AUX}(?P<cue>{_CUE}){_TAIL}$")),
     ("object", re.compile(rf"^{ANCHOR} {_AUX}(?P<cue>{_CUE}) {_WH_BARE}$")),  # "§ reports to whom"
-    (
-        "ask",
-        re.compile(
-            rf"^who (?:should|do|can|could|would) (?:i|we|you) (?:ask|talk to|speak to|contact|"
-            rf"ping|go to|reach out to)(?: about| for| regarding)? {ANCHOR}$"
-        ),
-    ),
+    ("ask", re.compile(
+        rf"^who (?:should|do|can|could|would) (?:i|we|you) (?:ask|talk to|speak to|contact|"
+        rf"ping|go to|reach out to)(?: about| for| regarding)? {ANCHOR}$")),
     ("result", re.compile(rf"^(?:name|list|give me|show me|show|find|identify) {ANCHOR}$")),
     ("where", re.compile(rf"^where (?:is|are|was|were) {ANCHOR}$")),
     ("work", re.compile(rf"^where (?:does|do|did) {ANCHOR} work$")),
     ("copula", re.compile(rf"^{_WH} (?:is|are|was|were) {ANCHOR}$")),
-    (
-        "describe",
-        re.compile(
-            rf"^(?:(?:tell me|what do (?:we|you) know|what is known) about|who is|what is|"
-            rf"who are|what are|describe) {ANCHOR}$"
-        ),
-    ),
+    ("describe", re.compile(
+        rf"^(?:(?:tell me|what do (?:we|you) know|what is known) about|who is|what is|"
+        rf"who are|what are|describe) {ANCHOR}$")),
 )
+# fmt: on
 _ASKING = re.compile(
     r"^(?:(?:can|could|would) you )?(?:please )?(?:tell me|show me|find out|find|do you know|"
     r"i want to know|i'd like to know|i wonder|any idea)(?: please)? (?=(?:in |at |for )?"
@@ -195,7 +166,6 @@ class Step:
 
     readings: tuple[tuple[str, str], ...]
     types: frozenset[str] | None = None
-    words: str = ""
 
 
 @dataclass
@@ -232,24 +202,18 @@ def _role(word: str) -> tuple[tuple[str, str], ...]:
     return next(r for p, r in _ROLES.items() if re.fullmatch(p, word))
 
 
-def _where(readings: tuple[tuple[str, str], ...]) -> frozenset[str]:
-    rels = {r for r, _ in readings}
-    if "USES" in rels:
-        return frozenset({"THING", "PLACE"})
-    if "WORKS_AT" in rels:
-        return frozenset({"ORGANIZATION", "PLACE"})
-    return frozenset({"PLACE"})
-
-
 def _wh_types(m: re.Match[str], readings: tuple[tuple[str, str], ...]) -> frozenset[str] | None:
     wh, noun = m.group("wh"), m.group("whtype")
     if noun:
         return _type_of(noun)
     if wh in ("who", "whom"):
         return _WHO
-    if wh == "where":
-        return _where(readings)
-    return None
+    if wh != "where":
+        return None
+    rels = {r for r, _ in readings}
+    if "USES" in rels:
+        return frozenset({"THING", "PLACE"})
+    return frozenset({"ORGANIZATION", "PLACE"}) if "WORKS_AT" in rels else _PLACE
 
 
 def normalise(question: str) -> str:
@@ -273,12 +237,12 @@ def plan(question: str) -> Plan | None:
             if m is None:
                 continue
             if kind == "role":
-                step = Step(_role(m.group("role")), None, m.group(0))
+                step = Step(_role(m.group("role")))
             else:
                 readings = _readings(m.group("cue"), kind)
                 if not readings:
                     continue
-                step = Step(readings, _type_of(m.group("type")), m.group(0))
+                step = Step(readings, _type_of(m.group("type")))
             steps.append(step)
             q = f"{q[: m.start()]}{ANCHOR}{q[m.end() :]}"
             break
@@ -292,17 +256,17 @@ def plan(question: str) -> Plan | None:
             readings = _readings(m.group("cue"), kind)
             if not readings:
                 continue
-            steps.append(Step(readings, _wh_types(m, readings), m.group(0)))
+            steps.append(Step(readings, _wh_types(m, readings)))
         elif kind == "where":
-            steps.append(Step((("LOCATED_IN", OUT),), frozenset({"PLACE"}), m.group(0)))
+            steps.append(Step((("LOCATED_IN", OUT),), _PLACE))
         elif kind == "ask":
-            steps.append(Step((("OWNS", IN), ("LEADS", IN)), _WHO, m.group(0)))
+            steps.append(Step((("OWNS", IN), ("LEADS", IN)), _WHO))
         elif kind == "result":
             if not steps:
                 return None
         elif kind == "work":
             readings = (("WORKS_AT", OUT), ("LOCATED_IN", OUT))
-            steps.append(Step(readings, frozenset({"ORGANIZATION", "PLACE"}), m.group(0)))
+            steps.append(Step(readings, frozenset({"ORGANIZATION", "PLACE"})))
         elif kind == "copula":
             if not steps:
                 return Plan(describe=True)

@@ -1,10 +1,7 @@
 """Reading the entity graph: search, traverse, and (from `nxm.graph.answer`) questions.
 
-**Search** scores each entity by its name first: 1.0 when the query is the name (case and
-accents aside), 0.8 when the name contains it, 0.7 × the share of the query's words in the
-name. Only when no entity matches by name do descriptions count (0.4 × the share of the
-query's words in the description), so "ledger" finds ledger-svc, not every technology whose
-first sentence happens to mention the ledger. **Traverse** walks relations breadth-first.
+Search matches names first; descriptions count only when no name matches, so "ledger" finds
+ledger-svc, not every technology whose first sentence mentions the ledger.
 """
 
 from __future__ import annotations
@@ -27,12 +24,8 @@ def _words(text: str) -> set[str]:
 
 
 def match_score(entity: dict[str, Any], query: str, *, names_only: bool = False) -> float:
-    """How well an entity matches a search: 1 exact name, 0.8 name contains it, then overlap.
-
-    Word overlap with the name scores up to 0.7 (the share of the query's words found in it);
-    without a name match, overlap with the description up to 0.4 (none when ``names_only``).
-    0 means no match. Case and accents do not count.
-    """
+    """1 for the name (case and accents aside), 0.8 when it contains the query, up to 0.7 for
+    the share of the query's words in it, else up to 0.4 in the description (not ``names_only``)."""
     q, name = fold(query), fold(entity["name"])
     if q == name:
         return 1.0
@@ -68,10 +61,7 @@ def search(
     hits.sort(
         key=lambda h: (-h[0], -len(h[1]["sourceMemoryIds"]), h[1]["name"].casefold(), h[1]["id"])
     )
-    degree = Counter()
-    for rel in graph.relations.values():
-        degree[rel["source"]] += 1
-        degree[rel["target"]] += 1
+    degree = Counter(e for rel in graph.relations.values() for e in (rel["source"], rel["target"]))
     out = [{**e, "relationCount": degree[e["id"]], "score": round(s, 4)} for s, e in hits[:limit]]
     return {"entities": out, "query": query, "total": len(hits)}
 
@@ -92,15 +82,9 @@ def resolve(graph: Graph, ref: str) -> dict[str, Any]:
     return entity
 
 
-def traverse(
-    graph: Graph, *, entity: str, direction: str = "both", hops: int = 2
-) -> dict[str, Any]:
-    """Breadth-first paths from an entity: each entity reached once, at its least depth.
-
-    Every relation that first reaches an entity at depth d is listed (with the entity it came
-    from), so a path can be read back to the start; relations between entities already reached
-    are not repeated.
-    """
+def traverse(graph: Graph, *, entity: str, direction: str = "both", hops: int = 2) -> dict:
+    """Breadth-first paths from an entity, each entity reached once at its least depth: every
+    relation that first reaches one is listed, with the entity it came from."""
     start = resolve(graph, entity)
     seen = {start["id"]: 0}
     frontier = [start["id"]]
@@ -115,22 +99,13 @@ def traverse(
                     seen[other] = depth
                     reached.append(other)
                 paths.append({
-                    "entity": brief(graph.entities[other]),
-                    "relationship": rel["relation"],
-                    "direction": way,
-                    "from": brief(graph.entities[eid]),
-                    "depth": depth,
-                    "sourceMemoryIds": rel["sourceMemoryIds"],
-                    "authored": rel["authored"],
+                    "entity": brief(graph.entities[other]), "relationship": rel["relation"],
+                    "direction": way, "from": brief(graph.entities[eid]), "depth": depth,
+                    "sourceMemoryIds": rel["sourceMemoryIds"], "authored": rel["authored"],
                 })  # fmt: skip
         frontier = reached
-    return {
-        "direction": direction,
-        "hops": hops,
-        "paths": paths,
-        "startEntity": brief(start),
-        "total": len(paths),
-    }
+    return {"direction": direction, "hops": hops, "paths": paths, "startEntity": brief(start),
+            "total": len(paths)}  # fmt: skip
 
 
 __all__ = ["DONT_KNOW", "INTENTS", "ask", "intent", "match_score", "resolve", "search", "traverse"]
