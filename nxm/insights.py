@@ -1,15 +1,9 @@
 """Dashboard figures, user profiles and the list of users and agents, read from the records.
 
-Everything is counted from the memories' own history (``events``), so the figures need no
-extra bookkeeping and agree with `nxm history`. Two figures come from elsewhere, and say so:
-
-- **searches** are counted from the workspace's usage log in this machine's cache
-  (`nxm.store.local`), one line appended per search (`log_search`): a shared workspace shows
-  each machine its own searches; a log that cannot be written never fails the search.
-- **tokens** are an estimate: the characters of the bodies of memories created in the window,
-  divided by 4 and rounded up per memory (no tokenizer is loaded for a dashboard).
-
-Purged memories are gone, with their history, so they no longer count anywhere.
+Counted from the memories' own history (``events``), so they need no bookkeeping and agree with
+`nxm history`; purged memories no longer count. Searches come from this machine's usage log (a
+log that cannot be written never fails a search), tokens are an estimate (no tokenizer is loaded
+for a dashboard): the answer's ``methods`` says so.
 """
 
 from __future__ import annotations
@@ -80,9 +74,7 @@ def _norm_time(text: str) -> str:
 # -- stats ---------------------------------------------------------------------------------------
 
 
-def _window(
-    records: dict[str, dict[str, Any]], searches: list[str], start: str, end: str
-) -> dict[str, Any]:
+def _window(records: dict[str, dict[str, Any]], searches: list[str], start: str, end: str) -> dict:
     """Figures for events with start < at <= end."""
     events = Counter()
     feedback = Counter(dict.fromkeys(SIGNALS, 0))
@@ -108,9 +100,7 @@ def _window(
     }
 
 
-def stats(
-    ws: Workspace, records: dict[str, dict[str, Any]], *, now: str, days: int = 30
-) -> dict[str, Any]:
+def stats(ws: Workspace, records: dict[str, dict[str, Any]], *, now: str, days: int = 30) -> dict:
     """Figures over the last ``days`` days, and the same figures for the window before it."""
     end = parse_timestamp(now)
     start = end - timedelta(days=days)
@@ -119,21 +109,15 @@ def stats(
     current = _window(records, searches, timestamp(start), timestamp(end))
     previous = _window(records, searches, timestamp(before), timestamp(start))
     by_status = Counter(r["status"] for r in records.values())
+    total = len(live(records, now))
     return {
-        **current,
-        "comparisonPeriod": previous,
-        "days": days,
-        "methods": {"searches": SEARCHES_METHOD, "tokens": TOKENS_METHOD},
-        "totalMemories": len(live(records, now)),
+        **current, "comparisonPeriod": previous, "days": days,
+        "methods": {"searches": SEARCHES_METHOD, "tokens": TOKENS_METHOD}, "totalMemories": total,
         "totals": {
-            "closed": by_status["closed"],
-            "expired": sum(1 for r in records.values() if r["status"] == "open")
-            - len(live(records, now)),
-            "forgotten": by_status["forgotten"],
-            "open": by_status["open"],
-            "stored": len(records),
+            "closed": by_status["closed"], "expired": by_status["open"] - total,
+            "forgotten": by_status["forgotten"], "open": by_status["open"], "stored": len(records),
         },
-    }
+    }  # fmt: skip
 
 
 # -- profile -------------------------------------------------------------------------------------
@@ -168,9 +152,7 @@ def profile(
             code="USER_NOT_FOUND",
         )
     current = reading_order([r for r in live(records, now) if r.get("user_id") == user])
-    summary = " ".join(
-        r["introduction"].rstrip(".") + "." for r in current[:SUMMARY_MEMORIES]
-    )  # fmt: skip
+    summary = " ".join(r["introduction"].rstrip(".") + "." for r in current[:SUMMARY_MEMORIES])
     topics = _topics(current, [e for e in graph_entities if user in e["userIds"]])
     categories = Counter(r.get("category") or "general" for r in current)
     return {

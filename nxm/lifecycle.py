@@ -1,13 +1,8 @@
-"""The memory lifecycle beyond the core verbs: expiry, promotion, feedback.
+"""The memory lifecycle beyond the core verbs: expiry, promotion, feedback, revert.
 
-TASK memories carry an ``expires`` timestamp (set by add from ``ttl_days`` or the config's
-``memory.task_ttl_days``). At and after that instant a memory is expired: search, recall and
-prime leave it out (`is_expired`), but it stays stored, listed, and promotable. `promote` makes
-a TASK memory PERMANENT (no expiry, a PROMOTED event). `feedback` counts a POSITIVE, NEGATIVE or
-NEUTRAL signal on a memory and records a FEEDBACK_SUBMITTED event; ranking reads the counts
-(`nxm.search.rank.feedback_factor`). `revert` puts back what edits replaced: each UPDATED, CLASSIFIED
-and REVERTED event keeps the previous values of the fields it changed (``data.before``). All
-refuse before writing anything.
+A TASK memory past its ``expires`` is left out of search, recall and prime (`is_expired`) but
+stays stored, listed and promotable. `revert` reads the previous values every edit event keeps
+(``data.before``). All refuse before writing anything.
 """
 
 from __future__ import annotations
@@ -66,9 +61,8 @@ def promote(service: Any, *, key: str, now: str, actor: str) -> dict[str, Any]:
 def feedback(
     service: Any, *, key: str, signal: str, now: str, actor: str, comment: str | None = None
 ) -> dict[str, Any]:
-    """Count a feedback signal on a memory and record it as an event.
-
-    Feedback is a reader's signal, not an edit: the memory's ``updated`` and ``actor`` stay.
+    """Count a feedback signal on a memory, as an event; a reader's signal, not an edit, so the
+    memory's ``updated`` and ``actor`` stay.
 
     Raises:
         NotFoundError: no such key.
@@ -76,13 +70,10 @@ def feedback(
     comment = comment.strip() if comment and comment.strip() else None
     with service.store.writing() as current:
         before = service.resolve(current, key)
-        after = {**before, "events": list(before["events"])}
         counts = dict(before["feedback"])
         counts[signal] = int(counts.get(signal, 0)) + 1
-        after["feedback"] = counts
-        after["events"].append(
-            event("FEEDBACK_SUBMITTED", now, actor, signal=signal, comment=comment)
-        )
+        done = event("FEEDBACK_SUBMITTED", now, actor, signal=signal, comment=comment)
+        after = {**before, "feedback": counts, "events": [*before["events"], done]}
         service._write(current, [after])
     return {"feedback": counts, "key": after["key"], "recorded": True, "signal": signal}
 
@@ -112,9 +103,7 @@ def _restored(key: str, events: list[dict[str, Any]], target: int) -> dict[str, 
     return out
 
 
-def revert(
-    service: Any, *, key: str, now: str, actor: str, to: int | None = None
-) -> dict[str, Any]:
+def revert(service: Any, *, key: str, now: str, actor: str, to: int | None = None) -> dict:
     """Put a memory's content back as it was just after event ``to`` (default: before its
     latest edit), as one REVERTED event that keeps what it replaced (so it is revertible too).
 

@@ -1,23 +1,10 @@
 """Consolidated knowledge: the open, unexpired memories as one profile, by category and subject.
 
-Computed from the records on every read (no stored copy can go stale: an update, a close, a
-forget or an expiry shows at once). For each category (uncategorised memories under
-``general``):
-
-1. each memory's **subject** — what its introduction is about (`nxm.knowledge.subjects`: a service, a
-   person, a technology, a team, else its topic word) — and one entry per subject; a memory
-   with none is an entry of its own (with its near-duplicates);
-2. in an entry, one **statement** per memory (its introduction) in priority order (HIGH
-   first), newest ``updated`` first, then key; a near-duplicate — a memory whose statement's
-   word set has a Jaccard similarity ≥ `THRESHOLD` with a statement's first memory's (words:
-   lower-cased letters and digits, two characters or more, minus a short stop list) — joins
-   that statement instead of repeating it;
-3. each entry gets a stable id, ``kn-`` + 12 hex of sha256(category, sorted source keys): the
-   same memories give the same id, and it changes when a memory joins or leaves the entry.
-
-The merged Markdown shows at most `SHOWN` statements an entry, each with up to `KEYS_SHOWN` of
-its memory keys, and says how many more there are; ``--entry`` and ``--no-merged`` give every
-statement and key.
+Computed from the records on every read, so no stored copy can go stale. In each category one
+entry per subject (`nxm.knowledge.subjects`), one statement per memory, a near-duplicate (word
+sets' Jaccard ≥ `THRESHOLD` with a statement's first memory) joining that statement. An entry's id
+hashes its category and source keys: it changes when a memory joins or leaves. docs/lifecycle.md,
+"Knowledge", has the rules.
 """
 
 from __future__ import annotations
@@ -25,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections import Counter
 from typing import Any
 
 from nxm.knowledge.subjects import subjects
@@ -34,6 +22,7 @@ from nxs.errors import NotFoundError
 
 THRESHOLD = 0.6
 SHOWN = 5
+KEYS_SHOWN = 3
 GENERAL = "general"
 _WORD = re.compile(r"[^\W_]{2,}")
 _STOP = frozenset(
@@ -76,31 +65,27 @@ def _statement(record: dict[str, Any]) -> str:
     return text if len(text) <= 200 else text[:199].rstrip() + "…"
 
 
-def _prefix(mine: frozenset[str], df: dict[str, int]) -> list[str]:
+def _prefix(mine: frozenset[str], df: Counter[str]) -> list[str]:
     """The rarest words of a set, as many as a set it is similar to must share one of."""
-    return sorted(mine, key=lambda w: (df[w], w))[
-        : len(mine) - math.ceil(THRESHOLD * len(mine)) + 1
-    ]
+    keep = len(mine) - math.ceil(THRESHOLD * len(mine)) + 1
+    return sorted(mine, key=lambda w: (df[w], w))[:keep]
 
 
 def _statements(group: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Near-duplicate groups of an entry's memories (in order), compared with each group's
     first memory only, so a chain of small differences never gathers unrelated memories.
 
-    Prefix filtering (the AllPairs set-similarity join): with each word set sorted rarest
-    first, two sets with Jaccard ≥ t share a word among the first |a| - ceil(t·|a|) + 1 of
-    each, so only first memories' prefixes are indexed and probed; candidates are then
-    checked exactly.
+    Prefix filtering (AllPairs): two sets with Jaccard ≥ t share one of the first
+    |a| - ceil(t·|a|) + 1 words of each, rarest first; candidates are then checked exactly.
     """
     texts = [_statement(r) for r in group]
     seen: dict[str, int] = {}  # a statement's text -> its group (the same text is no question)
     sets: dict[str, frozenset[str]] = {}
-    df: dict[str, int] = {}
+    df: Counter[str] = Counter()
     for text in texts:
         if text not in sets:
             sets[text] = mine = words(text)
-            for w in mine:
-                df[w] = df.get(w, 0) + 1
+            df.update(mine)
     out: list[list[dict[str, Any]]] = []
     firsts: list[frozenset[str]] = []
     index: dict[str, list[int]] = {}
@@ -130,11 +115,9 @@ def _statements(group: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def entries(
-    records: dict[str, dict[str, Any]],
-    now: str,
-    category: str | None = None,
+    records: dict[str, dict[str, Any]], now: str, category: str | None = None,
     user_id: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any]]:  # fmt: skip
     """Every knowledge entry: categories in name order (``general`` last); in each, entries
     in the reading order of their first memory (priority, recency, key)."""
     current = live(records, now)
@@ -159,13 +142,9 @@ def entries(
             rs = [r for m in members for r in m]
             keys = [r["key"] for r in rs]
             out.append({
-                "id": entry_id(cat, keys),
-                "category": cat,
-                "subject": subject,
-                "content": "\n".join(s["text"] for s in statements),
-                "statements": statements,
-                "introduction": statements[0]["text"],
-                "priority": rs[0]["priority"],
+                "id": entry_id(cat, keys), "category": cat, "subject": subject,
+                "content": "\n".join(s["text"] for s in statements), "statements": statements,
+                "introduction": statements[0]["text"], "priority": rs[0]["priority"],
                 "sourceMemoryIds": keys,
                 "userIds": sorted({r["user_id"] for r in rs if r.get("user_id")}),
                 "createdAt": min(r["created"] or "" for r in rs) or None,
@@ -180,9 +159,6 @@ def entries(
 def title(category: str) -> str:
     """A category as a section title: ``tech-stack`` → ``Tech Stack``."""
     return " ".join(w.capitalize() for w in re.split(r"[-_\s]+", category) if w)
-
-
-KEYS_SHOWN = 3
 
 
 def _cited(statement: dict[str, Any]) -> str:
@@ -218,14 +194,9 @@ def markdown(items: list[dict[str, Any]]) -> str:
 
 
 def knowledge(
-    records: dict[str, dict[str, Any]],
-    *,
-    now: str,
-    entry: str | None = None,
-    category: str | None = None,
-    user_id: str | None = None,
-    merged: bool = True,
-) -> dict[str, Any]:
+    records: dict[str, dict[str, Any]], *, now: str, entry: str | None = None,
+    category: str | None = None, user_id: str | None = None, merged: bool = True,
+) -> dict[str, Any]:  # fmt: skip
     """The knowledge profile: one Markdown document (merged), every entry, or one entry.
 
     Raises:
@@ -257,14 +228,6 @@ def knowledge(
 
 
 __all__ = [
-    "SHOWN",
-    "THRESHOLD",
-    "entries",
-    "entry_id",
-    "jaccard",
-    "knowledge",
-    "markdown",
-    "ordered",
-    "title",
-    "words",
-]
+    "SHOWN", "THRESHOLD", "entries", "entry_id", "jaccard", "knowledge", "markdown", "ordered",
+    "title", "words",
+]  # fmt: skip

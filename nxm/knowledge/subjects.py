@@ -1,18 +1,10 @@
 """What a memory is about, for grouping knowledge: its subject, found cheaply in its introduction.
 
-`subjects(records)` gives each record the first of these its introduction names (leaving out
-code: paths, ``ENV_VARS``, ``key=value``), preferring one that other memories name too:
-
-1. a **name**: a word-list name (PostgreSQL, in any spelling), a kebab-case component
-   (``ledger-svc``), a team or component phrase ("payments team", "billing service"), a
-   capitalised name mid-sentence or a known first name ("Dana Kim"), an ``@handle``; a
-   kebab-case word that is no component ("forward-only") only when another memory uses it;
-2. else a **topic word**: the content word of the introduction that the most other memories
-   use, among those not used by more than one memory in twenty ("migrations");
-3. else none.
-
-One regular-expression scan per distinct introduction, stopping at the first name, and a
-few dictionary look-ups (docs/benchmarks.md, "Knowledge at 10,000 memories").
+The first name it gives, code left out (a word-list name in any spelling, a kebab-case component,
+"<word> team" / "<word> service", a capitalised name, an ``@handle``; a kebab-case word that is no
+component only when another memory uses it), else the topic word the most other memories use
+(among those no more than one memory in twenty uses), else none. One regular-expression scan per
+distinct introduction, stopping at the first name: knowledge reads every memory on every call.
 """
 
 from __future__ import annotations
