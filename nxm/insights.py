@@ -33,9 +33,6 @@ EVENT_FIGURES = {
 }  # fmt: skip
 
 
-# -- usage log -----------------------------------------------------------------------------------
-
-
 def log_search(ws: Workspace, now: str, mode: str) -> None:
     """Append one search to the machine-local usage log; never raises."""
     path = Local(ws.root).usage
@@ -69,9 +66,6 @@ def _search_times(ws: Workspace) -> list[str]:
 
 def _norm_time(text: str) -> str:
     return text if len(text) == 24 and text.endswith("Z") else timestamp(parse_timestamp(text))
-
-
-# -- stats ---------------------------------------------------------------------------------------
 
 
 def _window(records: dict[str, dict[str, Any]], searches: list[str], start: str, end: str) -> dict:
@@ -119,8 +113,6 @@ def stats(ws: Workspace, records: dict[str, dict[str, Any]], *, now: str, days: 
         },
     }  # fmt: skip
 
-
-# -- profile -------------------------------------------------------------------------------------
 
 _TERM = re.compile(r"[^\W\d_][\w.+#-]*[\w+#]|[^\W\d_]")
 _STOP = frozenset(
@@ -194,9 +186,6 @@ def _terms(text: str) -> set[str]:
 def _last_activity(r: dict[str, Any]) -> str:
     times = [r.get("updated") or ""] + [e["at"] for e in r["events"]]
     return max(_norm_time(t) for t in times if t)
-
-
-# -- entities ------------------------------------------------------------------------------------
 
 
 def entities(records: dict[str, dict[str, Any]], *, now: str) -> dict[str, Any]:

@@ -350,15 +350,9 @@ def _entity(graph: Graph, ref: str, suggestion: str) -> dict[str, Any]:
 
 
 def add(
-    service: Any,
-    *,
-    name: str,
-    now: str,
-    actor: str,
-    type: str | None = None,  # noqa: A002 - the public parameter name
-    description: str | None = None,
-    user_id: str | None = None,
-) -> dict[str, Any]:
+    service: Any, *, name: str, now: str, actor: str, type: str | None = None,  # noqa: A002
+    description: str | None = None, user_id: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Add an entity, or correct an existing one's type or description (agent-authored)."""
     name = " ".join(name.split())
     if not name:
@@ -373,12 +367,8 @@ def add(
         shown = known["name"] if known else name  # a correction keeps the entity's spelling
         entry = dict(old) if old else {"name": shown, "created": now, "actor": actor}
         entry["type"] = type or (old or {}).get("type") or (known["type"] if known else "THING")
-        if description is not None:
-            entry["description"] = description
-        entry.setdefault("description", "")
-        if user_id is not None:
-            entry["user_id"] = user_id
-        entry.setdefault("user_id", None)
+        entry["description"] = entry.get("description", "") if description is None else description
+        entry["user_id"] = entry.get("user_id") if user_id is None else user_id
         changed = entry != old
         if changed:
             entry["actor"] = actor
@@ -411,17 +401,10 @@ def relate(
         ]  # fmt: skip
         if ends[0]["id"] == ends[1]["id"]:
             raise ValidationError("a relation needs two different entities")
-        stated = {
-            "source": {"name": ends[0]["name"], "type": ends[0]["type"]},
-            "relation": relation,
-            "target": {"name": ends[1]["name"], "type": ends[1]["type"]},
-        }
-        same = [
-            x for x in agent["relations"]
-            if norm(x["source"]["name"]) == norm(ends[0]["name"])
-            and x["relation"] == relation
-            and norm(x["target"]["name"]) == norm(ends[1]["name"])
-        ]  # fmt: skip
+        src, tgt = ({"name": e["name"], "type": e["type"]} for e in ends)
+        stated = {"source": src, "relation": relation, "target": tgt}
+        triple = (norm(src["name"]), relation, norm(tgt["name"]))
+        same = [x for x in agent["relations"] if _triple(x) == triple]
         if not same:
             _state(service.ws, {"op": "relation", "at": now, "actor": actor, **stated})
     rid = relation_id(ends[0]["id"], relation, ends[1]["id"])
@@ -430,15 +413,9 @@ def relate(
 
 
 def remove(
-    service: Any,
-    *,
-    entity: str,
-    now: str,
-    actor: str,
-    relation: str | None = None,
-    target: str | None = None,
-    reason: str | None = None,
-) -> dict[str, Any]:
+    service: Any, *, entity: str, now: str, actor: str, relation: str | None = None,
+    target: str | None = None, reason: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Remove what an agent wrote: an entity (and the relations stated on it), or one
     relation; the removal is a statement in the log, so history keeps both.
 

@@ -141,24 +141,17 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
     if relation == "OWNS" and _team(target) and not _team(source):
         return "LEADS"  # a person runs a team; nobody owns one
     if relation == "LEADS" and tkind == "THING" and target.kind in ("dict", "kebab"):
-        return "OWNS" if target.kind == "kebab" else None  # "took over route-planner"; no one
-        # leads a technology
+        return "OWNS" if target.kind == "kebab" else None  # "took over route-planner"; not "Rust"
     if relation == "MEMBER_OF" and not _team(target):
         if tkind != "ORGANIZATION" and target.kind != "caps":
             return None
         relation = "WORKS_AT"
-    if (
-        relation in ("WORKS_AT", "REPORTS_TO")
-        and target.kind in ("dict", "np", "kebab")
-        and tkind == "THING"
-    ):
-        return None
-    if (
-        relation in ("WORKS_AT", "LEADS", "PREFERS", "REPORTS_TO")
-        and source.kind in ("dict", "kebab")
-        and skind == "THING"
-    ):
-        return None
+    if relation in ("WORKS_AT", "REPORTS_TO") and tkind == "THING":
+        if target.kind in ("dict", "np", "kebab"):
+            return None
+    if relation in ("WORKS_AT", "LEADS", "PREFERS", "REPORTS_TO") and skind == "THING":
+        if source.kind in ("dict", "kebab"):
+            return None
     return relation
 
 

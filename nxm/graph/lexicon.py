@@ -1,9 +1,7 @@
 """The word lists entity extraction reads (`nxm.graph.extract`): plain data, edited by hand.
 
-Each list is case-sensitive. `TECH`, `ORGS` and `PLACES` map every spelling to one canonical
-name (``Postgres`` and ``postgres`` are both ``PostgreSQL``). Adding a name here is the way to
-teach the extractor something; bump `nxm.graph.extract.EXTRACTOR_VERSION` so stored extractions are
-redone.
+Case-sensitive; `TECH`, `ORGS` and `PLACES` map every spelling to one canonical name. After a
+change, bump `nxm.graph.extract.EXTRACTOR_VERSION` so stored extractions are redone.
 """
 
 from __future__ import annotations
@@ -12,16 +10,9 @@ from __future__ import annotations
 def _lexicon(text: str) -> dict[str, str]:
     """Parse ``Canonical=alias,alias; Other`` into {surface form: canonical}."""
     out: dict[str, str] = {}
-    for entry in text.split(";"):
-        entry = entry.strip()
-        if not entry:
-            continue
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
         name, _, aliases = entry.partition("=")
-        name = name.strip()
-        out[name] = name
-        for alias in aliases.split(","):
-            if alias.strip():
-                out[alias.strip()] = name
+        out.update((a.strip(), name.strip()) for a in [name, *aliases.split(",")] if a.strip())
     return out
 
 
