@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.record import event
+from nxm.record import body_hash, event, normalise
 from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.render import parse_timestamp
 
@@ -113,7 +113,6 @@ def revert(service: Any, *, key: str, now: str, actor: str, to: int | None = Non
             memory already has the body it would restore.
         ValidationError: the memory is already as it was then (NO_CHANGE).
     """
-    from nxm.record import body_hash, normalise
 
     def apply(r: dict[str, Any], current: Any) -> tuple[str, dict[str, Any]]:
         events = r["events"]

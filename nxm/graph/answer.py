@@ -180,11 +180,10 @@ def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> 
         for eid in frontier:
             for relation, direction in step.readings:
                 hits = [
-                    (rel, other)
-                    for rel, other, _ in graph.edges(eid, direction)
+                    (rel, other) for rel, other, _ in graph.edges(eid, direction)
                     if rel["relation"] == relation
                     and (step.types is None or graph.entities[other]["type"] in step.types)
-                ]
+                ]  # fmt: skip
                 if hits and (relation, _BACK[direction]) in SINGLE:
                     hits = [h for h in hits if _still(graph, h[1], relation, direction, eid)]
                 if hits:
@@ -208,11 +207,7 @@ def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> 
         trail[i] = [e for e in trail[i] if e[2] in keep]
         keep = {e[0] for e in trail[i]}
     chosen = list({r["id"]: r for edges in trail for _, r, _ in edges}.values())
-    evidence = []
-    for edges in trail:
-        step_rels = list({r["id"]: r for _, r, _ in edges}.values())
-        strong = sum(1 for r in step_rels if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-        evidence.append(0.75 + 0.2 * strong / len(step_rels))
+    evidence = [_evidence(list({r["id"]: r for _, r, _ in edges}.values())) for edges in trail]
     quoted = " ".join(_sentences(graph, chosen))
     names = [graph.entities[e]["name"] for e in frontier]
     if len(trail) > 1 or any(n.casefold() not in quoted.casefold() for n in names):
@@ -221,6 +216,12 @@ def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> 
         quoted.strip(), round(min(evidence), 2), got.steps[-1].readings[0][0], used,
         frontier, chosen, graph, _path(graph, got, trail),
     )  # fmt: skip
+
+
+def _evidence(rels: list[dict[str, Any]]) -> float:
+    """0.75 + 0.2 × the share of the relations stated by two or more memories or an agent."""
+    strong = sum(1 for r in rels if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
+    return 0.75 + 0.2 * strong / len(rels)
 
 
 def _path(graph: Graph, got: Plan, trail: Trail) -> list[dict[str, Any]]:
@@ -246,8 +247,7 @@ def _joined(graph: Graph, question: str, found: list[str]) -> dict[str, Any]:
     chosen = _strongest(joining or touching)
     if not chosen:
         return _answer(DONT_KNOW if wanted is None else UNREAD, 0.0, wanted, used)
-    strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    evidence = 0.75 + 0.2 * strong / len(chosen) if wanted else 0.6
+    evidence = _evidence(chosen) if wanted else 0.6
     ends = list(dict.fromkeys(e for r in chosen for e in (r["source"], r["target"])))
     answers = [e for e in ends if e not in found] or ends  # a relation joining two asked
     text = " ".join(_sentences(graph, chosen))

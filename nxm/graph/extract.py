@@ -64,11 +64,8 @@ _PREPOSITION = frozenset("on to in with at for".split())
 
 
 def _caps_shape(words: list[str]) -> dict[str, int]:
-    last = words[-1]
-    if last in lex.ORG_SUFFIXES or last.rstrip(".") in lex.ORG_SUFFIXES:
-        return {"ORGANIZATION": 3}
-    if last.casefold() in lex.TEAM_HEADS:
-        return {"ORGANIZATION": 3}
+    if words[-1].rstrip(".") in lex.ORG_SUFFIXES or words[-1].casefold() in lex.TEAM_HEADS:
+        return {"ORGANIZATION": 3}  # "Acme Corp.", "Platform Team"
     if any(w in lex.THING_WORDS or not w.isalpha() for w in words):
         return {"THING": 2}
     if any(w.isupper() for w in words):

@@ -41,13 +41,9 @@ def match_score(entity: dict[str, Any], query: str, *, names_only: bool = False)
 
 
 def search(
-    graph: Graph,
-    *,
-    query: str,
-    type: str | None = None,
-    user_id: str | None = None,
+    graph: Graph, *, query: str, type: str | None = None, user_id: str | None = None,  # noqa: A002
     limit: int = 10,
-) -> dict[str, Any]:  # noqa: A002
+) -> dict[str, Any]:  # fmt: skip
     """Entities whose name matches ``query`` (else whose description does), best first."""
     if not query.strip():
         raise ValidationError("query must not be empty", suggestion="give a name or a word")
