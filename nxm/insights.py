@@ -8,6 +8,7 @@ for a dashboard): the answer's ``methods`` says so.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -37,15 +38,13 @@ def log_search(ws: Workspace, now: str, mode: str) -> None:
     """Append one search to the machine-local usage log; never raises."""
     path = Local(ws.root).usage
     line = orjson.dumps({"at": now, "mode": mode, "op": "search"}) + b"\n"
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             os.write(fd, line)  # one small O_APPEND write: lines from several processes never mix
         finally:
             os.close(fd)
-    except OSError:
-        pass
 
 
 def _search_times(ws: Workspace) -> list[str]:
@@ -85,13 +84,10 @@ def _window(records: dict[str, dict[str, Any]], searches: list[str], start: str,
                 if e["type"] == "CREATED":
                     tokens += math.ceil(len(r["body"]) / 4)
     return {
-        "feedback": dict(sorted(feedback.items())),
-        "from": start,
+        "feedback": dict(sorted(feedback.items())), "from": start,
         "memories": {name: events[name] for name in sorted(EVENT_FIGURES.values())},
-        "searches": sum(1 for at in searches if start < at <= end),
-        "to": end,
-        "tokens": tokens,
-    }
+        "searches": sum(1 for at in searches if start < at <= end), "to": end, "tokens": tokens,
+    }  # fmt: skip
 
 
 def stats(ws: Workspace, records: dict[str, dict[str, Any]], *, now: str, days: int = 30) -> dict:
@@ -145,21 +141,18 @@ def profile(
         )
     current = reading_order([r for r in live(records, now) if r.get("user_id") == user])
     summary = " ".join(r["introduction"].rstrip(".") + "." for r in current[:SUMMARY_MEMORIES])
-    topics = _topics(current, [e for e in graph_entities if user in e["userIds"]])
+    mine = [e for e in graph_entities if user in e["userIds"]]
     categories = Counter(r.get("category") or "general" for r in current)
     return {
-        "categories": dict(sorted(categories.items())),
-        "entityCount": sum(1 for e in graph_entities if user in e["userIds"]),
-        "lastActivityAt": max(_last_activity(r) for r in theirs),
-        "memoryCount": len(current),
+        "categories": dict(sorted(categories.items())), "entityCount": len(mine),
+        "lastActivityAt": max(_last_activity(r) for r in theirs), "memoryCount": len(current),
         "summary": summary,
         "summaryMethod": "extractive: introductions of the user's first "
         f"{SUMMARY_MEMORIES} open memories in reading order (priority first)",
         "topicsMethod": "entity names in the user's memories (most memories first), then words "
         "used in two or more of them",
-        "topics": topics,
-        "userId": user,
-    }
+        "topics": _topics(current, mine), "userId": user,
+    }  # fmt: skip
 
 
 def _topics(current: list[dict[str, Any]], entities: list[dict[str, Any]]) -> list[str]:

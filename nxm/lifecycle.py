@@ -138,11 +138,8 @@ def revert(service: Any, *, key: str, now: str, actor: str, to: int | None = Non
             if normalise(changes["body"]) == normalise(r["body"]):
                 del changes["body"]
             else:
-                twin = next(
-                    (k for k in current.with_body(body_hash(changes["body"])) if k != r["key"]),
-                    None,
-                )
-                if twin:
+                twins = current.with_body(body_hash(changes["body"]))
+                if twin := next((k for k in twins if k != r["key"]), None):
                     raise ConflictError(
                         f"memory {twin} already has the body this revert would restore",
                         suggestion=f"forget one of them first: `nxm forget {twin}`",

@@ -55,8 +55,6 @@ def relation_id(source: str, relation: str, target: str) -> str:
     return "rel-" + hashlib.sha256(f"{source}\x00{relation}\x00{target}".encode()).hexdigest()[:12]
 
 
-# -- storage -------------------------------------------------------------------------------------
-
 AGENT_LOG = "graph.jsonl"
 OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
 
@@ -157,9 +155,6 @@ def migrate(ws: Workspace) -> None:
         _state(ws, {"op": "relation", "at": rel.get("created") or "", "actor": rel.get("actor"),
                     "source": rel["source"], "relation": rel["relation"], "target": rel["target"]})  # fmt: skip
     old.unlink()
-
-
-# -- the assembled graph -------------------------------------------------------------------------
 
 
 @dataclass
@@ -338,9 +333,6 @@ def current(service: Any, now: str) -> Graph:
     return build(records, extractions(service, support), load_agent(service.ws), now)
 
 
-# -- agent-authored writes -----------------------------------------------------------------------
-
-
 def _entity(graph: Graph, ref: str, suggestion: str) -> dict[str, Any]:
     found = graph.find(ref)
     if found is None:
@@ -477,9 +469,6 @@ def _not_authored(entity: dict[str, Any], relation: str | None = None,
         suggestion="correct or forget those memories (`nxm update KEY` / `nxm forget KEY`)",
         code="NOT_AUTHORED",
     )
-
-
-# -- views ---------------------------------------------------------------------------------------
 
 
 def brief(entity: dict[str, Any]) -> dict[str, Any]:

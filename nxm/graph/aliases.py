@@ -21,10 +21,8 @@ _LISTED = frozenset(norm(n) for names in (TECH, ORGS, PLACES) for n in names.val
 def _handle_forms(full: str) -> set[str]:
     words = fold(full).replace("-", " ").split()
     first, last = words[0], words[-1]
-    forms = {first, last, first + last, first[0] + last, first + last[0]}
-    forms.update(f"{first}{sep}{last}" for sep in ".-_")
-    forms.add(f"{first[0]}.{last}")
-    return forms
+    return {first, last, first + last, first[0] + last, first + last[0], f"{first[0]}.{last}",
+            *(f"{first}{sep}{last}" for sep in ".-_")}  # fmt: skip
 
 
 def aliases(types: dict[str, str], votes: dict[str, Counter[str]], keep: object) -> dict[str, str]:

@@ -304,14 +304,11 @@ def _answer(
     return {
         "answer": text,
         "answers": [brief(graph.entities[e]) for e in answers or []] if graph else [],
-        "confidence": confidence,
-        "entitiesUsed": used,
-        "intent": wanted,
-        "method": "extractive",
+        "confidence": confidence, "entitiesUsed": used, "intent": wanted, "method": "extractive",
         "path": path or [],
         "relations": [view_relation(graph, r) for r in relations] if graph else [],
         "sourceMemoryIds": sources,
-    }
+    }  # fmt: skip
 
 
 __all__ = ["DONT_KNOW", "INTENTS", "SINGLE", "UNREAD", "ask", "intent", "mentioned"]

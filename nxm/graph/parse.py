@@ -149,6 +149,12 @@ _MAIN = (
         rf"who are|what are|describe) {ANCHOR}$")),
 )
 # fmt: on
+# question forms that are one step of their own: (readings, types wanted)
+_FIXED = {
+    "where": ((("LOCATED_IN", OUT),), _PLACE),
+    "ask": ((("OWNS", IN), ("LEADS", IN)), _WHO),
+    "work": ((("WORKS_AT", OUT), ("LOCATED_IN", OUT)), frozenset({"ORGANIZATION", "PLACE"})),
+}
 _ASKING = re.compile(
     r"^(?:(?:can|could|would) you )?(?:please )?(?:tell me|show me|find out|find|do you know|"
     r"i want to know|i'd like to know|i wonder|any idea)(?: please)? (?=(?:in |at |for )?"
@@ -223,8 +229,7 @@ def normalise(question: str) -> str:
     q = re.sub(r"'s\b", " 's", q)
     q = re.sub(r"[?!.,;:]+(?=\s|$)", " ", q)
     q = _ASKING.sub("", _FILLER.sub(" ", q))
-    q = re.sub(rf"\b(?:the|our|their) {ANCHOR}", ANCHOR, " ".join(q.split()))
-    return q
+    return re.sub(rf"\b(?:the|our|their) {ANCHOR}", ANCHOR, " ".join(q.split()))
 
 
 def plan(question: str) -> Plan | None:
@@ -257,16 +262,11 @@ def plan(question: str) -> Plan | None:
             if not readings:
                 continue
             steps.append(Step(readings, _wh_types(m, readings)))
-        elif kind == "where":
-            steps.append(Step((("LOCATED_IN", OUT),), _PLACE))
-        elif kind == "ask":
-            steps.append(Step((("OWNS", IN), ("LEADS", IN)), _WHO))
+        elif kind in _FIXED:
+            steps.append(Step(*_FIXED[kind]))
         elif kind == "result":
             if not steps:
                 return None
-        elif kind == "work":
-            readings = (("WORKS_AT", OUT), ("LOCATED_IN", OUT))
-            steps.append(Step(readings, frozenset({"ORGANIZATION", "PLACE"})))
         elif kind == "copula":
             if not steps:
                 return Plan(describe=True)

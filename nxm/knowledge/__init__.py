@@ -80,12 +80,8 @@ def _statements(group: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """
     texts = [_statement(r) for r in group]
     seen: dict[str, int] = {}  # a statement's text -> its group (the same text is no question)
-    sets: dict[str, frozenset[str]] = {}
-    df: Counter[str] = Counter()
-    for text in texts:
-        if text not in sets:
-            sets[text] = mine = words(text)
-            df.update(mine)
+    sets = {text: words(text) for text in dict.fromkeys(texts)}
+    df = Counter(w for mine in sets.values() for w in mine)
     out: list[list[dict[str, Any]]] = []
     firsts: list[frozenset[str]] = []
     index: dict[str, list[int]] = {}

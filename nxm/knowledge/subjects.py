@@ -87,9 +87,7 @@ def _name(kind: str, text: str, start: int) -> tuple[str, str, bool] | None:
         return text, text, component(text)
     words = text.split()
     if kind == "head":
-        if words[0] in _STOP:
-            return None
-        return text, text, True
+        return None if words[0] in _STOP else (text, text, True)
     hit = listed(words, 0)
     if hit is not None:
         return _key(hit[2]), hit[2], True
@@ -143,9 +141,8 @@ def _pick(names: list[tuple[str, str, bool]], words: list[str], df: Counter[str]
             return name[0], name[1]
     best, most = None, 1
     for w in words:
-        n = df[w]
-        if most < n <= ceiling:
-            best, most = w, n
+        if most < df[w] <= ceiling:
+            best, most = w, df[w]
     return (best, best) if best else None
 
 
@@ -159,10 +156,7 @@ def subjects(records: list[dict[str, Any]]) -> dict[str, str | None]:
         got = read.get(text)
         if got is None:
             got = read[text] = _candidates(text)
-            for name in got[0]:
-                df[name[0]] += 1
-            for word in got[1]:
-                df[word] += 1
+            df.update([name[0] for name in got[0]] + got[1])
         user = r.get("user_id")
         if user and _SELF.match(text):  # "The user prefers …": the user is the subject
             df[_key(user)] += 1
