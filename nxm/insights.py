@@ -134,11 +134,8 @@ def profile(
     """
     theirs = [r for r in records.values() if r.get("user_id") == user]
     if not theirs:
-        raise NotFoundError(
-            f"no memories for user {user!r}",
-            suggestion="see who has memories with `nxm entities`",
-            code="USER_NOT_FOUND",
-        )
+        raise NotFoundError(f"no memories for user {user!r}", code="USER_NOT_FOUND",
+                            suggestion="see who has memories with `nxm entities`")  # fmt: skip
     current = reading_order([r for r in live(records, now) if r.get("user_id") == user])
     summary = " ".join(r["introduction"].rstrip(".") + "." for r in current[:SUMMARY_MEMORIES])
     mine = [e for e in graph_entities if user in e["userIds"]]

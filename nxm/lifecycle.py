@@ -46,9 +46,8 @@ def promote(service: Any, *, key: str, now: str, actor: str) -> dict[str, Any]:
         if r["layer"] != "TASK":
             raise ConflictError(
                 f"memory {r['key']} is already {r['layer']}; only TASK memories can be promoted",
-                suggestion=f"see its layer with `nxm show {r['key']}`",
-                code="ALREADY_PERMANENT",
-            )
+                suggestion=f"see its layer with `nxm show {r['key']}`", code="ALREADY_PERMANENT",
+            )  # fmt: skip
         expired = is_expired(r, now)
         data = {"from": "TASK", "to": "PERMANENT", "expires": r["expires"], "expired": expired}
         r["layer"], r["expires"] = "PERMANENT", None

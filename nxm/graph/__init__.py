@@ -387,10 +387,8 @@ def relate(
     with service.store.locked():
         agent = load_agent(service.ws)
         graph = current(service, now)
-        ends = [
-            _entity(graph, ref, f'add it first: `nxm graph add "{ref.strip()}" --type PERSON|ORGANIZATION|PLACE|THING`')
-            for ref in (source, target)
-        ]  # fmt: skip
+        hint = 'add it first: `nxm graph add "{}" --type PERSON|ORGANIZATION|PLACE|THING`'
+        ends = [_entity(graph, ref, hint.format(ref.strip())) for ref in (source, target)]
         if ends[0]["id"] == ends[1]["id"]:
             raise ValidationError("a relation needs two different entities")
         src, tgt = ({"name": e["name"], "type": e["type"]} for e in ends)
@@ -479,9 +477,9 @@ def brief(entity: dict[str, Any]) -> dict[str, Any]:
 def view_relation(graph: Graph, rel: dict[str, Any]) -> dict[str, Any]:
     """A relation with both ends in short form."""
     return {
-        "id": rel["id"], "source": brief(graph.entities[rel["source"]]), "relation": rel["relation"],
-        "target": brief(graph.entities[rel["target"]]), "sourceMemoryIds": rel["sourceMemoryIds"],
-        "authored": rel["authored"],
+        "id": rel["id"], "source": brief(graph.entities[rel["source"]]),
+        "relation": rel["relation"], "target": brief(graph.entities[rel["target"]]),
+        "sourceMemoryIds": rel["sourceMemoryIds"], "authored": rel["authored"],
     }  # fmt: skip
 
 

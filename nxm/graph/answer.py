@@ -1,11 +1,9 @@
 """Answering a question from the entity graph: extractive, cited, and refusing when unsure.
 
-No model: find the entities the question names (a name the graph lacks means "I don't know"),
-read the wording as relation steps from one of them (`nxm.graph.parse`) or, for two or a yes/no
-question, take the relations joining them (`INTENTS`), walk the steps, and quote the sentences
-of the memories behind each relation used. Where a relation has one current value (`SINGLE`) and
-memories disagree, the memory created last wins: editing an old memory does not make its fact
-newer. Confidence is the weakest step's evidence; refusals have 0. docs/graph.md has the detail.
+No model: the entities the question names (one the graph lacks means "I don't know"), its wording
+read as relation steps (`nxm.graph.parse`), walked, and the sentences behind each relation quoted.
+Where a relation has one current value (`SINGLE`), the memory created last wins: editing an old
+memory does not make its fact newer. docs/graph.md, "Questions", has the detail.
 """
 
 from __future__ import annotations

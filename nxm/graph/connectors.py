@@ -1,10 +1,7 @@
 """The words that state a relation between two mentions, and the checks by type that refine it.
 
-`connect(gap)` reads the words between two mentions ("works at", "is owned by", "is head of")
-and names the relation they state, and whether it runs backwards (the second mention is its
-source). Adverbs anywhere in the gap are skipped ("is also owned by", "currently works at"); a
-negation is not a connector, so "no longer owns" states nothing. `allowed` refines or refuses
-a relation by what its two ends are: a place is lived in, never used; a team is led, not owned.
+Adverbs in the gap are skipped ("is also owned by", "currently works at"); a negation matches no
+connector, so "no longer owns" states nothing.
 """
 
 from __future__ import annotations
@@ -40,9 +37,8 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"'s (?:office|offices|hq|headquarters) (?:is|are) in",
         r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
     )),
-    ("LEADS", True, _c(
-        r"(?:is|are|was|were)? ?(?:led|headed|managed) by", r"'s (?:lead|head|manager|tech lead) is",
-    )),
+    ("LEADS", True, _c(r"(?:is|are|was|were)? ?(?:led|headed|managed) by",
+                       r"'s (?:lead|head|manager|tech lead) is")),
     ("OWNS", True, _c(
         r"(?:is |are |was |were )?(?:owned|maintained|looked after|run) by", r"'s owner is",
         r"(?:is|are) the responsibility of", r"belongs? to",

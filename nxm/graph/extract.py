@@ -1,10 +1,7 @@
 """Deterministic entity and relation extraction: patterns and word lists, no model, no network.
 
-`extract(text, user_id)` finds, sentence by sentence, mentions (word-list names, ``@handles``,
-kebab-case components, component phrases, capitalised runs, "I"/"the user", opening pronouns),
-leaves out code and job titles, and reads relations from the words between neighbouring mentions
-(`nxm.graph.connectors`). Each mention carries type votes that the graph sums over every memory
-naming the entity, so one memory's guess can be outvoted. docs/graph.md gives the rules.
+Each mention carries type votes that the graph sums over every memory naming the entity, so one
+memory's guess can be outvoted; code and job titles name no one. docs/graph.md gives the rules.
 """
 
 from __future__ import annotations
@@ -268,20 +265,18 @@ def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Menti
         if ok is not None:
             pairs.append((source, ok, target))
     # lists: "A uses B, C and D" / "A and B work at C"
+    gaps = (" ".join(sent[a.end : b.start].split()) for a, b in zip(found, found[1:], strict=False))
+    listed = [_LIST_SEP.fullmatch(gap) is not None for gap in gaps]  # found[i] and [i + 1] in one
     for source, relation, target in list(pairs):
         sources = [s for s, _, _ in pairs]
         idx = found.index(target)
-        while idx + 1 < len(found) and _LIST_SEP.fullmatch(
-            " ".join(sent[found[idx].end : found[idx + 1].start].split())
-        ):
+        while idx + 1 < len(found) and listed[idx]:
             idx += 1
             if any(found[idx] is s for s in sources):
                 break
             pairs.append((source, relation, found[idx]))
         idx = found.index(source)
-        while idx > 0 and _LIST_SEP.fullmatch(
-            " ".join(sent[found[idx - 1].end : found[idx].start].split())
-        ):
+        while idx > 0 and listed[idx - 1]:
             idx -= 1
             if any(t is found[idx] for _, _, t in pairs):
                 break

@@ -98,7 +98,7 @@ LISTED_FIRST = frozenset(_FIRST)  # the first words of word-list names
 
 
 def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
-    """The longest word-list name at ``words[i]``: (its length in words, type, canonical), or None."""
+    """The longest word-list name at ``words[i]``: (length in words, type, canonical), or None."""
     longest = _FIRST.get(words[i])
     if longest is None:
         return None

@@ -1,11 +1,8 @@
 """Reading a question as a chain of relations from the entity it names (no model).
 
-`plan(text)` takes a question whose named entity is replaced by ``§`` ("in which city is the lead
-of the team that owns § based") and folds the noun phrase around ``§`` into steps, innermost
-first (`_REDUCE`: a role noun, "the team that owns §", "the service § depends on"), until a whole
-question form is left (`_MAIN`). A step lists its readings in order of preference; the answer's
-type comes from the question word or head noun. Wording it cannot place gives None: the caller
-refuses instead of guessing. docs/graph.md, "Questions", lists the forms.
+`plan` folds the noun phrases around ``§`` (the named entity) into steps, innermost first
+(`_REDUCE`), until a whole question form is left (`_MAIN`). Wording it cannot place gives None:
+the caller refuses instead of guessing. docs/graph.md, "Questions", lists the forms.
 """
 
 from __future__ import annotations

@@ -71,10 +71,9 @@ def resolve(graph: Graph, ref: str) -> dict[str, Any]:
     entity = graph.find(ref)
     if entity is None:
         raise NotFoundError(
-            f"no entity with id or name {ref.strip()!r}",
+            f"no entity with id or name {ref.strip()!r}", code="ENTITY_NOT_FOUND",
             suggestion=f'find it with `nxm graph search "{ref.strip()}"`',
-            code="ENTITY_NOT_FOUND",
-        )
+        )  # fmt: skip
     return entity
 
 

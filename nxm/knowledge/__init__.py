@@ -1,9 +1,7 @@
 """Consolidated knowledge: the open, unexpired memories as one profile, by category and subject.
 
-Computed from the records on every read, so no stored copy can go stale. In each category one
-entry per subject (`nxm.knowledge.subjects`), one statement per memory, a near-duplicate (word
-sets' Jaccard ≥ `THRESHOLD` with a statement's first memory) joining that statement. An entry's id
-hashes its category and source keys: it changes when a memory joins or leaves. docs/lifecycle.md,
+Computed from the records on every read, so no stored copy can go stale. An entry's id hashes its
+category and source keys, so it changes when a memory joins or leaves. docs/lifecycle.md,
 "Knowledge", has the rules.
 """
 

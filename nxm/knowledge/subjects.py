@@ -1,10 +1,8 @@
 """What a memory is about, for grouping knowledge: its subject, found cheaply in its introduction.
 
-The first name it gives, code left out (a word-list name in any spelling, a kebab-case component,
-"<word> team" / "<word> service", a capitalised name, an ``@handle``; a kebab-case word that is no
-component only when another memory uses it), else the topic word the most other memories use
-(among those no more than one memory in twenty uses), else none. One regular-expression scan per
-distinct introduction, stopping at the first name: knowledge reads every memory on every call.
+The first name it gives (code left out), else the topic word the most other memories use, else
+none (docs/lifecycle.md, "Knowledge"). One regular-expression scan per distinct introduction,
+stopping at the first name: knowledge reads every memory on every call.
 """
 
 from __future__ import annotations
