@@ -27,11 +27,8 @@ from nxs.workspace import Workspace
 
 TOKENS_METHOD = "estimate: ceil(characters / 4) of the bodies of memories created in the window"
 SEARCHES_METHOD = "searches run on this machine (its usage log)"
-EVENT_FIGURES = {
-    "CREATED": "created", "UPDATED": "updated", "CLASSIFIED": "classified", "CLOSED": "closed",
-    "REOPENED": "reopened", "FORGOTTEN": "forgotten", "RESTORED": "restored",
-    "PROMOTED": "promoted", "IMPORTED": "imported", "REVERTED": "reverted",
-}  # fmt: skip
+_EVENTS = "CREATED UPDATED CLASSIFIED CLOSED REOPENED FORGOTTEN RESTORED PROMOTED IMPORTED REVERTED"
+EVENT_FIGURES = {t: t.lower() for t in _EVENTS.split()}  # event type -> its figure's name
 
 
 def log_search(ws: Workspace, now: str, mode: str) -> None:

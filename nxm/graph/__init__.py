@@ -65,8 +65,7 @@ def _extraction(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def extractions(service: Any, records: list[dict[str, Any]]) -> Records:
-    """Each record's extraction: the cached one while its fingerprint matches, else made (and
-    kept, when the cache can be written)."""
+    """Each record's extraction: the cached one while its fingerprint holds, else made and kept."""
     cache = service.store.cache
     stored = cache.extractions()
     made = {}

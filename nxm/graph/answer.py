@@ -79,16 +79,12 @@ def _index(graph: Graph) -> dict[str, str]:
 
 
 def mentioned(graph: Graph, question: str) -> tuple[list[tuple[str, int, int]], list[str]]:
-    """The entities a question names, (id, start, end) in order, and the names it uses that
-    the graph does not have."""
+    """The entities a question names, (id, start, end) in order, and the names the graph lacks."""
     index = _index(graph)
     longest = max((k.count(" ") + 1 for k in index), default=1)
     toks = list(_QTOKEN.finditer(question.replace("’", "'")))
-    spans: list[tuple[str, int, int]] = []
-    for start, end, name in known_names(question):
-        eid = graph.names.get(norm(name))
-        if eid:
-            spans.append((eid, start, end))
+    spans = [(eid, s, e) for s, e, name in known_names(question)
+             if (eid := graph.names.get(norm(name)))]  # fmt: skip
     i = 0
     while i < len(toks):
         for n in range(min(longest, len(toks) - i), 0, -1):
@@ -102,10 +98,9 @@ def mentioned(graph: Graph, question: str) -> tuple[list[tuple[str, int, int]], 
         i += 1
     spans.sort(key=lambda x: x[1])
     unknown = [
-        name
-        for name, kind, start, end in question_mentions(question)
+        name for name, kind, start, end in question_mentions(question)
         if not any(s < end and start < e for _, s, e in spans) and (kind != "np" or not spans)
-    ]
+    ]  # fmt: skip
     return spans, unknown
 
 
@@ -159,8 +154,7 @@ _BACK = {IN: OUT, OUT: IN}
 
 
 def _still(graph: Graph, other: str, relation: str, direction: str, eid: str) -> bool:
-    """Whether ``eid`` is still ``other``'s one value ("who is based in Berlin" leaves out
-    someone a newer memory places elsewhere)."""
+    """Whether ``eid`` is still ``other``'s one value (a newer memory may place it elsewhere)."""
     back = _BACK[direction]
     kind = graph.entities[eid]["type"]
     hits = [

@@ -348,8 +348,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
 
 
 def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str, Any]]) -> None:
-    """Within one memory, "Dana" (or "Chloe") names the same person as "Dana Kim" ("Chloé
-    Martin") when that is unambiguous."""
+    """Within one memory, "Dana" names the one "Dana Kim" (accents aside), when unambiguous."""
     full: dict[str, set[str]] = {}
     for m in mentions:
         words = m["name"].split()
@@ -368,8 +367,7 @@ def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str,
 
 
 def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
-    """(name, how it was found, start, end) for each name in a question: "dict" (a word
-    list), "handle", "kebab", "np" (a component phrase) or "caps" (a capitalised run)."""
+    """(name, kind: dict, handle, kebab, np or caps, start, end) of each name in a question."""
     return [
         (m.name, m.kind, m.start, m.end)
         for m in _find(text, set())

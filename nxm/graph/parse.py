@@ -13,53 +13,43 @@ from dataclasses import dataclass, field
 ANCHOR = "§"
 IN, OUT = "incoming", "outgoing"
 
+_PERSON, _ORG = frozenset({"PERSON"}), frozenset({"ORGANIZATION"})
+_PLACE, _THING = frozenset({"PLACE"}), frozenset({"THING"})
+# fmt: off
 # relation: (active phrases, passive phrases); a phrase is a regex fragment over lower case.
 _VERBS: dict[str, tuple[str, str]] = {
     "OWNS": (
         r"owns|own|owned|owning|maintains|maintain|maintained|maintaining|looks after|look after|"
         r"looking after|(?:is |are )?responsible for|takes care of|take care of|taking care of",
-        r"(?:owned|maintained|looked after) by|belongs? to|belonging to",
-    ),
+        r"(?:owned|maintained|looked after) by|belongs? to|belonging to"),
     "LEADS": (
         r"leads|lead|led|leading|heads up|head up|heading up|heads|head|headed|heading|manages|"
         r"manage|managed|managing|runs|run|running|(?:is |are )?in charge of",
-        r"(?:led|headed|managed|run) by",
-    ),
+        r"(?:led|headed|managed|run) by"),
     "REPORTS_TO": (
         r"reports to|report to|reported to|reporting to|answers? to",
-        r"manages|manage|managed|managing|supervises|supervise|supervised",  # "who manages §"
-    ),
+        r"manages|manage|managed|managing|supervises|supervise|supervised"),  # "who manages §"
     "WORKS_AT": (
         r"works? at|worked at|working at|works? for|worked for|working for|employed by|"
         r"employed at|joined",
-        r"employs|employ|employed|hired|hires",  # "which company employs §"
-    ),
+        r"employs|employ|employed|hired|hires"),  # "which company employs §"
     "MEMBER_OF": (
-        r"(?:is |are )?on|(?:is |are )?in|(?:is |are )?(?:a )?(?:part|member) of|"
-        r"belongs? to|sits? on|works? on|joined",
-        r"",
-    ),
+        r"(?:is |are )?on|(?:is |are )?in|(?:is |are )?(?:a )?(?:part|member) of|belongs? to|"
+        r"sits? on|works? on|joined", r""),
     "LOCATED_IN": (
-        r"(?:based|located|headquartered)(?: in)?|lives? in|living in|lives?|"
-        r"works? from|working from|sits? in|(?:is |are )?from",
-        r"",
-    ),
+        r"(?:based|located|headquartered)(?: in)?|lives? in|living in|lives?|works? from|"
+        r"working from|sits? in|(?:is |are )?from", r""),
     "USES": (
-        r"uses|use|used|using|built (?:with|on|in)|builds? with|written in|writes? in|"
-        r"runs? on|running on|deployed(?: to| on)?|hosted(?: on| at)?|talks? to|backed by|"
+        r"uses|use|used|using|built (?:with|on|in)|builds? with|written in|writes? in|runs? on|"
+        r"running on|deployed(?: to| on)?|hosted(?: on| at)?|talks? to|backed by|"
         r"stores? (?:its )?(?:\w+ )?(?:data )?in",
-        r"used by",
-    ),
+        r"used by"),
     "DEPENDS_ON": (
         r"depends on|depend on|depending on|relies on|rely on|relying on|requires|require|"
         r"requiring|needs|need|calls|call",
-        r"required by|needed by|called by",
-    ),
+        r"required by|needed by|called by"),
     "PREFERS": (r"prefers|prefer|preferred|likes|like|favou?rs", r"preferred by|liked by"),
 }
-_PERSON, _ORG = frozenset({"PERSON"}), frozenset({"ORGANIZATION"})
-_PLACE, _THING = frozenset({"PLACE"}), frozenset({"THING"})
-# fmt: off
 # role nouns: "the N of §" / "§'s N" is the entity reached by these readings from §.
 _ROLES: dict[str, tuple[tuple[str, str], ...]] = {
     r"owners?|maintainers?|owning team|(?:point of )?contacts?": (("OWNS", IN),),

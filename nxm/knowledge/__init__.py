@@ -112,8 +112,7 @@ def entries(
     records: dict[str, dict[str, Any]], now: str, category: str | None = None,
     user_id: str | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """Every knowledge entry: categories in name order (``general`` last); in each, entries
-    in the reading order of their first memory (priority, recency, key)."""
+    """Every entry: by category (``general`` last), then in their first memory's reading order."""
     current = live(records, now)
     about = subjects(current)  # over every open memory: a filter does not change an entry
     pool = ordered([
@@ -163,8 +162,7 @@ def _cited(statement: dict[str, Any]) -> str:
 
 
 def markdown(items: list[dict[str, Any]]) -> str:
-    """One Markdown document: a section per category, a bullet per entry (its subject in bold,
-    its statements under it, each with the memories it comes from)."""
+    """One Markdown document: a section per category, a bullet per entry, statements cited."""
     out: list[str] = []
     section = None
     for e in items:
