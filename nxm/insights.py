@@ -29,6 +29,18 @@ TOKENS_METHOD = "estimate: ceil(characters / 4) of the bodies of memories create
 SEARCHES_METHOD = "searches run on this machine (its usage log)"
 _EVENTS = "CREATED UPDATED CLASSIFIED CLOSED REOPENED FORGOTTEN RESTORED PROMOTED IMPORTED REVERTED"
 EVENT_FIGURES = {t: t.lower() for t in _EVENTS.split()}  # event type -> its figure's name
+_TERM = re.compile(r"[^\W\d_][\w.+#-]*[\w+#]|[^\W\d_]")
+_STOP = frozenset(
+    """the and for are but not you all any can has have had was were this that with from into our
+    out its they them then than too very just also only when what which who will would should
+    could been being does did there here about over under after before use uses used using must
+    never always keep make run runs each every other some such more most less one two new old
+    because so if or of in on at to by as is be it an we us do don't doesn't via per than ask
+    while until once still both same first last next need needs like get set see how why where
+    he she her his him hers they their them you your i me my mine user users""".split()
+)
+SUMMARY_MEMORIES = 3
+TOPICS = 8
 
 
 def log_search(ws: Workspace, now: str, mode: str) -> None:
@@ -105,20 +117,6 @@ def stats(ws: Workspace, records: dict[str, dict[str, Any]], *, now: str, days: 
             "forgotten": by_status["forgotten"], "open": by_status["open"], "stored": len(records),
         },
     }  # fmt: skip
-
-
-_TERM = re.compile(r"[^\W\d_][\w.+#-]*[\w+#]|[^\W\d_]")
-_STOP = frozenset(
-    """the and for are but not you all any can has have had was were this that with from into our
-    out its they them then than too very just also only when what which who will would should
-    could been being does did there here about over under after before use uses used using must
-    never always keep make run runs each every other some such more most less one two new old
-    because so if or of in on at to by as is be it an we us do don't doesn't via per than ask
-    while until once still both same first last next need needs like get set see how why where
-    he she her his him hers they their them you your i me my mine user users""".split()
-)
-SUMMARY_MEMORIES = 3
-TOPICS = 8
 
 
 def profile(

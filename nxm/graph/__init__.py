@@ -29,6 +29,8 @@ from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
+AGENT_LOG = "graph.jsonl"
+OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
 _AUTHORED = ("name", "type", "description", "user_id", "actor")  # an entity statement's fields
 Records = dict[str, dict[str, Any]]
 Edge = tuple[dict[str, Any], str, str]  # (relation, other entity id, "outgoing"|"incoming")
@@ -53,10 +55,6 @@ def entity_id(name: str) -> str:
 def relation_id(source: str, relation: str, target: str) -> str:
     """The stable id of a relation: a hash of its two entity ids and its type."""
     return "rel-" + hashlib.sha256(f"{source}\x00{relation}\x00{target}".encode()).hexdigest()[:12]
-
-
-AGENT_LOG = "graph.jsonl"
-OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
 
 
 def _extraction(record: dict[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,9 @@ _NOT_ANCHOR = frozenset(
     "who what which where whom when why how the a an is are of to in on at for by team service "
     "lead owner manager city company person".split()
 )
+Hit = tuple[dict[str, Any], str]  # (relation, the entity at its other end)
+Trail = list[list[tuple[str, dict[str, Any], str]]]  # per step: (from, relation, to)
+_BACK = {IN: OUT, OUT: IN}
 
 
 def intent(question: str) -> str | None:
@@ -129,10 +132,6 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     return _walked(graph, got, eid, used)
 
 
-Hit = tuple[dict[str, Any], str]  # (relation, the entity at its other end)
-Trail = list[list[tuple[str, dict[str, Any], str]]]  # per step: (from, relation, to)
-
-
 def _current(graph: Graph, hits: list[Hit]) -> list[Hit]:
     """Of values that should be one, those stated by the newest memory, per entity type."""
 
@@ -148,9 +147,6 @@ def _current(graph: Graph, hits: list[Hit]) -> list[Hit]:
         latest = max(newest(rel) for rel, _ in mine)
         out += [h for h in mine if newest(h[0]) == latest]
     return out
-
-
-_BACK = {IN: OUT, OUT: IN}
 
 
 def _still(graph: Graph, other: str, relation: str, direction: str, eid: str) -> bool:

@@ -78,19 +78,15 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         rf"(?:is|was) (?:an? |the |our )?{_TITLE} (?:at|for|of|from|with)",
     )),
 )
-# fmt: on
-# Type votes a relation gives its ends.
+# Type votes a relation gives its ends: (source's, target's).
 ROLE_VOTES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
-    "WORKS_AT": ({"PERSON": 2}, {"ORGANIZATION": 2}),
-    "LEADS": ({"PERSON": 2}, {}),
-    "OWNS": ({"PERSON": 1}, {}),
-    "PREFERS": ({"PERSON": 2}, {}),
-    "MEMBER_OF": ({"PERSON": 2}, {"ORGANIZATION": 2}),
-    "LOCATED_IN": ({}, {"PLACE": 3}),
-    "REPORTS_TO": ({"PERSON": 2}, {"PERSON": 2}),
-    "USES": ({}, {"THING": 1}),
+    "WORKS_AT": ({"PERSON": 2}, {"ORGANIZATION": 2}), "LEADS": ({"PERSON": 2}, {}),
+    "OWNS": ({"PERSON": 1}, {}), "PREFERS": ({"PERSON": 2}, {}),
+    "MEMBER_OF": ({"PERSON": 2}, {"ORGANIZATION": 2}), "LOCATED_IN": ({}, {"PLACE": 3}),
+    "REPORTS_TO": ({"PERSON": 2}, {"PERSON": 2}), "USES": ({}, {"THING": 1}),
     "DEPENDS_ON": ({}, {"THING": 1}),
 }
+# fmt: on
 # Forward connectors whose subject is a person (evidence that a sentence's first word is a name).
 _PERSON_SUBJECT = tuple((r, p) for r, rev, p in CONNECTORS if ROLE_VOTES[r][0] and not rev)
 

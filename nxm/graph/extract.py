@@ -58,6 +58,8 @@ _NAME_LIST = re.compile(rf"\s*(?:,|and|&)\s+{_UP}")
 _AND = re.compile(r"(?:,\s*)?\band\s+")
 _LIST_SEP = re.compile(r"(?:,|, and|and|or|, or|/|&)")
 _PREPOSITION = frozenset("on to in with at for".split())
+_CODE_HINT = re.compile(r"[_=/\\{}\[\]<>#]|::|\(\)|--|[a-z][A-Z]|[a-z]\.[a-z]")
+_TITLE_HINT = re.compile(r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief)\b")
 
 
 def _caps_shape(words: list[str]) -> dict[str, int]:
@@ -95,10 +97,6 @@ def _unquote(m: re.Match[str]) -> str:
     if _KEBAB.fullmatch(inner) and component(inner):
         return f" {inner} "  # `ledger-svc` names the service; other code names no one
     return " " * len(m.group(0))
-
-
-_CODE_HINT = re.compile(r"[_=/\\{}\[\]<>#]|::|\(\)|--|[a-z][A-Z]|[a-z]\.[a-z]")
-_TITLE_HINT = re.compile(r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief)\b")
 
 
 def _blank(m: re.Match[str]) -> str:

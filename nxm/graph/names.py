@@ -43,9 +43,11 @@ def fold(name: str) -> str:
 _LISTS = (("THING", TECH), ("ORGANIZATION", ORGS), ("PLACE", PLACES))
 _KEYS = {tuple(w.split()): (kind, c) for kind, names in _LISTS for w, c in names.items()}
 _TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
+_NAME_AFTER = re.compile(r" [A-Z][a-z]")
 _FIRST: dict[str, int] = {}  # first word of a name -> the most words a name starting so has
 for _key in _KEYS:
     _FIRST[_key[0]] = max(_FIRST.get(_key[0], 0), len(_key))
+LISTED_FIRST = frozenset(_FIRST)  # the first words of word-list names
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
@@ -58,9 +60,6 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
         stripped = word.rstrip(".-'’")
         out.append((stripped, m.start(), end - (len(word) - len(stripped))))
     return out
-
-
-_NAME_AFTER = re.compile(r" [A-Z][a-z]")
 
 
 def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
@@ -92,9 +91,6 @@ def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
             break
         i += 1
     return out
-
-
-LISTED_FIRST = frozenset(_FIRST)  # the first words of word-list names
 
 
 def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
