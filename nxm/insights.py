@@ -63,12 +63,10 @@ def _search_times(ws: Workspace) -> list[str]:
         return []
     out = []
     for line in raw.splitlines():
-        try:
+        with contextlib.suppress(orjson.JSONDecodeError):  # a torn last line after a crash
             entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # a torn last line after a crash
-        if isinstance(entry, dict) and entry.get("op") == "search" and entry.get("at"):
-            out.append(_norm_time(entry["at"]))
+            if isinstance(entry, dict) and entry.get("op") == "search" and entry.get("at"):
+                out.append(_norm_time(entry["at"]))
     return out
 
 

@@ -439,20 +439,17 @@ def remove(
             removed_entities = []
             statement = {"op": "remove_relation", "relation": rel,
                          "source": {"name": found["name"]}, "target": {"name": other["name"]}}  # fmt: skip
-        rels = [graph.relations[rid] for rid in _authored_ids(graph, stated)]
+        rels = _authored(graph, stated)
         _state(service.ws, {**statement, "at": now, "actor": actor, "reason": reason})
     removed = {"entities": removed_entities, "relations": [view_relation(graph, r) for r in rels]}
     return {"changed": True, "removed": removed, "entity": current(service, now).find(entity)}
 
 
-def _authored_ids(graph: Graph, stated: list[dict[str, Any]]) -> list[str]:
-    ids = []
-    for r in stated:
-        a, b = graph.find(r["source"]["name"]), graph.find(r["target"]["name"])
-        rid = relation_id(a["id"], r["relation"], b["id"]) if a and b else None
-        if rid in graph.relations:
-            ids.append(rid)
-    return ids
+def _authored(graph: Graph, stated: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The graph's relations the agent's statements ``stated`` make."""
+    ends = [(graph.find(r["source"]["name"]), r, graph.find(r["target"]["name"])) for r in stated]
+    rids = [relation_id(a["id"], r["relation"], b["id"]) for a, r, b in ends if a and b]
+    return [graph.relations[rid] for rid in rids if rid in graph.relations]
 
 
 def _not_authored(entity: dict[str, Any], relation: str | None = None,

@@ -213,17 +213,14 @@ def _evidence(rels: list[dict[str, Any]]) -> float:
 
 
 def _path(graph: Graph, got: Plan, trail: Trail) -> list[dict[str, Any]]:
-    out = []
-    for step, edges in zip(got.steps, trail, strict=False):
-        out.append({
-            "relation": edges[0][1]["relation"] if edges else step.readings[0][0],
-            "direction": next(
-                (d for r, d in step.readings if edges and r == edges[0][1]["relation"]),
-                step.readings[0][1],
-            ),
-            "reached": [brief(graph.entities[e]) for e in dict.fromkeys(o for _, _, o in edges)],
-        })  # fmt: skip
-    return out
+    return [{
+        "relation": edges[0][1]["relation"] if edges else step.readings[0][0],
+        "direction": next(
+            (d for r, d in step.readings if edges and r == edges[0][1]["relation"]),
+            step.readings[0][1],
+        ),
+        "reached": [brief(graph.entities[e]) for e in dict.fromkeys(o for _, _, o in edges)],
+    } for step, edges in zip(got.steps, trail, strict=False)]  # fmt: skip
 
 
 def _joined(graph: Graph, question: str, found: list[str]) -> dict[str, Any]:

@@ -187,8 +187,7 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         if words[-1].endswith(("'s", "’s")):
             words[-1] = words[-1][:-2]
         end = start + len(" ".join(words))
-        got = _caps(plain, words, start, end, later_caps)
-        if got is not None:
+        if got := _caps(plain, words, start, end, later_caps):
             found.append(got)
     rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "caps": 4}
     found.sort(key=lambda m: (rank[m.kind], m.start, -(m.end - m.start)))

@@ -206,10 +206,9 @@ def knowledge(
                 code="ENTRY_NOT_FOUND",
             )
         return {"entry": hit}
-    merged_at = max((e["updatedAt"] or "" for e in items), default="") or None
     base = {
         "categories": sorted({e["category"] for e in items}, key=lambda c: (c == GENERAL, c)),
-        "mergedAt": merged_at,
+        "mergedAt": max((e["updatedAt"] or "" for e in items), default="") or None,
         "memories": sum(len(e["sourceMemoryIds"]) for e in items),
         "total": len(items),
     }
