@@ -135,11 +135,9 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
 def _current(graph: Graph, hits: list[Hit]) -> list[Hit]:
     """Of values that should be one, those stated by the newest memory, per entity type."""
 
-    def newest(rel: dict[str, Any]) -> str:
-        if rel["authored"]:
-            return "\uffff"  # an agent's statement is a deliberate correction
+    def newest(rel: dict[str, Any]) -> str:  # an agent's statement is a deliberate correction
         stated = (graph.records[k]["created"] or "" for k in rel["sourceMemoryIds"])
-        return max(stated, default="")
+        return "\uffff" if rel["authored"] else max(stated, default="")
 
     out = []
     for kind in dict.fromkeys(graph.entities[other]["type"] for _, other in hits):

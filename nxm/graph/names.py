@@ -44,6 +44,7 @@ _LISTS = (("THING", TECH), ("ORGANIZATION", ORGS), ("PLACE", PLACES))
 _KEYS = {tuple(w.split()): (kind, c) for kind, names in _LISTS for w, c in names.items()}
 _TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
 _NAME_AFTER = re.compile(r" [A-Z][a-z]")
+_BEFORE, _AFTER = ("/", "@", ".", "-", "_"), ("/", "_", "-")  # a name never follows / precedes
 _FIRST: dict[str, int] = {}  # first word of a name -> the most words a name starting so has
 for _key in _KEYS:
     _FIRST[_key[0]] = max(_FIRST.get(_key[0], 0), len(_key))
@@ -80,9 +81,7 @@ def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
             if any(text[x[2] : y[1]] != " " for x, y in zip(seq, seq[1:], strict=False)):
                 continue
             start, end = seq[0][1], seq[-1][2]
-            if text[start - 1 : start] in ("/", "@", ".", "-", "_") or text[end : end + 1] in (
-                "/", "_", "-",
-            ):  # fmt: skip
+            if text[start - 1 : start] in _BEFORE or text[end : end + 1] in _AFTER:
                 continue  # part of a path, an address, an identifier or a longer word
             if hit[0] == "PLACE" and _NAME_AFTER.match(text, end) and toks[i + n][0] not in STOP:
                 continue  # "Austin Miller" is a person, not the city
