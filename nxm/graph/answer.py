@@ -17,21 +17,18 @@ from nxm.graph.names import fold, known_names, norm
 from nxm.graph.parse import ANCHOR, IN, OUT, Plan, plan
 from nxs.errors import ValidationError
 
-INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (relation, re.compile(pattern))
-    for relation, pattern in (
-        ("REPORTS_TO", r"\breport"),
-        ("LOCATED_IN", r"\b(?:based|located|headquartered|lives?|living|which city|which country)\b|\bwork(?:s|ing)? from\b"),
-        ("MEMBER_OF", r"\b(?:which|what) (?:team|group|guild|squad)\b|\bmember of\b|\bpart of\b"),
-        ("LEADS", r"\b(?:leads?|led|leading|heads?|manages?|managing|in charge)\b|\btech lead\b"),
-        ("OWNS", r"\b(?:owns?|owned|owner|maintains?|maintained|maintainer|responsible|contact for)\b"),
-        ("PREFERS", r"\b(?:prefers?|preferred|likes?|favou?rite)\b"),
-        ("DEPENDS_ON", r"\b(?:depends?|dependent|rel(?:y|ies)|requires?|needs?)\b"),
-        ("USES", r"\b(?:uses?|using|built|written|runs? on|deployed|hosted|stack|talks? to|stores?)\b"),
-        ("WORKS_AT", r"\bwork(?:s|ing)? (?:at|for)\b|\bemploy|\bcompany\b|\bwhere does .+ work\b"),
-        ("LOCATED_IN", r"\bwhere (?:is|are)\b"),
-    )
-)  # fmt: skip
+INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((r, re.compile(p)) for r, p in (
+    ("REPORTS_TO", r"\breport"),
+    ("LOCATED_IN", r"\b(?:based|located|headquartered|lives?|living|which city|which country)\b|\bwork(?:s|ing)? from\b"),
+    ("MEMBER_OF", r"\b(?:which|what) (?:team|group|guild|squad)\b|\bmember of\b|\bpart of\b"),
+    ("LEADS", r"\b(?:leads?|led|leading|heads?|manages?|managing|in charge)\b|\btech lead\b"),
+    ("OWNS", r"\b(?:owns?|owned|owner|maintains?|maintained|maintainer|responsible|contact for)\b"),
+    ("PREFERS", r"\b(?:prefers?|preferred|likes?|favou?rite)\b"),
+    ("DEPENDS_ON", r"\b(?:depends?|dependent|rel(?:y|ies)|requires?|needs?)\b"),
+    ("USES", r"\b(?:uses?|using|built|written|runs? on|deployed|hosted|stack|talks? to|stores?)\b"),
+    ("WORKS_AT", r"\bwork(?:s|ing)? (?:at|for)\b|\bemploy|\bcompany\b|\bwhere does .+ work\b"),
+    ("LOCATED_IN", r"\bwhere (?:is|are)\b"),
+))  # fmt: skip
 DONT_KNOW = "I don't know: nothing in the graph matches this question."
 UNREAD = "I don't know: I cannot read this question as relations between the entities it names."
 MAX_SENTENCES = 6

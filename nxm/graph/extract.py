@@ -205,12 +205,9 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
 
 def _lead(text: str) -> str:
     """The first few words of ``text`` (up to the next capital), for a connector."""
-    words = []
-    for w in text.split()[:8]:
-        if w[:1].isupper() or w.startswith("@"):
-            break
-        words.append(w)
-    return " ".join(words)
+    words = text.split()[:8]
+    end = next((i for i, w in enumerate(words) if w[:1].isupper() or w.startswith("@")), len(words))
+    return " ".join(words[:end])
 
 
 def _pronouns(

@@ -128,10 +128,8 @@ def entries(
         same = _statements(group)
         # a subject's memories make one entry; memories with none, one entry per statement
         for members in [same] if subject is not None else [[s] for s in same]:
-            statements = [
-                {"text": _statement(m[0]), "sourceMemoryIds": [r["key"] for r in m]}
-                for m in members
-            ]
+            statements = [{"text": _statement(m[0]), "sourceMemoryIds": [r["key"] for r in m]}
+                          for m in members]  # fmt: skip
             rs = [r for m in members for r in m]
             keys = [r["key"] for r in rs]
             out.append({
@@ -177,10 +175,8 @@ def markdown(items: list[dict[str, Any]]) -> str:
         lines = [f"  - {_cited(s)}" for s in shown]
         if rest:
             more = sum(len(s["sourceMemoryIds"]) for s in rest)
-            lines.append(
-                f"  - … {len(rest)} more statements from {more} memories: "
-                f"`nxm knowledge --entry {e['id']}`"
-            )
+            lines.append(f"  - … {len(rest)} more statements from {more} memories: "
+                         f"`nxm knowledge --entry {e['id']}`")  # fmt: skip
         out.append(f"- {head}\n" + "\n".join(lines) + "\n")
     return "".join(out)
 
