@@ -148,11 +148,8 @@ def profile(
 def _topics(current: list[dict[str, Any]], entities: list[dict[str, Any]]) -> list[str]:
     """Entity names from the user's memories (most memories first), then words in two or more."""
     keys = {r["key"] for r in current}
-    named = sorted(
-        ((len(keys.intersection(e["sourceMemoryIds"])), e["name"].casefold()) for e in entities),
-        key=lambda x: (-x[0], x[1]),
-    )
-    out = [name for count, name in named if count]
+    named = [(len(keys.intersection(e["sourceMemoryIds"])), e["name"].casefold()) for e in entities]
+    out = [name for count, name in sorted(named, key=lambda x: (-x[0], x[1])) if count]
     df: Counter[str] = Counter()
     for r in current:
         df.update(_terms(f"{r['introduction']}\n{r['body']}"))

@@ -285,8 +285,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
             "userIds": sorted(user_ids), "authored": a is not None,
         }  # fmt: skip
         graph.names[n] = eid
-    for short, full in alias.items():
-        graph.names[short] = graph.names[full]
+    graph.names.update({short: graph.names[full] for short, full in alias.items()})
     triples: dict[tuple[str, str, str], dict[str, Any]] = {}
     ids = {}  # surface name -> entity id (norm() is the hot spot of a large graph)
     for key, src, relation, tgt, s in rels:
@@ -366,9 +365,7 @@ def add(
     return {"changed": changed, "created": known is None, "entity": entity}
 
 
-def relate(
-    service: Any, *, source: str, relation: str, target: str, now: str, actor: str
-) -> dict[str, Any]:
+def relate(service: Any, *, source: str, relation: str, target: str, now: str, actor: str) -> dict:
     """State a relation between two known entities (agent-authored); idempotent.
 
     Raises:

@@ -69,11 +69,7 @@ def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
     out = []
     i = 0
     while i < len(toks):
-        longest = _FIRST.get(toks[i][0])
-        if longest is None:
-            i += 1
-            continue
-        for n in range(min(longest, len(toks) - i), 0, -1):
+        for n in range(min(_FIRST.get(toks[i][0], 0), len(toks) - i), 0, -1):
             seq = toks[i : i + n]
             hit = _KEYS.get(tuple(t[0] for t in seq))
             if hit is None:
@@ -94,10 +90,7 @@ def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
 
 def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
     """The longest word-list name at ``words[i]``: (length in words, type, canonical), or None."""
-    longest = _FIRST.get(words[i])
-    if longest is None:
-        return None
-    for n in range(min(longest, len(words) - i), 0, -1):
+    for n in range(min(_FIRST.get(words[i], 0), len(words) - i), 0, -1):
         hit = _KEYS.get(tuple(words[i : i + n]))
         if hit is not None:
             return n, hit[0], hit[1]
