@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import pairwise
 
 from nxm.graph.lexicon import ORGS, PLACES, STOP, TECH
 
@@ -72,10 +73,8 @@ def listed_spans(text: str) -> list[tuple[int, int, str, str]]:
         for n in range(min(_FIRST.get(toks[i][0], 0), len(toks) - i), 0, -1):
             seq = toks[i : i + n]
             hit = _KEYS.get(tuple(t[0] for t in seq))
-            if hit is None:
-                continue
-            if any(text[x[2] : y[1]] != " " for x, y in zip(seq, seq[1:], strict=False)):
-                continue
+            if hit is None or any(text[x[2] : y[1]] != " " for x, y in pairwise(seq)):
+                continue  # not a name, or its words are not one space apart
             start, end = seq[0][1], seq[-1][2]
             if text[start - 1 : start] in _BEFORE or text[end : end + 1] in _AFTER:
                 continue  # part of a path, an address, an identifier or a longer word
