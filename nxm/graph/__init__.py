@@ -474,8 +474,6 @@ def view_relation(graph: Graph, rel: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-__all__ = [
-    "AGENT_LOG", "Graph", "add", "brief", "build", "current", "entity_id", "extractions",
-    "fingerprint", "load_agent", "migrate", "relate", "relation_id", "remove", "text_of",
-    "view_relation",
-]  # fmt: skip
+__all__ = ["AGENT_LOG", "Graph", "add", "brief", "build", "current", "entity_id", "extractions",
+           "fingerprint", "load_agent", "migrate", "relate", "relation_id", "remove", "text_of",
+           "view_relation"]  # fmt: skip

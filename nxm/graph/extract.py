@@ -369,7 +369,5 @@ def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
     ]
 
 
-__all__ = [
-    "ENTITY_TYPES", "EXTRACTOR_VERSION", "component", "extract", "fold", "norm", "prose",
-    "question_mentions", "sentences",
-]  # fmt: skip
+__all__ = ["ENTITY_TYPES", "EXTRACTOR_VERSION", "component", "extract", "fold", "norm", "prose",
+           "question_mentions", "sentences"]  # fmt: skip

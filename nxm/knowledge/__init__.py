@@ -214,7 +214,5 @@ def knowledge(
     return {"entries": items, **base}
 
 
-__all__ = [
-    "SHOWN", "THRESHOLD", "entries", "entry_id", "jaccard", "knowledge", "markdown", "ordered",
-    "title", "words",
-]  # fmt: skip
+__all__ = ["SHOWN", "THRESHOLD", "entries", "entry_id", "jaccard", "knowledge", "markdown",
+           "ordered", "title", "words"]  # fmt: skip
