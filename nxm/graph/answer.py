@@ -119,13 +119,13 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     if not found:
         return _answer(DONT_KNOW, 0.0, intent(question), [])
     if len(found) > 1 or _YES_NO.match(question.strip()):
-        return _joined(graph, question, found)
+        return _joined(graph, question, found, used)
     eid, start, end = spans[0]
     got = plan(f"{question[:start]} {ANCHOR} {question[end:]}")
     if got is None:
         return _answer(UNREAD, 0.0, intent(question), used)
     if got.describe:
-        return _describe(graph, found)
+        return _describe(graph, found, used)
     return _walked(graph, got, eid, used)
 
 
@@ -218,10 +218,9 @@ def _path(graph: Graph, got: Plan, trail: Trail) -> list[dict[str, Any]]:
     } for step, edges in zip(got.steps, trail, strict=False)]  # fmt: skip
 
 
-def _joined(graph: Graph, question: str, found: list[str]) -> dict[str, Any]:
+def _joined(graph: Graph, question: str, found: list[str], used: list[dict]) -> dict[str, Any]:
     """Two named entities or a yes/no question: relations of the asked type between them."""
     wanted = intent(question)
-    used = [brief(graph.entities[e]) for e in found]
     touching = [r for r in _touching(graph, found) if wanted is None or r["relation"] == wanted]
     joining = [r for r in touching if r["source"] in found and r["target"] in found]
     chosen = _strongest(joining or touching)
@@ -234,9 +233,8 @@ def _joined(graph: Graph, question: str, found: list[str]) -> dict[str, Any]:
     return _answer(text, round(evidence, 2), wanted, used, answers, chosen, graph)
 
 
-def _describe(graph: Graph, found: list[str]) -> dict[str, Any]:
+def _describe(graph: Graph, found: list[str], used: list[dict]) -> dict[str, Any]:
     """ "Tell me about X": X's relations, or its description."""
-    used = [brief(graph.entities[e]) for e in found]
     chosen = _strongest(_touching(graph, found))
     if chosen:
         ends = list(dict.fromkeys(e for r in chosen for e in (r["source"], r["target"])))
