@@ -100,10 +100,7 @@ def gap_words(between: str) -> str:
 def connect(between: str) -> tuple[str, bool] | None:
     """The relation the words between two mentions state, and whether it runs backwards."""
     gap = gap_words(between)
-    for relation, reverse, pattern in CONNECTORS:
-        if pattern.fullmatch(gap):
-            return relation, reverse
-    return None
+    return next(((rel, rev) for rel, rev, pattern in CONNECTORS if pattern.fullmatch(gap)), None)
 
 
 def person_role(gap: str) -> str | None:
@@ -127,9 +124,7 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
     if tkind == "PLACE" and relation in ("USES", "MEMBER_OF", "WORKS_AT"):
         return "LOCATED_IN"
     if relation == "LOCATED_IN" and tkind != "PLACE" and target.kind != "caps":
-        if _team(target):
-            return "MEMBER_OF"  # "moved to the growth team"
-        return None
+        return "MEMBER_OF" if _team(target) else None  # "moved to the growth team"
     if relation == "OWNS" and _team(target) and not _team(source):
         return "LEADS"  # a person runs a team; nobody owns one
     if relation == "LEADS" and tkind == "THING" and target.kind in ("dict", "kebab"):
