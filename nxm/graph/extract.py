@@ -43,6 +43,7 @@ _NP = re.compile(
 _NP_DROP = frozenset(
     "new old current main entire whole same other existing legacy shared internal standard".split()
 )
+_ARTICLES = ("a", "an", "this", "that")
 _NOT_NAME = re.compile(r"^(?:[A-Z0-9]{2,}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"(?:^|(?<=;)\s+|(?<=:)\s+)(he|she|it|they)\b", re.IGNORECASE)
@@ -165,9 +166,7 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         while len(words) > 1 and words[0].casefold() in _NP_DROP:
             words.pop(0)
         head = words[-1].casefold()
-        if len(words) < 2 and head not in lex.SOLO_HEADS:
-            continue
-        if words[0].casefold() in ("a", "an", "this", "that"):
+        if (len(words) < 2 and head not in lex.SOLO_HEADS) or words[0].casefold() in _ARTICLES:
             continue
         head = head if head in lex.TEAM_HEADS | lex.THING_HEADS else head[:-1]
         kind = "ORGANIZATION" if head in lex.TEAM_HEADS else "THING"
