@@ -6,9 +6,8 @@
      ├── ConflictError       kind "conflict"    exit 4   the state forbids it (purge an open memory)
      └── UpstreamError       kind "upstream"    exit 5   Linear, the model hub, the disk said no
 
-Both seams render an error with `to_dict()` (seed 000's envelope: ``error``, ``code``,
-``message``, ``suggestion``, plus the stable ``kind``). The CLI exits with ``exit_code``;
-the MCP server returns it as a tool result with ``isError: true``. A refused call writes nothing.
+Both seams render an error with `to_dict()`; the CLI exits with ``exit_code``, the MCP server
+returns it as a tool result with ``isError: true``. A refused call writes nothing.
 """
 
 from __future__ import annotations
@@ -40,12 +39,8 @@ class NxsError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """The error envelope both seams print."""
-        out: dict[str, Any] = {
-            "error": True,
-            "kind": self.kind,
-            "code": self.code,
-            "message": self.message,
-        }
+        out: dict[str, Any] = {"error": True, "kind": self.kind, "code": self.code}
+        out["message"] = self.message
         if self.suggestion:
             out["suggestion"] = self.suggestion
         if self.details:

@@ -1,9 +1,8 @@
 """The operation table: every operation declared once, exposed by both seams.
 
-An `Operation` names the service word, the MCP tool, the CLI verb, its typed parameters with
-limits, and a handler over the service. The Typer verb (`nxs.clitool`) and the MCP tool
-(`nxs.mcp.server`) are both derived from it; `validate` is the one place arguments are checked,
-so a seam cannot accept what the other refuses.
+The Typer verb (`nxs.clitool`) and the MCP tool (`nxs.mcp.server`) are both derived from an
+`Operation`; `validate` is the one place arguments are checked, so a seam cannot accept what
+the other refuses.
 """
 
 from __future__ import annotations
@@ -20,13 +19,9 @@ from nxs.errors import ValidationError
 
 # Python types a Param may carry, and the JSON Schema type each becomes.
 _JSON_TYPES = {
-    "str": "string",
-    "int": "integer",
-    "float": "number",
-    "bool": "boolean",
-    "list": "array",
+    "str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array",
     "object": "object",
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -149,8 +144,7 @@ def _type_error(op: Operation, p: Param, expected: str, value: Any) -> Validatio
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return ValidationError(
-        f"{p.name} must be {expected}, got {shown}",
-        suggestion=f"see `{op.command} --help`",
+        f"{p.name} must be {expected}, got {shown}", suggestion=f"see `{op.command} --help`"
     )
 
 
@@ -260,11 +254,8 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse_number(text: str) -> Any:
-    """A CLI word as the JSON number a tool call would carry, else the word unchanged.
-
-    ``"2"`` is 2 and ``"2.5"`` is 2.5 whatever the parameter's type, so `validate` refuses
-    ``--page 2.5`` and ``--page two`` with the words it uses for ``2.5`` and ``"two"`` in a call.
-    """
+    """A CLI word as the JSON number a tool call would carry, else the word unchanged (whatever
+    the parameter's type, so `validate` refuses ``--page 2.5`` as it refuses ``2.5`` in a call)."""
     if _INTEGER.fullmatch(text):
         try:
             return int(text)
@@ -276,10 +267,8 @@ def parse_number(text: str) -> Any:
 
 
 def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Check arguments against the declaration; return handler keyword arguments.
-
-    ``None`` means "not given". Unknown names are refused, so a typo is never a silent no-op.
-    Every refusal carries a suggestion (seed 000's error shape always has one).
+    """Check arguments (``None``: not given; an unknown name is refused, never a silent no-op)
+    against the declaration; return handler keyword arguments. Every refusal has a suggestion.
 
     Raises:
         ValidationError: a missing, unknown, mistyped or out-of-range argument.
@@ -314,20 +303,12 @@ def _validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     for p in op.params:
         if p.name not in out:
             if p.required:
-                raise ValidationError(
-                    f"{p.name} is required",
-                    suggestion=f"see `{op.command} --help`",
-                )
+                raise ValidationError(f"{p.name} is required")  # `validate` adds the suggestion
             out[p.name] = p.default
     return out
 
 
 __all__ = [
-    "SEAM_NAMES",
-    "SEAM_PARAMS",
-    "Operation",
-    "Param",
-    "parse_number",
-    "unknown_parameter",
+    "SEAM_NAMES", "SEAM_PARAMS", "Operation", "Param", "parse_number", "unknown_parameter",
     "validate",
-]
+]  # fmt: skip

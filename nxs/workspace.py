@@ -1,8 +1,5 @@
-"""Workspaces: finding `.nxs/`, reading its config, creating one.
-
-A workspace is a directory holding `.nxs/` (like git's `.git/`). Every verb finds it by walking
-up from the current directory, unless `--workspace` / ``NXS_WORKSPACE`` names one.
-`.nxs/config.toml` says which modules are active and how they are set; it holds nothing private.
+"""Workspaces: finding `.nxs/` (walking up, like git's `.git/`, unless `--workspace` or
+``NXS_WORKSPACE`` names one), reading its config (committed: nothing private), creating one.
 """
 
 from __future__ import annotations
@@ -64,36 +61,30 @@ _SHAPES: dict[tuple[str, str], tuple[Any, str]] = {
 }
 
 
-def _bad_config(path: Path, problem: str) -> ValidationError:
-    return ValidationError(
-        f"{path} is not a valid nxs config: {problem}",
-        suggestion="fix the file by hand or restore it from version control",
-        code="BAD_CONFIG",
-    )
+def _bad_config(message: str) -> ValidationError:
+    fix = "fix the file by hand or restore it from version control"
+    return ValidationError(message, suggestion=fix, code="BAD_CONFIG")
 
 
 def _read_config(path: Path) -> dict[str, Any]:
     import tomllib  # here: `--help` reads no config
 
+    invalid = f"{path} is not a valid nxs config:"
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationError(
-            f"{path} is not valid TOML: {exc}",
-            suggestion="fix the file by hand or restore it from version control",
-            code="BAD_CONFIG",
-        ) from None
+        raise _bad_config(f"{path} is not valid TOML: {exc}") from None
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise _bad_config(path, f"cannot read it ({exc.strerror})") from None
+        raise _bad_config(f"{invalid} cannot read it ({exc.strerror})") from None
     for section in ("nxs", *MODULES, "mcp"):
         if not isinstance(config.get(section, {}), dict):
-            raise _bad_config(path, f"{section} must be a [{section}] table")
+            raise _bad_config(f"{invalid} {section} must be a [{section}] table")
     for (section, name), (types, what) in _SHAPES.items():
         value = config.get(section, {}).get(name)
         if value is not None and not isinstance(value, types):
-            raise _bad_config(path, f"{section}.{name} must be {what}, got {value!r:.60}")
+            raise _bad_config(f"{invalid} {section}.{name} must be {what}, got {value!r:.60}")
     return config
 
 

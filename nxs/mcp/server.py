@@ -309,6 +309,8 @@ def build_server(seam: Seam, instructions: str) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
+    from nxs import release
+
     warmed = threading.Event()
 
     def start_warm() -> None:
@@ -348,7 +350,7 @@ def build_server(seam: Seam, instructions: str) -> Any:
 
     server = Server(
         SERVER_NAME,
-        version=_version(),
+        version=release(),
         instructions=instructions,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
@@ -356,15 +358,6 @@ def build_server(seam: Seam, instructions: str) -> Any:
     )
     server.middleware.append(guard)
     return server
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("nxs")
-    except PackageNotFoundError:
-        return "0"
 
 
 async def serve_stdio(seam: Seam) -> None:

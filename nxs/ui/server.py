@@ -89,12 +89,8 @@ class Dashboard:
 
     def info(self, local: bool) -> dict[str, Any]:
         """What the page needs to build its forms: the workspace and each tool's parameters."""
-        from importlib.metadata import PackageNotFoundError, version
+        from nxs import release
 
-        try:
-            release = version("nxs")
-        except PackageNotFoundError:
-            release = "0"
         tools = {}
         for tool in (*UI_TOOLS, *(LOCAL_ONLY_TOOLS if local else ())):
             op = self.seam.by_tool.get(tool)
@@ -110,7 +106,7 @@ class Dashboard:
         return {
             "facts": local and "memory_facts" in tools,
             "tools": tools,
-            "version": release,
+            "version": release(),
             "workspace": self.seam.workspace,
         }
 
