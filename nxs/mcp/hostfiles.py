@@ -1,11 +1,8 @@
 """Host config files: read one server entry, write it back in place, keep a backup.
 
-Two formats. JSON files (every host but Codex) are edited with `nxs.mcp.jsonc`, so a change
-touches only the member it sets and comments survive; hosts that read plain JSON are parsed
-strictly, JSONC hosts (VS Code, Zed, Gemini CLI) accept comments and trailing commas. Codex's
-TOML is edited as text: the ``[mcp_servers.<name>]`` table (and its sub-tables) is replaced or
-removed and every other line is kept. A file that does not parse is refused with its line and
-column, and nothing is written.
+JSON(C) files are edited with `nxs.mcp.jsonc`, so only the member set changes and comments
+survive; Codex's TOML is edited as text, replacing or removing the ``[mcp_servers.<name>]``
+table and its sub-tables. A file that does not parse is refused, and nothing is written.
 """
 
 from __future__ import annotations
@@ -91,8 +88,6 @@ def json_remove(text: str, keys: tuple[str, ...], name: str) -> str | None:
     """The JSON(C) text without ``keys…[name]``; None when it is not there."""
     return jsonc.remove_member(text, keys, name)
 
-
-# -- TOML (Codex) ---------------------------------------------------------------------------------
 
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
 
@@ -191,9 +186,6 @@ def _get(data: dict[str, Any], table: list[str]) -> Any:
     return node
 
 
-# -- writing --------------------------------------------------------------------------------------
-
-
 def backup(path: Path) -> Path:
     """Copy the file to ``FILE.bak`` (then ``.bak.1``, …); return the copy's path."""
     target = path.with_name(path.name + ".bak")
@@ -223,14 +215,6 @@ def write(path: Path, text: str) -> None:
 
 
 __all__ = [
-    "backup",
-    "json_remove",
-    "json_set",
-    "parse_json",
-    "parse_toml",
-    "read_text",
-    "toml_remove",
-    "toml_set",
-    "toml_table",
-    "write",
-]
+    "backup", "json_remove", "json_set", "parse_json", "parse_toml", "read_text", "toml_remove",
+    "toml_set", "toml_table", "write",
+]  # fmt: skip

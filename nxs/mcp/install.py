@@ -1,23 +1,11 @@
 """`nxs mcp install` and `nxs mcp uninstall`: register `nxs mcp serve` in an MCP host's config.
 
-Each host keeps its servers in its own file under its own key (`HOSTS`). Install merges one
-entry, ``nxs``. A new entry is written whole; an existing one keeps what its user set (``env``,
-``cwd``, timeouts, an earlier ``--tools`` or ``--workspace``, other options of ``nxs mcp
-serve``): only the command, the options this install chose and the transport type change, and
-the report says what changed and what was kept. The file is edited in place
-(`nxs.mcp.hostfiles`), so other servers, keys and comments stay, and the previous file is kept as a
-backup beside it. Uninstall removes the entry (and Claude Code's hook) the same way.
-
-Commands: a user-scope file is this machine's own, so it gets the absolute path of this nxs (a
-host may start servers with a minimal PATH); a project-scope file is committed, so it gets
-plain ``nxs``, which each teammate's PATH resolves. Claude Code also gets the SessionStart
-hook running ``nxs prime --format claude-code --seam mcp`` (user scope: ``--quiet-outside``,
-so projects without a workspace are told nothing), and its server ``--instructions hook``: the
-session protocol and the index reach it once, from the hook, which also runs after /clear and
-compaction (docs/mcp.md).
-
-Paths are derived from the home directory (and ``APPDATA`` / ``XDG_CONFIG_HOME`` /
-``CODEX_HOME`` where the host uses them), so a test can point HOME at a temporary directory.
+An existing ``nxs`` entry keeps what its user set (``env``, timeouts, other options): only the
+command, the options this install chose and the transport type change. Files are edited in
+place (`nxs.mcp.hostfiles`), so comments and other servers stay, with a backup beside them.
+A user-scope file gets this nxs's absolute path (a host may start servers with a minimal PATH);
+a committed project-scope file gets plain ``nxs``. Claude Code also gets a SessionStart hook
+running `nxs prime`, which delivers the protocol after /clear and compaction too (docs/mcp.md).
 """
 
 from __future__ import annotations
@@ -37,8 +25,10 @@ SERVER_NAME = "nxs"
 HOOK_MARK = "prime --format claude-code"
 SERVE = ("mcp", "serve")
 # options of `nxs mcp serve` that take a value (short forms folded into the long ones)
-_VALUED = {"--tools", "--workspace", "--actor", "--transport", "--host", "--port", "--token"}
-_VALUED |= {"--instructions"}
+_VALUED = {
+    "--tools", "--workspace", "--actor", "--transport", "--host", "--port", "--token",
+    "--instructions",
+}  # fmt: skip
 _SHORT = {"-w": "--workspace", "-t": "--transport"}
 
 
@@ -48,9 +38,6 @@ def server_command() -> list[str]:
     if found:
         return [str(Path(found).resolve())]
     return [sys.executable, "-m", "nxs"]
-
-
-# -- the entry --------------------------------------------------------------------------------------
 
 
 def serve_options(args: Any) -> tuple[dict[str, str], list[str]] | None:
@@ -127,9 +114,6 @@ def merge_entry(
         size = f" ({len(value)} variables)" if key == "env" and isinstance(value, dict) else ""
         notes.append(f"kept {key}{size}")
     return entry, notes
-
-
-# -- reading and changing one host file -------------------------------------------------------------
 
 
 def _read(spec: Host, path: Path) -> tuple[str, dict[str, Any]]:
@@ -238,15 +222,9 @@ def _apply(plans: list[_Plan], dry_run: bool) -> list[dict[str, Any]]:
             if plan.path.exists():
                 backup = str(hostfiles.backup(plan.path))
             hostfiles.write(plan.path, plan.text)
+        change = {"path": str(plan.path), "what": plan.what, "action": plan.action}
         changes.append(
-            {
-                "path": str(plan.path),
-                "what": plan.what,
-                "action": plan.action,
-                "summary": plan.summary,
-                "details": plan.details,
-                "backup": backup,
-            }
+            {**change, "summary": plan.summary, "details": plan.details, "backup": backup}
         )
     return changes
 
@@ -332,15 +310,9 @@ def install(
     changes = _apply(plans, dry_run)
     options = serve_options(entry["args"])
     pinned = options is not None and "--workspace" in options[0]
-    return {
-        "host": host,
-        "scope": scope,
-        "dry_run": dry_run,
-        "path": str(path),
-        "server": entry,
-        "changes": changes,
-        "next": _hints(spec, scope, root, pinned, command, bool(changes)),
-    }
+    hints = _hints(spec, scope, root, pinned, command, bool(changes))
+    report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
+    return {**report, "server": entry, "changes": changes, "next": hints}
 
 
 def _hints(
@@ -405,28 +377,15 @@ def uninstall(
         groups = _drop_hook(settings, hostfiles.parse_json(settings, hook_text, strict=True))
         if groups is not None:
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
-            plans.append(
-                _Plan(settings, "hook", "removed", "removed the SessionStart hook", new, [])
-            )
+            summary = "removed the SessionStart hook"
+            plans.append(_Plan(settings, "hook", "removed", summary, new, []))
     changes = _apply(plans, dry_run)
     hints = [f"restart {host} (or reload its MCP servers) to drop the server"] if changes else []
-    return {
-        "host": host,
-        "scope": scope,
-        "dry_run": dry_run,
-        "path": str(path),
-        "changes": changes,
-        "next": hints,
-    }
+    report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
+    return {**report, "changes": changes, "next": hints}
 
 
 __all__ = [
-    "HOSTS",
-    "config_path",
-    "hook_path",
-    "install",
-    "merge_entry",
-    "merge_hook",
-    "serve_options",
+    "HOSTS", "config_path", "hook_path", "install", "merge_entry", "merge_hook", "serve_options",
     "uninstall",
-]
+]  # fmt: skip
