@@ -6,6 +6,7 @@ or message and exits with its kind's code. `main` builds only the called verb's 
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import sys
@@ -301,7 +302,7 @@ def _plain(param: Any) -> None:
     param._runtime_param = Plain(param.type_descriptor.parameter_info, kind)
 
 
-def _command_path(command: Any, prog: str, argv: list[str]) -> str:
+def _command_path(command: Any, prog: str, argv: tuple[str, ...] | list[str]) -> str:
     """The command the leading words of ``argv`` name (for errors raised without a context)."""
     path = [prog]
     for word in argv:
@@ -318,10 +319,7 @@ def usage_error(
     """A refusal of the CLI's own parser, worded as the operation's refusal where one exists."""
     from typer._click import exceptions as click_exc
 
-    if exc.ctx is not None:
-        path = exc.ctx.command_path
-    else:
-        path = _command_path(command, prog, list(argv)) if command is not None else prog
+    path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, prog, argv)
     op = VERBS.get(path)
     if op is not None and isinstance(exc, click_exc.NoSuchOption):
         return unknown_parameter(op, exc.option_name.lstrip("-").replace("-", "_"))
@@ -331,8 +329,6 @@ def usage_error(
 def _command(app: typer.Typer, argv: list[str]) -> Any:
     """The click command for ``argv``, with only the verb (or group) its first word names:
     Typer would build every verb's parser. Help, a typo or no verb get the whole app."""
-    import copy
-
     from typer.main import get_command, get_command_name, get_group
 
     word = argv[0] if argv and not argv[0].startswith("-") else None
@@ -355,9 +351,6 @@ def _command(app: typer.Typer, argv: list[str]) -> Any:
 def _listing(app: typer.Typer) -> typer.Typer:
     """A copy of ``app`` whose verbs keep their names and help but take no parameters (all the
     program's help shows of them, without building each one's parameters)."""
-    import copy
-    import inspect
-
     from typer.main import get_command_name
 
     def listed(info: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -87,7 +87,6 @@ class Operation:
     writes: bool = False
     example: str = ""
     aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
-    extra: dict[str, Any] = field(default_factory=dict)
     # The seam parameters its tool schema lists (None: now, actor, workspace on a write;
     # workspace on a read). A read still accepts `now`, the moment its answer is computed at.
     seam: tuple[str, ...] | None = None
@@ -139,13 +138,10 @@ SEAM_NAMES = frozenset(p.name for p in SEAM_PARAMS)
 _DEFAULT_SEAM = {True: ("now", "actor", "workspace"), False: ("workspace",)}
 
 
-def _type_error(op: Operation, p: Param, expected: str, value: Any) -> ValidationError:
+def _type_error(p: Param, expected: str, value: Any) -> ValidationError:
     shown = repr(value)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return ValidationError(
-        f"{p.name} must be {expected}, got {shown}", suggestion=f"see `{op.command} --help`"
-    )
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return ValidationError(f"{p.name} must be {expected}, got {shown}")  # `validate` adds help
 
 
 def _check_text(name: str, value: str) -> None:
@@ -161,38 +157,35 @@ def _check_text(name: str, value: str) -> None:
         ) from None
 
 
-def _coerce(op: Operation, p: Param, value: Any) -> Any:
+def _coerce(p: Param, value: Any) -> Any:
     """Check one value against its declaration; return the value to pass on."""
     if p.type == "str":
         if not isinstance(value, str):
-            raise _type_error(op, p, "a string", value)
+            raise _type_error(p, "a string", value)
         _check_text(p.name, value)
         if p.choices:
             match = next((c for c in p.choices if c.lower() == value.lower()), None)
             if match is None:
-                raise ValidationError(
-                    f"{p.name} must be one of {', '.join(p.choices)}, got {value!r}"
-                )
+                choices = ", ".join(p.choices)
+                raise ValidationError(f"{p.name} must be one of {choices}, got {value!r}")
             value = match
         if p.max_len is not None and len(value) > p.max_len:
-            raise ValidationError(
-                f"{p.name} is {len(value)} characters; at most {p.max_len} are allowed"
-            )
+            too_long = f"{p.name} is {len(value)} characters; at most {p.max_len} are allowed"
+            raise ValidationError(too_long)
         return value
     if p.type == "bool":
         if not isinstance(value, bool):
-            raise _type_error(op, p, "true or false", value)
+            raise _type_error(p, "true or false", value)
         return value
     if p.type in ("int", "float"):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _type_error(op, p, "a number" if p.type == "float" else "an integer", value)
-        if p.type == "int":
-            if isinstance(value, float):
-                if not value.is_integer():
-                    raise _type_error(op, p, "an integer", value)
-                value = int(value)
-        elif not math.isfinite(value):
-            raise _type_error(op, p, "a finite number", value)
+            raise _type_error(p, "a number" if p.type == "float" else "an integer", value)
+        if p.type == "int" and isinstance(value, float):
+            if not value.is_integer():
+                raise _type_error(p, "an integer", value)
+            value = int(value)
+        elif p.type == "float" and not math.isfinite(value):
+            raise _type_error(p, "a finite number", value)
         low, high = p.min, p.max
         if p.clamp:
             if low is not None:
@@ -209,7 +202,7 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise _type_error(op, p, "a list of strings", value)
+            raise _type_error(p, "a list of strings", value)
         if p.max_len is not None and len(value) > p.max_len:
             raise ValidationError(f"{p.name} has {len(value)} items; at most {p.max_len}")
         for v in value:
@@ -225,7 +218,7 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
                     suggestion='pass a JSON object, e.g. \'{"source": "review"}\'',
                 ) from None
         if not isinstance(value, dict):
-            raise _type_error(op, p, "a JSON object", value)
+            raise _type_error(p, "a JSON object", value)
         try:
             orjson.dumps(value)
         except orjson.JSONEncodeError as exc:
@@ -299,7 +292,7 @@ def _validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             continue
         if p.name in out:
             raise ValidationError(f"{p.name} was given twice (as {name!r})")
-        out[p.name] = _coerce(op, p, value)
+        out[p.name] = _coerce(p, value)
     for p in op.params:
         if p.name not in out:
             if p.required:

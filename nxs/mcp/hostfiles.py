@@ -8,16 +8,15 @@ table and its sub-tables. A file that does not parse is refused, and nothing is 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from nxs.errors import ValidationError
 from nxs.mcp import jsonc
+from nxs.paths import atomic_write
 
 FIX = "fix the file by hand (nothing was written), then run the command again"
 
@@ -200,18 +199,7 @@ def backup(path: Path) -> Path:
 def write(path: Path, text: str) -> None:
     """Replace the file atomically, keeping its permissions (host files may be private)."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text.encode(), mode=mode)
 
 
 __all__ = [

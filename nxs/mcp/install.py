@@ -13,7 +13,6 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +115,10 @@ def merge_entry(
     return entry, notes
 
 
+def _bad(message: str) -> ValidationError:
+    return ValidationError(message, suggestion=hostfiles.FIX, code="BAD_HOST_CONFIG")
+
+
 def _read(spec: Host, path: Path) -> tuple[str, dict[str, Any]]:
     text = hostfiles.read_text(path)
     if spec.fmt == "toml":
@@ -126,11 +129,7 @@ def _read(spec: Host, path: Path) -> tuple[str, dict[str, Any]]:
 def _servers(spec: Host, path: Path, data: dict[str, Any]) -> dict[str, Any]:
     servers = data.get(spec.key, {})
     if not isinstance(servers, dict):
-        raise ValidationError(
-            f"{spec.key!r} in {path} is not an object",
-            suggestion=hostfiles.FIX,
-            code="BAD_HOST_CONFIG",
-        )
+        raise _bad(f"{spec.key!r} in {path} is not an object")
     return servers
 
 
@@ -164,11 +163,7 @@ def _session_start(path: Path, data: dict[str, Any]) -> list[Any]:
     hooks = data.get("hooks", {})
     groups = hooks.get("SessionStart", []) if isinstance(hooks, dict) else None
     if not isinstance(groups, list):
-        raise ValidationError(
-            f"hooks.SessionStart in {path} is not a list",
-            suggestion=hostfiles.FIX,
-            code="BAD_HOST_CONFIG",
-        )
+        raise _bad(f"hooks.SessionStart in {path} is not a list")
     return groups
 
 
@@ -203,29 +198,21 @@ def _drop_hook(path: Path, data: dict[str, Any]) -> list[Any] | None:
     return out if found else None
 
 
-@dataclass
-class _Plan:
-    path: Path
-    what: str
-    action: str
-    summary: str
-    text: str
-    details: list[str]
+# A file to write: (path, what, action, summary, its new text, details).
+_Plan = tuple[Path, str, str, str, str, list[str]]
 
 
 def _apply(plans: list[_Plan], dry_run: bool) -> list[dict[str, Any]]:
     """Write every planned file (each read and checked first, so a refusal wrote nothing)."""
     changes = []
-    for plan in plans:
+    for path, what, action, summary, text, details in plans:
         backup = None
         if not dry_run:
-            if plan.path.exists():
-                backup = str(hostfiles.backup(plan.path))
-            hostfiles.write(plan.path, plan.text)
-        change = {"path": str(plan.path), "what": plan.what, "action": plan.action}
-        changes.append(
-            {**change, "summary": plan.summary, "details": plan.details, "backup": backup}
-        )
+            if path.exists():
+                backup = str(hostfiles.backup(path))
+            hostfiles.write(path, text)
+        change = {"path": str(path), "what": what, "action": action, "summary": summary}
+        changes.append({**change, "details": details, "backup": backup})
     return changes
 
 
@@ -290,12 +277,12 @@ def install(
     text, data = _read(spec, path)
     before = _servers(spec, path, data).get(SERVER_NAME)
     entry, notes = merge_entry(spec, before, command, chosen)
-    plans = []
+    plans: list[_Plan] = []
     if entry != before:
         action = "added" if before is None else "updated"
         where = f"{SERVER_NAME!r} server under {spec.key!r}"
         text = _with_entry(spec, path, text, entry)
-        plans.append(_Plan(path, "server", action, f"{action} the {where}", text, notes))
+        plans.append((path, "server", action, f"{action} the {where}", text, notes))
     if host == "claude-code":
         settings = hook_path(scope, project, home=home)
         hook_text = hostfiles.read_text(settings)
@@ -306,7 +293,7 @@ def install(
         if action != "unchanged":
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
             summary = f"{action} the SessionStart hook running `nxs {HOOK_MARK}`"
-            plans.append(_Plan(settings, "hook", action, summary, new, []))
+            plans.append((settings, "hook", action, summary, new, []))
     changes = _apply(plans, dry_run)
     options = serve_options(entry["args"])
     pinned = options is not None and "--workspace" in options[0]
@@ -360,7 +347,7 @@ def uninstall(
     project = _root(workspace) or Path.cwd().resolve()
     path = config_path(host, scope, project, home=home, system=system)
     text, data = _read(spec, path)
-    plans = []
+    plans: list[_Plan] = []
     if SERVER_NAME in _servers(spec, path, data):
         new = _without_entry(spec, text)
         if new is None:
@@ -370,7 +357,7 @@ def uninstall(
                 code="BAD_HOST_CONFIG",
             )
         summary = f"removed the {SERVER_NAME!r} server from {spec.key!r}"
-        plans.append(_Plan(path, "server", "removed", summary, new, []))
+        plans.append((path, "server", "removed", summary, new, []))
     if host == "claude-code":
         settings = hook_path(scope, project, home=home)
         hook_text = hostfiles.read_text(settings)
@@ -378,7 +365,7 @@ def uninstall(
         if groups is not None:
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
             summary = "removed the SessionStart hook"
-            plans.append(_Plan(settings, "hook", "removed", summary, new, []))
+            plans.append((settings, "hook", "removed", summary, new, []))
     changes = _apply(plans, dry_run)
     hints = [f"restart {host} (or reload its MCP servers) to drop the server"] if changes else []
     report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
