@@ -60,15 +60,14 @@ class _Parser:
             kind = m.lastgroup or ""
             if kind in ("line", "block") and strict:
                 raise JsoncError(text, pos, "comments are not JSON")
-            if kind == "str" or kind == "num" or kind == "lit" or kind == "punct":
+            if kind in ("str", "num", "lit", "punct"):
                 self.tokens.append((kind if kind != "punct" else m.group(), m.start(), m.end()))
             pos = m.end()
+        self.tokens.append(("end", len(text), len(text)))
         self.i = 0
 
     def peek(self) -> tuple[str, int, int]:
-        if self.i < len(self.tokens):
-            return self.tokens[self.i]
-        return ("end", len(self.text), len(self.text))
+        return self.tokens[min(self.i, len(self.tokens) - 1)]
 
     def take(self, kind: str | None = None) -> tuple[str, int, int]:
         token = self.peek()

@@ -186,12 +186,10 @@ class Seam:
                 "tool arguments must be a JSON object",
                 suggestion=f"e.g. {{}} for {op.tool} without arguments",
             )
-        seam = {}
-        for key in SEAM_NAMES:
-            value = arguments.get(key)
+        seam = {key: arguments.get(key) for key in SEAM_NAMES}
+        for key, value in seam.items():
             if value is not None and not isinstance(value, str):
                 raise ValidationError(f"{key} must be a string, got {value!r:.60}")
-            seam[key] = value
         kwargs = validate(op, arguments)
         self._evict_stale()
         ctx = Context(
@@ -227,14 +225,12 @@ class Seam:
         store is unchanged.
         """
         started = time.perf_counter()
-        if os.environ.get(WARM_ENV, "").strip() == "0":
-            return
-        if "memory" not in self.modules or self.launch_error is not None:
+        off = os.environ.get(WARM_ENV, "").strip() == "0"
+        if off or "memory" not in self.modules or self.launch_error is not None:
             return
         try:
-            private: dict[Any, Any] = {}
-            ctx = Context(now="", actor="nxs", workspace_arg=self.workspace, services=private)
-            service = ctx.memory
+            ctx = Context(now="", actor="nxs", workspace_arg=self.workspace, services={})
+            service = ctx.memory  # in a cache of its own until it is handed over
             root = service.ws.root
             before = _stamp(root)
             for _ in service.warm():  # a step at a time, each while no call runs

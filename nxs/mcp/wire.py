@@ -73,11 +73,8 @@ def scan_id(text: str) -> Any:
 
 def error(rid: Any, code: int, message: str) -> dict[str, Any]:
     """One JSON-RPC error response (``id`` null unless it is a valid request id)."""
-    return {
-        "jsonrpc": "2.0",
-        "id": rid if _valid_id(rid) else None,
-        "error": {"code": code, "message": message},
-    }
+    rid = rid if _valid_id(rid) else None
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
 def _invalid(obj: Any) -> dict[str, Any] | None:
