@@ -35,9 +35,8 @@ JsonOpt = Annotated[
 ]
 NowOpt = Annotated[str | None, typer.Option("--now", help="Timestamp a write stamps (ISO-8601).")]
 ActorOpt = Annotated[str | None, typer.Option("--actor", help="Author recorded on a write.")]
-WorkspaceOpt = Annotated[str | None, typer.Option(
-    "--workspace", "-w", help="Workspace path (default: found walking up; NXS_WORKSPACE).",
-)]  # fmt: skip
+_FOUND = "Workspace path (default: found walking up; NXS_WORKSPACE)."
+WorkspaceOpt = Annotated[str | None, typer.Option("--workspace", "-w", help=_FOUND)]
 Humanizer = Callable[[str, Any], None]
 KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
@@ -194,9 +193,10 @@ def _print_version(ctx: typer.Context, value: bool) -> None:
         raise typer.Exit(0)
 
 
-VersionOpt = Annotated[bool, typer.Option(
-    "--version", help="Print the version and exit.", is_eager=True, callback=_print_version,
-)]  # fmt: skip
+_VERSION = typer.Option(
+    "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+)
+VersionOpt = Annotated[bool, _VERSION]
 
 
 def _program_options(version: VersionOpt = False) -> None:

@@ -18,9 +18,7 @@ from typing import Any
 class NxsError(Exception):
     """Base of every error a seam reports; carries a stable kind and code."""
 
-    kind = "internal"
-    code = "INTERNAL_ERROR"
-    exit_code = 1
+    kind, code, exit_code = "internal", "INTERNAL_ERROR", 1
 
     def __init__(
         self,
@@ -51,33 +49,25 @@ class NxsError(Exception):
 class ValidationError(NxsError):
     """The arguments are wrong: a missing, mistyped or out-of-range value, or a no-op."""
 
-    kind = "validation"
-    code = "VALIDATION_ERROR"
-    exit_code = 2
+    kind, code, exit_code = "validation", "VALIDATION_ERROR", 2
 
 
 class NotFoundError(NxsError):
     """The thing named does not exist."""
 
-    kind = "not_found"
-    code = "NOT_FOUND"
-    exit_code = 3
+    kind, code, exit_code = "not_found", "NOT_FOUND", 3
 
 
 class ConflictError(NxsError):
     """The current state forbids the call (an ambiguous prefix, purging an open memory)."""
 
-    kind = "conflict"
-    code = "CONFLICT"
-    exit_code = 4
+    kind, code, exit_code = "conflict", "CONFLICT", 4
 
 
 class UpstreamError(NxsError):
     """Something outside nxs failed: Linear, the disk, the model files."""
 
-    kind = "upstream"
-    code = "UPSTREAM_ERROR"
-    exit_code = 5
+    kind, code, exit_code = "upstream", "UPSTREAM_ERROR", 5
 
 
 __all__ = ["ConflictError", "NotFoundError", "NxsError", "UpstreamError", "ValidationError"]

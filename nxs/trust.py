@@ -62,13 +62,10 @@ def _prefixes(root: Path, name: str) -> list[str]:
 
 
 def _fingerprint(root: Path, store: str, options: dict[str, Any]) -> str:
-    data = orjson.dumps(
-        {"root": os.path.realpath(root), "store": store, "options": options},
-        option=orjson.OPT_SORT_KEYS,
-    )
     import hashlib  # here: it loads OpenSSL, and most commands name no team store
 
-    return hashlib.sha256(data).hexdigest()
+    state = {"root": os.path.realpath(root), "store": store, "options": options}
+    return hashlib.sha256(orjson.dumps(state, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def endpoint(options: dict[str, Any]) -> str | None:
@@ -93,10 +90,8 @@ def _trusted() -> dict[str, Any]:
 
 def _env_options() -> dict[str, Any]:
     raw = os.environ.get(ENV_OPTIONS, "").strip()
-    if not raw:
-        return {}
     try:
-        got = orjson.loads(raw)
+        got = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError:
         got = None
     if not isinstance(got, dict) or not all(isinstance(v, str) for v in got.values()):
@@ -147,12 +142,9 @@ def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
     key = os.path.realpath(root)
     if not _remote(store):
         entries.pop(key, None)
-    else:
-        entries[key] = {
-            "fingerprint": _fingerprint(root, store, options),
-            "store": store,
-            "endpoint": endpoint(options),
-        }  # the options themselves may hold keys: only their fingerprint is kept
+    else:  # the options may hold keys: only their fingerprint is kept
+        fingerprint = _fingerprint(root, store, options)
+        entries[key] = {"fingerprint": fingerprint, "store": store, "endpoint": endpoint(options)}
     atomic_write(path, orjson.dumps(entries, option=orjson.OPT_SORT_KEYS), private=True)
     return {"workspace": str(root), "store": store or None, "endpoint": endpoint(options)}
 

@@ -92,13 +92,10 @@ def merge_entry(
     notes.extend(f"kept {name} {value}" for name, value in options.items() if name not in chosen)
     notes.extend(f"kept the argument {word!r}" for word in extra)
     flags = [w for name, value in options.items() for w in (name, value)]
-    managed: dict[str, Any] = {}
-    if spec.custom:
-        managed["source"] = "custom"
+    managed: dict[str, Any] = {"source": "custom"} if spec.custom else {}
     if spec.typed:
         managed["type"] = "stdio"
-    managed["command"] = command[0]
-    managed["args"] = [*command[1:], *SERVE, *flags, *extra]
+    managed.update(command=command[0], args=[*command[1:], *SERVE, *flags, *extra])
     if before is None:
         if spec.custom:
             managed["env"] = {}
@@ -108,10 +105,9 @@ def merge_entry(
     entry = {k: managed.get(k, v) for k, v in before.items()}
     entry.update({k: v for k, v in managed.items() if k not in entry})
     for key, value in before.items():
-        if key in managed:
-            continue
-        size = f" ({len(value)} variables)" if key == "env" and isinstance(value, dict) else ""
-        notes.append(f"kept {key}{size}")
+        if key not in managed:
+            size = f" ({len(value)} variables)" if key == "env" and isinstance(value, dict) else ""
+            notes.append(f"kept {key}{size}")
     return entry, notes
 
 

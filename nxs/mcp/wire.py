@@ -120,8 +120,7 @@ def read_line(raw: bytes) -> tuple[Any, Any]:
             if not (isinstance(m, dict) and "id" not in m and _invalid(m) is None)
         ]
         return None, answers or None
-    bad = _invalid(obj)
-    if bad is not None:
+    if (bad := _invalid(obj)) is not None:
         return None, bad
     import mcp_types as types
     from mcp.shared.message import SessionMessage

@@ -152,11 +152,11 @@ class Guard:
                 return True
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         given = (query.get("token") or [""])[0].encode()
-        if scope["method"] == "GET" and scope["path"] == "/" and given:
-            if hmac.compare_digest(given, expected):
-                cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
-                # A redirect, so the token leaves the address bar and the history.
-                return (303, b"", [(b"location", b"/"), (b"set-cookie", cookie.encode())])
+        first_load = scope["method"] == "GET" and scope["path"] == "/" and given
+        if first_load and hmac.compare_digest(given, expected):
+            cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+            # A redirect, so the token leaves the address bar and the history.
+            return (303, b"", [(b"location", b"/"), (b"set-cookie", cookie.encode())])
         return (
             401,
             _refusal(
