@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from nxs.errors import NotFoundError, NxsError, ValidationError
+from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.ops import SEAM_NAMES
 from nxs.render import render
 from nxs.ui.guard import Guard, check_bind, is_loopback
@@ -158,15 +158,14 @@ class Dashboard:
             return _json(200, render(self.info(local_client(request))))
 
         async def api_call(request: Request) -> Response:
-            body = await request.body()
+            body, tool = await request.body(), request.path_params["tool"]
             status, data = await anyio.to_thread.run_sync(
-                self.call, request.path_params["tool"], body, local_client(request)
+                self.call, tool, body, local_client(request)
             )
             return _json(status, data)
 
         async def api_view(request: Request) -> Response:
-            body = await request.body()
-            name = request.path_params["name"]
+            body, name = await request.body(), request.path_params["name"]
             status, data = await anyio.to_thread.run_sync(self.view, name, body)
             return _json(status, data)
 
@@ -238,8 +237,6 @@ def serve(
     import socket
 
     import uvicorn
-
-    from nxs.errors import UpstreamError
 
     check_bind(host, token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
