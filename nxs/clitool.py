@@ -134,12 +134,8 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
         decls = [p.flag] if p.type != "bool" else [f"{p.flag}/--no-{p.flag[2:]}"]
         if p.type == "list" and p.name.endswith("s") and p.flag[:-1] not in taken:
             decls.append(p.flag[:-1])  # --refs x --ref y: both spellings repeat
-        info = typer.Option(
-            *decls,
-            help=help_text,
-            show_default=p.default is not None,
-            metavar=_METAVARS.get(p.type),
-        )
+        shown, metavar = p.default is not None, _METAVARS.get(p.type)
+        info = typer.Option(*decls, help=help_text, show_default=shown, metavar=metavar)
         annotation = Annotated[pytype | None, info]
         default = None
     return inspect.Parameter(p.name, KEYWORD, annotation=annotation, default=default)

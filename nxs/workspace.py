@@ -88,6 +88,10 @@ def _read_config(path: Path) -> dict[str, Any]:
     return config
 
 
+def _missing(message: str, suggestion: str) -> NotFoundError:
+    return NotFoundError(message, suggestion=suggestion, code="NO_WORKSPACE")
+
+
 def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = None) -> Workspace:
     """Open the workspace named explicitly, by ``NXS_WORKSPACE``, or found walking up.
 
@@ -103,26 +107,19 @@ def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = No
                 root = root.parent
             present = (root / DIRNAME).is_dir()
         except (OSError, ValueError, RuntimeError) as exc:  # a NUL, an unknown ~user, too long
-            raise NotFoundError(
+            raise _missing(
                 f"no nxs workspace at {str(named)[:200]!r}: {str(exc)[:200]}",
-                suggestion="name an existing directory with --workspace (or NXS_WORKSPACE)",
-                code="NO_WORKSPACE",
+                "name an existing directory with --workspace (or NXS_WORKSPACE)",
             ) from None
         if not present:
-            raise NotFoundError(
-                f"no nxs workspace at {root}",
-                suggestion=f"run `nxm init` in {root}, or name another with --workspace",
-                code="NO_WORKSPACE",
-            )
+            fix = f"run `nxm init` in {root}, or name another with --workspace"
+            raise _missing(f"no nxs workspace at {root}", fix)
     else:
         here = (start or Path.cwd()).resolve()
         root = next((d for d in (here, *here.parents) if (d / DIRNAME).is_dir()), None)  # type: ignore[assignment]
         if root is None:
-            raise NotFoundError(
-                f"no nxs workspace in {here} or any parent directory",
-                suggestion="run `nxm init` in your project's root (or pass --workspace / set NXS_WORKSPACE)",
-                code="NO_WORKSPACE",
-            )
+            fix = "run `nxm init` in your project's root (or pass --workspace / set NXS_WORKSPACE)"
+            raise _missing(f"no nxs workspace in {here} or any parent directory", fix)
     return Workspace(root=root, config=_read_config(root / DIRNAME / "config.toml"))
 
 

@@ -34,9 +34,7 @@ _SHORT = {"-w": "--workspace", "-t": "--transport"}
 def server_command() -> list[str]:
     """The absolute command that starts this nxs: the console script, else this interpreter."""
     found = shutil.which("nxs")
-    if found:
-        return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "nxs"]
+    return [str(Path(found).resolve())] if found else [sys.executable, "-m", "nxs"]
 
 
 def serve_options(args: Any) -> tuple[dict[str, str], list[str]] | None:
