@@ -1,9 +1,5 @@
-"""The `nxs` CLI's entry point: workspaces, the session bootstrap, the MCP server, integrations.
-
-The Typer app lives in `nxs.cliapp`, imported only when a command needs it: `nxs prime`, run
-by session-start hooks, answers without typer or rich (`nxs.prime.fast_main`) unless its
-arguments need Typer's parser (``--help``, a bad value).
-"""
+"""The `nxs` CLI's entry point. The Typer app (`nxs.cliapp`) is imported only when needed:
+`nxs prime`, run at every session start, answers without it (`nxs.prime.fast_main`)."""
 
 from __future__ import annotations
 

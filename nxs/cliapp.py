@@ -21,6 +21,9 @@ app = typer.Typer(
     add_completion=False,
 )
 standard_options(app)
+FoundOpt = Annotated[
+    str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
+]
 
 
 @app.command()
@@ -64,9 +67,7 @@ def prime(
             "--format", help="text, or claude-code (SessionStart hook JSON).", show_default=True
         ),
     ] = "text",
-    workspace: Annotated[
-        str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
-    ] = None,
+    workspace: FoundOpt = None,
     quiet_outside: Annotated[
         bool,
         typer.Option(
@@ -100,17 +101,8 @@ def prime(
         raise typer.BadParameter(f"use one of {', '.join(FORMATS)}", param_hint="--format")
     if seam not in SEAMS:
         raise typer.BadParameter(f"use one of {', '.join(SEAMS)}", param_hint="--seam")
-    emit(
-        output(
-            workspace,
-            budget=budget,
-            format_=format_,
-            now=now,
-            quiet_outside=quiet_outside,
-            seam=seam,
-            tools=tools,
-        )
-    )
+    options = {"budget": budget, "now": now, "quiet_outside": quiet_outside, "tools": tools}
+    emit(output(workspace, format_=format_, seam=seam, **options))
 
 
 @app.command()
@@ -131,9 +123,7 @@ def ui(
             help="Require this token on every request (the printed URL carries it).",
         ),
     ] = None,
-    workspace: Annotated[
-        str | None, typer.Option("--workspace", "-w", help="Workspace path (default: found).")
-    ] = None,
+    workspace: FoundOpt = None,
 ) -> None:
     """Serve a local web dashboard: browse, search, history, actions, graph, figures.
 

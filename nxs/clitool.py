@@ -1,14 +1,12 @@
-"""The CLI seam: Typer verbs derived from the operation table.
+"""The CLI seam: Typer verbs derived from the operation table (`register`).
 
-`register(app, ops)` adds one verb per operation, with the declared parameters as arguments and
-options plus the seam options every verb takes (``--json``, ``--now``, ``--actor``,
-``--workspace``). `run_op` is the one place the CLI calls a handler: it validates, calls, and
-prints either the serializer's bytes (``--json``) or a human rendering; errors go through
-`fail`, which prints the same envelope and exits with the kind's code.
+`run_op` is the one place the CLI calls a handler; `fail` prints an error's envelope (``--json``)
+or message and exits with its kind's code. `main` builds only the called verb's parser.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import sys
@@ -25,13 +23,8 @@ from nxs.render import render
 # Typer passes words through as they are (numbers too): `validate` is the one place a value
 # is checked, so a refusal is the tool's refusal byte for byte (`parse_number` reads numbers).
 _TYPES: dict[str, Any] = {
-    "str": str,
-    "int": str,
-    "float": str,
-    "bool": bool,
-    "list": list[str],
-    "object": str,
-}
+    "str": str, "int": str, "float": str, "bool": bool, "list": list[str], "object": str,
+}  # fmt: skip
 _METAVARS = {"int": "<int>", "float": "<float>"}  # what --help showed when Typer parsed them
 # The full command path of every derived verb (aliases too) -> its operation; `main` uses it
 # to word a refusal of Typer's own parser as the operation's refusal.
@@ -42,13 +35,10 @@ JsonOpt = Annotated[
 ]
 NowOpt = Annotated[str | None, typer.Option("--now", help="Timestamp a write stamps (ISO-8601).")]
 ActorOpt = Annotated[str | None, typer.Option("--actor", help="Author recorded on a write.")]
-WorkspaceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--workspace", "-w", help="Workspace path (default: found walking up; NXS_WORKSPACE)."
-    ),
-]
+_FOUND = "Workspace path (default: found walking up; NXS_WORKSPACE)."
+WorkspaceOpt = Annotated[str | None, typer.Option("--workspace", "-w", help=_FOUND)]
 Humanizer = Callable[[str, Any], None]
+KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 
 def emit(data: bytes) -> None:
@@ -59,9 +49,8 @@ def emit(data: bytes) -> None:
 
 
 def printable(text: str) -> str:
-    """Text made safe to print through rich: markup escaped, and control characters (ANSI/OSC
-    escapes, carriage returns, C1 codes, bidi overrides, line separators) shown as ``\\x1b``,
-    so stored text or input echoed in an error cannot rewrite what the terminal shows."""
+    """Text with rich markup escaped and control characters (ANSI escapes, C1, bidi overrides,
+    line separators) shown as ``\\x1b``: echoed input cannot rewrite what the terminal shows."""
     import re
 
     from rich.markup import escape
@@ -145,17 +134,11 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
         decls = [p.flag] if p.type != "bool" else [f"{p.flag}/--no-{p.flag[2:]}"]
         if p.type == "list" and p.name.endswith("s") and p.flag[:-1] not in taken:
             decls.append(p.flag[:-1])  # --refs x --ref y: both spellings repeat
-        info = typer.Option(
-            *decls,
-            help=help_text,
-            show_default=p.default is not None,
-            metavar=_METAVARS.get(p.type),
-        )
+        shown, metavar = p.default is not None, _METAVARS.get(p.type)
+        info = typer.Option(*decls, help=help_text, show_default=shown, metavar=metavar)
         annotation = Annotated[pytype | None, info]
         default = None
-    return inspect.Parameter(
-        p.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
-    )
+    return inspect.Parameter(p.name, KEYWORD, annotation=annotation, default=default)
 
 
 def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
@@ -171,28 +154,16 @@ def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
         for n in stdin & arguments.keys():
             if arguments[n] == "-":  # `nxm add -`: the body from a pipe or a heredoc
                 arguments[n] = sys.stdin.read()
-        run_op(
-            op,
-            arguments,
-            as_json=kw["json_"],
-            now=kw["now"],
-            actor=kw["actor"],
-            workspace=kw["workspace"],
-            human=human,
-        )
+        given = {k: kw[k] for k in ("now", "actor", "workspace")}
+        run_op(op, arguments, as_json=kw["json_"], human=human, **given)
 
     seam = [
-        inspect.Parameter(
-            "json_", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False
-        ),
-        inspect.Parameter("now", inspect.Parameter.KEYWORD_ONLY, annotation=NowOpt, default=None),
-        inspect.Parameter(
-            "actor", inspect.Parameter.KEYWORD_ONLY, annotation=ActorOpt, default=None
-        ),
-        inspect.Parameter(
-            "workspace", inspect.Parameter.KEYWORD_ONLY, annotation=WorkspaceOpt, default=None
-        ),
-    ]
+        inspect.Parameter(name, KEYWORD, annotation=kind, default=default)
+        for name, kind, default in (
+            ("json_", JsonOpt, False), ("now", NowOpt, None), ("actor", ActorOpt, None),
+            ("workspace", WorkspaceOpt, None),
+        )
+    ]  # fmt: skip
     taken = frozenset(p.flag for p in op.params)  # --team-ids must not shadow --team-id
     params = [_cli_param(p, taken) for p in op.params] + seam
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -212,22 +183,16 @@ def help_for(op: Operation) -> str:
 
 def _print_version(ctx: typer.Context, value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from nxs import release
 
-        try:
-            release = version("nxs")
-        except PackageNotFoundError:
-            release = "unknown"
-        typer.echo(f"{ctx.find_root().info_name} {release}")
+        typer.echo(f"{ctx.find_root().info_name} {release('unknown')}")
         raise typer.Exit(0)
 
 
-VersionOpt = Annotated[
-    bool,
-    typer.Option(
-        "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
-    ),
-]
+_VERSION = typer.Option(
+    "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+)
+VersionOpt = Annotated[bool, _VERSION]
 
 
 def _program_options(version: VersionOpt = False) -> None:
@@ -236,10 +201,8 @@ def _program_options(version: VersionOpt = False) -> None:
 
 def standard_options(app: typer.Typer) -> None:
     """``-h`` beside ``--help`` on every verb, and ``--version`` on the program."""
-    app.info.context_settings = {
-        **(app.info.context_settings or {}),
-        "help_option_names": ["-h", "--help"],
-    }
+    settings = app.info.context_settings or {}
+    app.info.context_settings = {**settings, "help_option_names": ["-h", "--help"]}
     app.callback()(_program_options)
 
 
@@ -299,11 +262,8 @@ def register(
 
 
 def _defer_required(command: Any, path: str) -> None:
-    """Let a derived verb's missing positional reach `validate` (help still marks it required).
-
-    Typer would refuse a missing ``KEY`` before any other value is read, in its own words;
-    `validate` reads the given values first, then names the first missing one, as the tool does.
-    """
+    """Let a derived verb's missing positional reach `validate` (help still marks it required),
+    which names the first missing one after reading the others, as the tool does."""
     if path in VERBS:
         for param in command.params:
             if param.param_type_name == "argument":
@@ -323,12 +283,8 @@ def _defer_required(command: Any, path: str) -> None:
 
 
 def _plain(param: Any) -> None:
-    """Let a derived verb's words through as the strings (lists of strings, flags) they are.
-
-    Typer (>= 0.25) coerces every value through a pydantic ``TypeAdapter`` it builds on first
-    use: importing pydantic and building one adapter per option cost ~0.1 s of every call,
-    and for ``str`` a word is already its value (`validate` checks it, as for the tool).
-    """
+    """Let a derived verb's words through as the strings (lists, flags) they are: Typer would
+    import pydantic and build an adapter per option, and `validate` checks them anyway."""
     from typer._coercion import RuntimeParam
 
     kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)
@@ -342,7 +298,7 @@ def _plain(param: Any) -> None:
     param._runtime_param = Plain(param.type_descriptor.parameter_info, kind)
 
 
-def _command_path(command: Any, prog: str, argv: list[str]) -> str:
+def _command_path(command: Any, prog: str, argv: tuple[str, ...] | list[str]) -> str:
     """The command the leading words of ``argv`` name (for errors raised without a context)."""
     path = [prog]
     for word in argv:
@@ -359,10 +315,7 @@ def usage_error(
     """A refusal of the CLI's own parser, worded as the operation's refusal where one exists."""
     from typer._click import exceptions as click_exc
 
-    if exc.ctx is not None:
-        path = exc.ctx.command_path
-    else:
-        path = _command_path(command, prog, list(argv)) if command is not None else prog
+    path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, prog, argv)
     op = VERBS.get(path)
     if op is not None and isinstance(exc, click_exc.NoSuchOption):
         return unknown_parameter(op, exc.option_name.lstrip("-").replace("-", "_"))
@@ -370,14 +323,8 @@ def usage_error(
 
 
 def _command(app: typer.Typer, argv: list[str]) -> Any:
-    """The click command for ``argv``: with only the verb (or group) its first word names.
-
-    Typer builds every verb's parser for any call (~60 ms for nxm's 40 verbs, a third of the
-    baseline process); a call uses one. Anything else (no verb, an option first, a word that
-    names no verb: help, a typo and its suggestions) gets the whole app.
-    """
-    import copy
-
+    """The click command for ``argv``, with only the verb (or group) its first word names:
+    Typer would build every verb's parser. Help, a typo or no verb get the whole app."""
     from typer.main import get_command, get_command_name, get_group
 
     word = argv[0] if argv and not argv[0].startswith("-") else None
@@ -398,14 +345,8 @@ def _command(app: typer.Typer, argv: list[str]) -> Any:
 
 
 def _listing(app: typer.Typer) -> typer.Typer:
-    """A copy of ``app`` whose verbs keep their names and help but take no parameters.
-
-    All the program's help shows of a verb; building each verb's parameters from its
-    signature was ~30 ms of `nxm --help`.
-    """
-    import copy
-    import inspect
-
+    """A copy of ``app`` whose verbs keep their names and help but take no parameters (all the
+    program's help shows of them, without building each one's parameters)."""
     from typer.main import get_command_name
 
     def listed(info: Any) -> Any:
@@ -431,9 +372,8 @@ def _no_parameters() -> None:
 
 
 def _defer_help_extras() -> None:
-    """Typer's help formatter imports rich's Markdown (markdown-it, pygments) and Traceback
-    at its top, for help in Markdown mode and for tracebacks: ~40 % of its import, used by
-    neither our help nor a refusal. They are imported when first used (`nxs.deferred`)."""
+    """Typer's help formatter imports rich's Markdown and Traceback at its top, which neither
+    our help nor a refusal uses: they are imported when first used (`nxs.deferred`)."""
     from nxs.deferred import stand_in
 
     if "typer.rich_utils" not in sys.modules:
@@ -443,10 +383,8 @@ def _defer_help_extras() -> None:
 
 def main(app: typer.Typer, prog: str) -> None:
     """Run a Typer app; usage errors under --json print the validation envelope."""
-    # OpenBLAS (numpy's matrix product in vector search) lets its idle threads spin for a while
-    # after each call; in a search they took the CPU the embedding and full-text queries
-    # needed: at 10,000 memories a search's CPU fell from 43 to 25 ms with the shortest wait
-    # (docs/benchmarks.md). Read when numpy loads OpenBLAS, which no import above does.
+    # OpenBLAS's idle threads spin after each call, taking the CPU a search's embedding and
+    # full-text queries need (docs/benchmarks.md); read when numpy loads it, later.
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     from nxs import progress
 

@@ -14,6 +14,7 @@ from nxs.workspace import Workspace, find
 # apart by NXM_ACTOR first.
 SERVER_ACTOR_ENV = ("NXS_ACTOR", "NXF_ACTOR", "USER")
 CLI_ACTOR_ENV = ("NXM_ACTOR", *SERVER_ACTOR_ENV)
+_EXAMPLE = "e.g. 2026-05-29T10:00:00Z"
 
 
 def resolve_actor(explicit: str | None, env: tuple[str, ...] = SERVER_ACTOR_ENV) -> str:
@@ -36,13 +37,11 @@ def resolve_now(explicit: str | None) -> str:
         moment = parse_timestamp(explicit)
     except (ValueError, TypeError, OverflowError):
         raise ValidationError(
-            f"now must be an ISO-8601 timestamp, got {explicit!r}",
-            suggestion="e.g. 2026-05-29T10:00:00Z",
+            f"now must be an ISO-8601 timestamp, got {explicit!r}", suggestion=_EXAMPLE
         ) from None
     if not 1970 <= moment.year <= 9000:  # expiries and stats windows add and subtract years
         raise ValidationError(
-            f"now must be between the years 1970 and 9000, got {explicit!r}",
-            suggestion="e.g. 2026-05-29T10:00:00Z",
+            f"now must be between the years 1970 and 9000, got {explicit!r}", suggestion=_EXAMPLE
         )
     return timestamp(moment)
 
@@ -65,8 +64,7 @@ class Context:
         return self.services[key]
 
     def service(self, name: str) -> Any:
-        """The service of module ``name`` in this call's workspace (`nxs.registry`), made once
-        per context.
+        """The service of module ``name`` in this call's workspace, made once per context.
 
         Raises:
             NotFoundError: the module is not active there.

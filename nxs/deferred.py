@@ -1,16 +1,10 @@
 """Stand-ins for modules a library imports at its top but a command does not use.
 
-`stand_in("rich.markdown", ["Markdown"])` puts a module in ``sys.modules`` whose ``Markdown``
-is a placeholder class. The first real use of a placeholder (a call, an attribute, an
-``isinstance``) or of any other name of the module imports the real module, which from then on
-answers every use: a deferred module costs nothing until it is used, and the same as before
-once it is. Typer's help formatter, for example, imports ``rich.markdown`` (with markdown-it and
-pygments) and ``rich.traceback`` for help in Markdown mode and for tracebacks, neither of which
-``nxm --help`` shows: ~40 % of the formatter's import.
-
-A placeholder is not the real class: subclassing one, or comparing it with ``is``, would go
-wrong, so only names a module's importer uses by calling them or asking their attributes are
-deferred (the tests import each deferral's importer and check its output is unchanged).
+`stand_in("rich.markdown", ["Markdown"])` puts a module in ``sys.modules`` whose names are
+placeholders; the first real use of one (a call, an attribute, an ``isinstance``) or of any
+other name of the module imports the real module, which answers every use from then on.
+A placeholder is not the real class (subclassing it or comparing with ``is`` goes wrong), so
+only names their importer calls or asks attributes of are deferred.
 """
 
 from __future__ import annotations
@@ -62,10 +56,7 @@ class Placeholder(type):
 
 
 def stand_in(module: str, names: Iterable[str]) -> bool:
-    """Defer ``module`` (unless it is imported already): ``names`` become placeholders.
-
-    Returns whether a stand-in was put in place.
-    """
+    """Defer ``module`` unless already imported (``names`` become placeholders); True if done."""
     with _LOCK:
         if module in sys.modules:
             return False

@@ -6,9 +6,8 @@
      ├── ConflictError       kind "conflict"    exit 4   the state forbids it (purge an open memory)
      └── UpstreamError       kind "upstream"    exit 5   Linear, the model hub, the disk said no
 
-Both seams render an error with `to_dict()` (seed 000's envelope: ``error``, ``code``,
-``message``, ``suggestion``, plus the stable ``kind``). The CLI exits with ``exit_code``;
-the MCP server returns it as a tool result with ``isError: true``. A refused call writes nothing.
+Both seams render an error with `to_dict()`; the CLI exits with ``exit_code``, the MCP server
+returns it as a tool result with ``isError: true``. A refused call writes nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +18,7 @@ from typing import Any
 class NxsError(Exception):
     """Base of every error a seam reports; carries a stable kind and code."""
 
-    kind = "internal"
-    code = "INTERNAL_ERROR"
-    exit_code = 1
+    kind, code, exit_code = "internal", "INTERNAL_ERROR", 1
 
     def __init__(
         self,
@@ -40,12 +37,8 @@ class NxsError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """The error envelope both seams print."""
-        out: dict[str, Any] = {
-            "error": True,
-            "kind": self.kind,
-            "code": self.code,
-            "message": self.message,
-        }
+        out: dict[str, Any] = {"error": True, "kind": self.kind, "code": self.code}
+        out["message"] = self.message
         if self.suggestion:
             out["suggestion"] = self.suggestion
         if self.details:
@@ -56,33 +49,25 @@ class NxsError(Exception):
 class ValidationError(NxsError):
     """The arguments are wrong: a missing, mistyped or out-of-range value, or a no-op."""
 
-    kind = "validation"
-    code = "VALIDATION_ERROR"
-    exit_code = 2
+    kind, code, exit_code = "validation", "VALIDATION_ERROR", 2
 
 
 class NotFoundError(NxsError):
     """The thing named does not exist."""
 
-    kind = "not_found"
-    code = "NOT_FOUND"
-    exit_code = 3
+    kind, code, exit_code = "not_found", "NOT_FOUND", 3
 
 
 class ConflictError(NxsError):
     """The current state forbids the call (an ambiguous prefix, purging an open memory)."""
 
-    kind = "conflict"
-    code = "CONFLICT"
-    exit_code = 4
+    kind, code, exit_code = "conflict", "CONFLICT", 4
 
 
 class UpstreamError(NxsError):
     """Something outside nxs failed: Linear, the disk, the model files."""
 
-    kind = "upstream"
-    code = "UPSTREAM_ERROR"
-    exit_code = 5
+    kind, code, exit_code = "upstream", "UPSTREAM_ERROR", 5
 
 
 __all__ = ["ConflictError", "NotFoundError", "NxsError", "UpstreamError", "ValidationError"]

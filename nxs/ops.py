@@ -1,9 +1,8 @@
 """The operation table: every operation declared once, exposed by both seams.
 
-An `Operation` names the service word, the MCP tool, the CLI verb, its typed parameters with
-limits, and a handler over the service. The Typer verb (`nxs.clitool`) and the MCP tool
-(`nxs.mcp.server`) are both derived from it; `validate` is the one place arguments are checked,
-so a seam cannot accept what the other refuses.
+The Typer verb (`nxs.clitool`) and the MCP tool (`nxs.mcp.server`) are both derived from an
+`Operation`; `validate` is the one place arguments are checked, so a seam cannot accept what
+the other refuses.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -20,13 +19,9 @@ from nxs.errors import ValidationError
 
 # Python types a Param may carry, and the JSON Schema type each becomes.
 _JSON_TYPES = {
-    "str": "string",
-    "int": "integer",
-    "float": "number",
-    "bool": "boolean",
-    "list": "array",
+    "str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array",
     "object": "object",
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,7 +87,6 @@ class Operation:
     writes: bool = False
     example: str = ""
     aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
-    extra: dict[str, Any] = field(default_factory=dict)
     # The seam parameters its tool schema lists (None: now, actor, workspace on a write;
     # workspace on a read). A read still accepts `now`, the moment its answer is computed at.
     seam: tuple[str, ...] | None = None
@@ -144,14 +138,10 @@ SEAM_NAMES = frozenset(p.name for p in SEAM_PARAMS)
 _DEFAULT_SEAM = {True: ("now", "actor", "workspace"), False: ("workspace",)}
 
 
-def _type_error(op: Operation, p: Param, expected: str, value: Any) -> ValidationError:
+def _type_error(p: Param, expected: str, value: Any) -> ValidationError:
     shown = repr(value)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return ValidationError(
-        f"{p.name} must be {expected}, got {shown}",
-        suggestion=f"see `{op.command} --help`",
-    )
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return ValidationError(f"{p.name} must be {expected}, got {shown}")  # `validate` adds help
 
 
 def _check_text(name: str, value: str) -> None:
@@ -167,38 +157,35 @@ def _check_text(name: str, value: str) -> None:
         ) from None
 
 
-def _coerce(op: Operation, p: Param, value: Any) -> Any:
+def _coerce(p: Param, value: Any) -> Any:
     """Check one value against its declaration; return the value to pass on."""
     if p.type == "str":
         if not isinstance(value, str):
-            raise _type_error(op, p, "a string", value)
+            raise _type_error(p, "a string", value)
         _check_text(p.name, value)
         if p.choices:
             match = next((c for c in p.choices if c.lower() == value.lower()), None)
             if match is None:
-                raise ValidationError(
-                    f"{p.name} must be one of {', '.join(p.choices)}, got {value!r}"
-                )
+                choices = ", ".join(p.choices)
+                raise ValidationError(f"{p.name} must be one of {choices}, got {value!r}")
             value = match
         if p.max_len is not None and len(value) > p.max_len:
-            raise ValidationError(
-                f"{p.name} is {len(value)} characters; at most {p.max_len} are allowed"
-            )
+            too_long = f"{p.name} is {len(value)} characters; at most {p.max_len} are allowed"
+            raise ValidationError(too_long)
         return value
     if p.type == "bool":
         if not isinstance(value, bool):
-            raise _type_error(op, p, "true or false", value)
+            raise _type_error(p, "true or false", value)
         return value
     if p.type in ("int", "float"):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _type_error(op, p, "a number" if p.type == "float" else "an integer", value)
-        if p.type == "int":
-            if isinstance(value, float):
-                if not value.is_integer():
-                    raise _type_error(op, p, "an integer", value)
-                value = int(value)
-        elif not math.isfinite(value):
-            raise _type_error(op, p, "a finite number", value)
+            raise _type_error(p, "a number" if p.type == "float" else "an integer", value)
+        if p.type == "int" and isinstance(value, float):
+            if not value.is_integer():
+                raise _type_error(p, "an integer", value)
+            value = int(value)
+        elif p.type == "float" and not math.isfinite(value):
+            raise _type_error(p, "a finite number", value)
         low, high = p.min, p.max
         if p.clamp:
             if low is not None:
@@ -215,7 +202,7 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise _type_error(op, p, "a list of strings", value)
+            raise _type_error(p, "a list of strings", value)
         if p.max_len is not None and len(value) > p.max_len:
             raise ValidationError(f"{p.name} has {len(value)} items; at most {p.max_len}")
         for v in value:
@@ -231,7 +218,7 @@ def _coerce(op: Operation, p: Param, value: Any) -> Any:
                     suggestion='pass a JSON object, e.g. \'{"source": "review"}\'',
                 ) from None
         if not isinstance(value, dict):
-            raise _type_error(op, p, "a JSON object", value)
+            raise _type_error(p, "a JSON object", value)
         try:
             orjson.dumps(value)
         except orjson.JSONEncodeError as exc:
@@ -260,11 +247,8 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse_number(text: str) -> Any:
-    """A CLI word as the JSON number a tool call would carry, else the word unchanged.
-
-    ``"2"`` is 2 and ``"2.5"`` is 2.5 whatever the parameter's type, so `validate` refuses
-    ``--page 2.5`` and ``--page two`` with the words it uses for ``2.5`` and ``"two"`` in a call.
-    """
+    """A CLI word as the JSON number a tool call would carry, else the word unchanged (whatever
+    the parameter's type, so `validate` refuses ``--page 2.5`` as it refuses ``2.5`` in a call)."""
     if _INTEGER.fullmatch(text):
         try:
             return int(text)
@@ -276,10 +260,8 @@ def parse_number(text: str) -> Any:
 
 
 def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Check arguments against the declaration; return handler keyword arguments.
-
-    ``None`` means "not given". Unknown names are refused, so a typo is never a silent no-op.
-    Every refusal carries a suggestion (seed 000's error shape always has one).
+    """Check arguments (``None``: not given; an unknown name is refused, never a silent no-op)
+    against the declaration; return handler keyword arguments. Every refusal has a suggestion.
 
     Raises:
         ValidationError: a missing, unknown, mistyped or out-of-range argument.
@@ -310,24 +292,16 @@ def _validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             continue
         if p.name in out:
             raise ValidationError(f"{p.name} was given twice (as {name!r})")
-        out[p.name] = _coerce(op, p, value)
+        out[p.name] = _coerce(p, value)
     for p in op.params:
         if p.name not in out:
             if p.required:
-                raise ValidationError(
-                    f"{p.name} is required",
-                    suggestion=f"see `{op.command} --help`",
-                )
+                raise ValidationError(f"{p.name} is required")  # `validate` adds the suggestion
             out[p.name] = p.default
     return out
 
 
 __all__ = [
-    "SEAM_NAMES",
-    "SEAM_PARAMS",
-    "Operation",
-    "Param",
-    "parse_number",
-    "unknown_parameter",
+    "SEAM_NAMES", "SEAM_PARAMS", "Operation", "Param", "parse_number", "unknown_parameter",
     "validate",
-]
+]  # fmt: skip

@@ -35,24 +35,25 @@ def cache_dir() -> Path:
 
 
 def atomic_write(
-    path: Path, data: bytes | Iterable[bytes], *, private: bool = False, durable: bool = True
+    path: Path,
+    data: bytes | Iterable[bytes],
+    *,
+    private: bool = False,
+    durable: bool = True,
+    mode: int | None = None,
 ) -> None:
-    """Write a file so a reader sees the old or the new bytes, never half; fsynced unless not
-    ``durable`` (a file that is checked before it is used, and made again when it is wrong).
+    """Write a file so a reader sees the old or the new bytes, never half.
 
-    ``data`` is the bytes, or an iterable of pieces written one after another (so a large
-    file need not be held whole in memory). With ``private`` the file is created 0600 in a
-    0700 directory.
+    ``data``: bytes, or pieces written one after another (a large file is never held whole).
+    ``private``: 0600 in a 0700 directory; else ``mode`` (default 0644). Not ``durable``: no
+    fsync (for a file checked before it is used, and made again when wrong).
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
     if private:
         os.chmod(path.parent, 0o700)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        if private:
-            os.fchmod(fd, 0o600)
-        else:
-            os.fchmod(fd, 0o644)
+        os.fchmod(fd, 0o600 if private else 0o644 if mode is None else mode)
         with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
             for piece in (data,) if isinstance(data, bytes | bytearray | memoryview) else data:
                 fh.write(piece)

@@ -1,15 +1,9 @@
 """The session bootstrap (SPEC section 8): `nxs prime` and the MCP server's instructions.
 
-`prime_text(workspace)` is the fan-out of one block per active module (each module's ``prime``
-hook, `nxs.registry`: the memory module's is `nxm.prime`). It names MCP tools to a host
-(``seam="mcp"``) and CLI verbs to a shell (``seam="cli"``).
-
-Two rules keep it safe to run at every session start:
-
-- **It never fails.** A missing workspace, a broken config or an unreadable store turns into a
-  line saying so; the rest of the text is still printed, and the exit code is 0.
-- **Stored text is data.** A module prints stored text with `one_line`, control characters
-  and line separators replaced, so a memory cannot forge instructions of its own.
+One block per active module (its ``prime`` hook, `nxs.registry`), naming MCP tools to a host
+(``seam="mcp"``) or CLI verbs to a shell. Safe at every session start: it never fails (a
+problem becomes a line saying so, exit 0), and stored text is printed through `one_line`, so
+a memory cannot forge instructions of its own.
 """
 
 from __future__ import annotations
@@ -56,8 +50,8 @@ def prime_text(
 ) -> str:
     """The bootstrap text for a workspace: one block per active module. Never raises.
 
-    ``seam`` "cli" names verbs (a shell), "mcp" names tools (a host), only those in ``served``
-    (default: what the server would list here, with ``tools`` as its ``--tools``).
+    With ``seam="mcp"`` only the tools in ``served`` are named (default: what the server would
+    list here, with ``tools`` as its ``--tools``).
     """
     now = now or timestamp()
     if _naive(now):  # a moment without a zone is UTC, as `nxs.render.parse_timestamp` reads it
@@ -137,8 +131,8 @@ def output(
 ) -> bytes:
     """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it.
 
-    ``quiet_outside``: nothing at all where no workspace is found (a user-wide hook runs in
-    every project, and most have none); a workspace that cannot be opened is still reported.
+    ``quiet_outside``: nothing where no workspace is found (a user-wide hook runs in every
+    project); a workspace that cannot be opened is still reported.
     """
     if quiet_outside and _outside(workspace):
         return b""
@@ -163,8 +157,7 @@ _NAMES = {
 
 
 def prime_arguments(argv: list[str]) -> dict[str, Any] | None:
-    """`nxs prime`'s plain arguments as `output`'s, or None for anything else (help, a bad
-    value: the full CLI words those)."""
+    """`nxs prime`'s plain arguments as `output`'s, or None for help or a bad value."""
     values: dict[str, Any] = {}
     args = list(argv)
     while args:
@@ -185,11 +178,8 @@ def prime_arguments(argv: list[str]) -> dict[str, Any] | None:
 
 
 def fast_main(argv: list[str]) -> bool:
-    """Run `nxs prime ARGS` without building the whole CLI; False when typer must handle ARGS.
-
-    Every session start runs prime, and building every verb's parser costs more than prime
-    itself. Anything unusual (--help, a bad value, an unknown option) goes the normal way.
-    """
+    """Run `nxs prime ARGS` without typer (every session start runs it, and building the CLI
+    costs more than prime itself); False when typer must handle ARGS (help, a bad value)."""
     values = prime_arguments(argv)
     if values is None:
         return False
@@ -209,13 +199,6 @@ def claude_code_hook(text: str) -> bytes:
 
 
 __all__ = [
-    "FORMATS",
-    "HOOKED",
-    "SEAMS",
-    "claude_code_hook",
-    "fast_main",
-    "one_line",
-    "output",
-    "prime_text",
-    "served_tools",
-]
+    "FORMATS", "HOOKED", "SEAMS", "claude_code_hook", "fast_main", "one_line", "output",
+    "prime_text", "served_tools",
+]  # fmt: skip

@@ -1,13 +1,10 @@
 """Progress of long work (an index built after a clone, an import, embedding) on stderr.
 
-Code that works through many items either calls `report(label, done, total)` as it goes, or
-opens `items(label, total)` and advances it as items are done; inner work that knows nothing of
-the outer task (the embedder, batch by batch) calls `tick(n)`, which moves the innermost open
-task between its advances, so a bar over 2,048-record commits still moves every 64 texts.
-Nothing is shown unless a CLI enabled it (`enable`), so the MCP server and tests stay silent
-and stdout only ever holds the answer. On a terminal it is a bar with the count, the rate and
-the time left; otherwise (an agent's pipe, CI) a plain line once a task has run `QUIET_S`,
-then every `EVERY_S`, and one when it ends: an agent waiting on a first index sees why.
+`report(label, done, total)` as work goes, or `items(label, total)` advanced as items are done;
+inner work that knows nothing of the outer task (the embedder) calls `tick(n)` to move the
+innermost open task between advances. Silent unless a CLI called `enable` (the MCP server and
+tests stay quiet): a bar on a terminal, else a plain line now and then, so an agent waiting on
+a first index sees why.
 """
 
 from __future__ import annotations
@@ -38,18 +35,12 @@ def shown() -> bool:
 
 
 def _bar(label: str, total: int) -> Any:
+    from rich import progress as rp
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
 
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+    progress = rp.Progress(
+        rp.TextColumn("{task.description}"), rp.BarColumn(), rp.MofNCompleteColumn(),
+        rp.TextColumn("{task.fields[rate]}"), rp.TimeRemainingColumn(),
         console=Console(stderr=True), transient=True,
     )  # fmt: skip
     progress.start()
@@ -63,11 +54,7 @@ def _line(label: str, done: int, total: int) -> None:
     started, printed = state
     elapsed = now - started
     finished = done >= total
-    if (
-        elapsed < QUIET_S
-        or (not finished and now - printed < EVERY_S)
-        or (finished and not printed)
-    ):
+    if elapsed < QUIET_S or (now - printed < EVERY_S if not finished else not printed):
         if finished:
             _bars.pop(label, None)
         return
@@ -122,8 +109,7 @@ def items(label: str, total: int) -> Iterator[Callable[[int], None]]:
 
 
 def tick(n: int) -> None:
-    """``n`` more items of the innermost open task are under way (its next advance counts
-    them as done); nothing when no task is open."""
+    """``n`` more items of the innermost open task are under way (until its next advance)."""
     if not _open or _mode is None:
         return
     task = _open[-1]

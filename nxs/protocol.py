@@ -1,11 +1,9 @@
 """The session protocol, stated once: when to recall, search, add, correct, store context and
 update facts.
 
-Each step is an operation of the table, and its words are the operation's ``when``: the tool's
-description ends with it (`Operation.description`) and `nxs prime` prints it. So the prime text
-and the tool descriptions cannot disagree. The text names MCP tools to a host (``seam="mcp"``:
-the server's instructions, Claude Code's hook) and CLI verbs to a shell (``seam="cli"``, plain
-`nxs prime`); in the host's text only the tools it is served are named.
+Each step's words are its operation's ``when``, which the tool's description also ends with, so
+`nxs prime` and the tool descriptions cannot disagree. A host (``seam="mcp"``) is told of the
+tools it is served, a shell of CLI verbs.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The module registry: what the umbrella knows of each workspace module, and nothing more.
 
-A module declares itself once, as a `Module` (the memory module in `nxm.module`, Linear in
-`nxs.linear.module`): its operations (both seams derive from them), its config defaults, the
-factory of its service, its block of the session bootstrap, what `init` sets up for it, and
-its dashboard views. The umbrella reaches each through the dotted names here, never by
-importing a module's internals, so the MCP tool surface, the CLIs, `nxs prime` and `init` are
-the fan-out over the modules a workspace activates (seed 003).
+A module declares itself once, as a `Module` (`nxm.module`, `nxs.linear.module`); the umbrella
+reaches it only through the dotted names here, never its internals, so the tools, the CLIs,
+`nxs prime` and `init` are the fan-out over the modules a workspace activates.
 """
 
 from __future__ import annotations

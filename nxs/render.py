@@ -1,12 +1,7 @@
-"""The wire contract: one serializer for every seam.
-
-`render(value)` turns a result or an error into the bytes both seams emit: the CLI writes them
-to stdout for ``--json``, the MCP server returns them (decoded) as the tool's text content.
-
-- orjson, keys sorted, so the same value always gives the same bytes whoever built the dict;
-- one trailing newline;
-- timestamps are strings made by `timestamp()`: UTC ISO-8601 with milliseconds and ``Z``;
-- no NaN or infinity (orjson writes them as null; `clean` rounds floats first), no numpy types.
+"""The wire contract: `render` makes the bytes both seams emit for a result or an error (the
+CLI's ``--json``, the MCP tool's text): keys sorted, so the same value gives the same bytes
+whoever built the dict; one trailing newline; floats rounded, no NaN, no numpy types;
+timestamps as `timestamp()` writes them (UTC ISO-8601, milliseconds, ``Z``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
-"""What a cloned repository may decide, and what needs the user's own word (docs/reliability.md,
-"Threat model: a cloned repository").
+"""What a cloned repository may decide, and what needs the user's own word (docs/reliability.md).
 
-A workspace's files are committed by anyone with access to the repository, so two of their
-decisions are checked before anything is written or sent:
-
-- **where nxs writes**: every path it writes in the workspace must resolve inside it after
-  symlinks (`check_paths`); a committed symlink pointing elsewhere (``.nxs/memories`` to
-  ``~/.ssh``) is refused with ``UNSAFE_PATH``;
-- **which store it talks to**: a store URI and its ``storage_options`` (an ``aws_endpoint``)
-  in `.nxs/config.toml` would receive the user's own cloud credentials, so they are used only
-  once the user confirmed them with `nxs trust` (a fingerprint of both, kept in the user's
-  config directory, so a later commit that moves the endpoint is refused again), or when the
-  user names the store in their environment (``NXS_STORE``, ``NXS_STORAGE_OPTIONS``).
+Anyone with access commits a workspace's files, so two of their decisions are checked first:
+every path nxs writes must resolve inside the workspace (`check_paths`: a committed symlink
+from ``.nxs/memories`` to ``~/.ssh`` is refused), and a committed store URI and its options,
+which would receive the user's cloud credentials, are used only once `nxs trust` recorded a
+fingerprint of both (a later change needs it again), or when the environment names the store.
 """
 
 from __future__ import annotations
@@ -52,10 +45,8 @@ def check_paths(root: Path) -> None:
     for name in WRITES:
         path = os.path.join(root, name)
         target = os.path.realpath(path)
-        if not _inside(target, real):
-            link = next(
-                (p for p in _prefixes(root, name) if os.path.islink(p)), path
-            )  # the part that is the link
+        if not _inside(target, real):  # name the part that is the link
+            link = next((p for p in _prefixes(root, name) if os.path.islink(p)), path)
             raise ValidationError(
                 f"{link} is a symlink to {os.path.realpath(link)}, outside the workspace "
                 f"{root}: nxs writes there, so it refuses to run here",
@@ -70,17 +61,11 @@ def _prefixes(root: Path, name: str) -> list[str]:
     return [os.path.join(root, *parts[: n + 1]) for n in range(len(parts))]
 
 
-# -- the store ------------------------------------------------------------------------------------
-
-
 def _fingerprint(root: Path, store: str, options: dict[str, Any]) -> str:
-    data = orjson.dumps(
-        {"root": os.path.realpath(root), "store": store, "options": options},
-        option=orjson.OPT_SORT_KEYS,
-    )
-    import hashlib  # here: OpenSSL loads in ~3 ms, and most commands name no team store
+    import hashlib  # here: it loads OpenSSL, and most commands name no team store
 
-    return hashlib.sha256(data).hexdigest()
+    state = {"root": os.path.realpath(root), "store": store, "options": options}
+    return hashlib.sha256(orjson.dumps(state, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def endpoint(options: dict[str, Any]) -> str | None:
@@ -105,10 +90,8 @@ def _trusted() -> dict[str, Any]:
 
 def _env_options() -> dict[str, Any]:
     raw = os.environ.get(ENV_OPTIONS, "").strip()
-    if not raw:
-        return {}
     try:
-        got = orjson.loads(raw)
+        got = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError:
         got = None
     if not isinstance(got, dict) or not all(isinstance(v, str) for v in got.values()):
@@ -121,10 +104,8 @@ def _env_options() -> dict[str, Any]:
 
 
 def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """The store URI to use (None: the workspace's own files) and its options.
-
-    The user's environment wins; a committed URI is used only if `trust` confirmed it, as it
-    is now. A plain path (no ``scheme://``) is not a store location: the files are used.
+    """The store URI to use (None: the workspace's own files, also for a plain path) and its
+    options: the environment's, else a committed one `trust` confirmed as it is now.
 
     Raises:
         ValidationError: ``UNTRUSTED_STORE`` for a committed store nobody confirmed.
@@ -152,8 +133,8 @@ def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dic
 
 
 def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
-    """Record the user's confirmation of the workspace's committed store (its URI and options
-    as they are now); returns what was trusted."""
+    """Record the user's confirmation of the workspace's committed store as it is now; returns
+    what was trusted."""
     store = str(section.get("store") or "")
     options = dict(section.get("storage_options") or {})
     path = config_dir() / TRUST_FILE
@@ -161,12 +142,9 @@ def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
     key = os.path.realpath(root)
     if not _remote(store):
         entries.pop(key, None)
-    else:
-        entries[key] = {
-            "fingerprint": _fingerprint(root, store, options),
-            "store": store,
-            "endpoint": endpoint(options),
-        }  # the options themselves may hold keys: only their fingerprint is kept
+    else:  # the options may hold keys: only their fingerprint is kept
+        fingerprint = _fingerprint(root, store, options)
+        entries[key] = {"fingerprint": fingerprint, "store": store, "endpoint": endpoint(options)}
     atomic_write(path, orjson.dumps(entries, option=orjson.OPT_SORT_KEYS), private=True)
     return {"workspace": str(root), "store": store or None, "endpoint": endpoint(options)}
 

@@ -1,8 +1,5 @@
-"""Workspaces: finding `.nxs/`, reading its config, creating one.
-
-A workspace is a directory holding `.nxs/` (like git's `.git/`). Every verb finds it by walking
-up from the current directory, unless `--workspace` / ``NXS_WORKSPACE`` names one.
-`.nxs/config.toml` says which modules are active and how they are set; it holds nothing private.
+"""Workspaces: finding `.nxs/` (walking up, like git's `.git/`, unless `--workspace` or
+``NXS_WORKSPACE`` names one), reading its config (committed: nothing private), creating one.
 """
 
 from __future__ import annotations
@@ -64,37 +61,35 @@ _SHAPES: dict[tuple[str, str], tuple[Any, str]] = {
 }
 
 
-def _bad_config(path: Path, problem: str) -> ValidationError:
-    return ValidationError(
-        f"{path} is not a valid nxs config: {problem}",
-        suggestion="fix the file by hand or restore it from version control",
-        code="BAD_CONFIG",
-    )
+def _bad_config(message: str) -> ValidationError:
+    fix = "fix the file by hand or restore it from version control"
+    return ValidationError(message, suggestion=fix, code="BAD_CONFIG")
 
 
 def _read_config(path: Path) -> dict[str, Any]:
     import tomllib  # here: `--help` reads no config
 
+    invalid = f"{path} is not a valid nxs config:"
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationError(
-            f"{path} is not valid TOML: {exc}",
-            suggestion="fix the file by hand or restore it from version control",
-            code="BAD_CONFIG",
-        ) from None
+        raise _bad_config(f"{path} is not valid TOML: {exc}") from None
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise _bad_config(path, f"cannot read it ({exc.strerror})") from None
+        raise _bad_config(f"{invalid} cannot read it ({exc.strerror})") from None
     for section in ("nxs", *MODULES, "mcp"):
         if not isinstance(config.get(section, {}), dict):
-            raise _bad_config(path, f"{section} must be a [{section}] table")
+            raise _bad_config(f"{invalid} {section} must be a [{section}] table")
     for (section, name), (types, what) in _SHAPES.items():
         value = config.get(section, {}).get(name)
         if value is not None and not isinstance(value, types):
-            raise _bad_config(path, f"{section}.{name} must be {what}, got {value!r:.60}")
+            raise _bad_config(f"{invalid} {section}.{name} must be {what}, got {value!r:.60}")
     return config
+
+
+def _missing(message: str, suggestion: str) -> NotFoundError:
+    return NotFoundError(message, suggestion=suggestion, code="NO_WORKSPACE")
 
 
 def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = None) -> Workspace:
@@ -112,26 +107,19 @@ def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = No
                 root = root.parent
             present = (root / DIRNAME).is_dir()
         except (OSError, ValueError, RuntimeError) as exc:  # a NUL, an unknown ~user, too long
-            raise NotFoundError(
+            raise _missing(
                 f"no nxs workspace at {str(named)[:200]!r}: {str(exc)[:200]}",
-                suggestion="name an existing directory with --workspace (or NXS_WORKSPACE)",
-                code="NO_WORKSPACE",
+                "name an existing directory with --workspace (or NXS_WORKSPACE)",
             ) from None
         if not present:
-            raise NotFoundError(
-                f"no nxs workspace at {root}",
-                suggestion=f"run `nxm init` in {root}, or name another with --workspace",
-                code="NO_WORKSPACE",
-            )
+            fix = f"run `nxm init` in {root}, or name another with --workspace"
+            raise _missing(f"no nxs workspace at {root}", fix)
     else:
         here = (start or Path.cwd()).resolve()
         root = next((d for d in (here, *here.parents) if (d / DIRNAME).is_dir()), None)  # type: ignore[assignment]
         if root is None:
-            raise NotFoundError(
-                f"no nxs workspace in {here} or any parent directory",
-                suggestion="run `nxm init` in your project's root (or pass --workspace / set NXS_WORKSPACE)",
-                code="NO_WORKSPACE",
-            )
+            fix = "run `nxm init` in your project's root (or pass --workspace / set NXS_WORKSPACE)"
+            raise _missing(f"no nxs workspace in {here} or any parent directory", fix)
     return Workspace(root=root, config=_read_config(root / DIRNAME / "config.toml"))
 
 

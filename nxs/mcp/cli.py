@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Annotated, Any
 
 import typer
 
 from nxs.clitool import JsonOpt, emit, fail, internal
-from nxs.errors import NxsError
+from nxs.errors import NxsError, ValidationError
 from nxs.render import render
 
 app = typer.Typer(no_args_is_help=True, help="The MCP server: serve it, install it into a host.")
@@ -74,8 +75,6 @@ def serve(
     )  # stderr: stdout belongs to the protocol
     try:
         if transport not in ("stdio", "http"):
-            from nxs.errors import ValidationError
-
             raise ValidationError(
                 f"unknown transport {transport!r}", suggestion="use stdio or http"
             )
@@ -84,21 +83,23 @@ def serve(
         seam = Seam(workspace=workspace, actor=actor, groups=tools, instructions=instructions)
     except NxsError as err:
         raise fail(err, False) from None
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         if transport == "stdio":
             anyio.run(serve_stdio, seam)
         else:
             anyio.run(serve_http, seam, host, port, token)
-    except KeyboardInterrupt:
-        pass
 
 
 HOST_HELP = "claude-desktop, claude-code, cursor, windsurf, vscode, codex, gemini or zed."
+HostOpt = Annotated[str, typer.Option("--host", help=HOST_HELP, show_default=False)]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print what would change; write nothing.")
+]
 
 
 @app.command()
 def install(
-    host: Annotated[str, typer.Option("--host", help=HOST_HELP, show_default=False)],
+    host: HostOpt,
     scope: Annotated[
         str,
         typer.Option(
@@ -113,9 +114,7 @@ def install(
         str | None,
         typer.Option("--tools", help="Tool groups to pass to `nxs mcp serve` (default: kept)."),
     ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print what would change; write nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Register `nxs mcp serve` in a host's MCP config (merging, with a backup).
@@ -139,7 +138,7 @@ def install(
 
 @app.command()
 def uninstall(
-    host: Annotated[str, typer.Option("--host", help=HOST_HELP, show_default=False)],
+    host: HostOpt,
     scope: Annotated[
         str, typer.Option("--scope", help="user or project, as it was installed.")
     ] = "user",
@@ -147,9 +146,7 @@ def uninstall(
         str | None,
         typer.Option("--workspace", "-w", help="Project whose files to edit (default: found)."),
     ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print what would change; write nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the `nxs` server (and Claude Code's hook) from a host's config, with a backup.

@@ -1,26 +1,22 @@
 """Host config files: read one server entry, write it back in place, keep a backup.
 
-Two formats. JSON files (every host but Codex) are edited with `nxs.mcp.jsonc`, so a change
-touches only the member it sets and comments survive; hosts that read plain JSON are parsed
-strictly, JSONC hosts (VS Code, Zed, Gemini CLI) accept comments and trailing commas. Codex's
-TOML is edited as text: the ``[mcp_servers.<name>]`` table (and its sub-tables) is replaced or
-removed and every other line is kept. A file that does not parse is refused with its line and
-column, and nothing is written.
+JSON(C) files are edited with `nxs.mcp.jsonc`, so only the member set changes and comments
+survive; Codex's TOML is edited as text, replacing or removing the ``[mcp_servers.<name>]``
+table and its sub-tables. A file that does not parse is refused, and nothing is written.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from nxs.errors import ValidationError
 from nxs.mcp import jsonc
+from nxs.paths import atomic_write
 
 FIX = "fix the file by hand (nothing was written), then run the command again"
 
@@ -91,8 +87,6 @@ def json_remove(text: str, keys: tuple[str, ...], name: str) -> str | None:
     """The JSON(C) text without ``keys…[name]``; None when it is not there."""
     return jsonc.remove_member(text, keys, name)
 
-
-# -- TOML (Codex) ---------------------------------------------------------------------------------
 
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
 
@@ -191,9 +185,6 @@ def _get(data: dict[str, Any], table: list[str]) -> Any:
     return node
 
 
-# -- writing --------------------------------------------------------------------------------------
-
-
 def backup(path: Path) -> Path:
     """Copy the file to ``FILE.bak`` (then ``.bak.1``, …); return the copy's path."""
     target = path.with_name(path.name + ".bak")
@@ -208,29 +199,10 @@ def backup(path: Path) -> Path:
 def write(path: Path, text: str) -> None:
     """Replace the file atomically, keeping its permissions (host files may be private)."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text.encode(), mode=mode)
 
 
 __all__ = [
-    "backup",
-    "json_remove",
-    "json_set",
-    "parse_json",
-    "parse_toml",
-    "read_text",
-    "toml_remove",
-    "toml_set",
-    "toml_table",
-    "write",
-]
+    "backup", "json_remove", "json_set", "parse_json", "parse_toml", "read_text", "toml_remove",
+    "toml_set", "toml_table", "write",
+]  # fmt: skip

@@ -1,13 +1,8 @@
-"""Where each MCP host keeps its servers: the file per scope and OS, the key, the entry's form.
+"""Where each MCP host keeps its servers: the file per scope and OS, the key, the entry's form
+(each host's own documentation, cited in docs/mcp.md).
 
-Sources (checked when these were added; docs/mcp.md cites them): Claude Desktop, Claude Code,
-Cursor, Windsurf and VS Code as before; Codex `docs/config.md` of openai/codex
-(``$CODEX_HOME/config.toml``, default ``~/.codex``, or ``.codex/config.toml`` in a trusted
-project; ``[mcp_servers.NAME]`` with ``command``, ``args``, ``env``); Gemini CLI
-`docs/tools/mcp-server.md` of google-gemini/gemini-cli (``~/.gemini/settings.json`` or
-``.gemini/settings.json``, ``mcpServers``); Zed `docs/src/ai/mcp.md` of zed-industries/zed
-(``settings.json``'s ``context_servers``, ``"source": "custom"`` with ``command``, ``args``,
-``env``).
+Paths derive from the home directory (and ``APPDATA``, ``XDG_CONFIG_HOME``, ``CODEX_HOME``), so
+a test can point HOME at a temporary directory.
 """
 
 from __future__ import annotations
@@ -48,6 +43,12 @@ PROJECT_FILES = {
     "codex": ".codex/config.toml",
     "gemini": ".gemini/settings.json",
 }
+USER_FILES = {  # under the home directory, whatever the OS
+    "claude-code": ".claude.json",
+    "cursor": ".cursor/mcp.json",
+    "windsurf": ".codeium/windsurf/mcp_config.json",
+    "gemini": ".gemini/settings.json",
+}
 
 
 def _system(system: str | None) -> str:
@@ -71,6 +72,8 @@ def config_path(
     os_name = _system(system)
     if scope == "project":
         return project / PROJECT_FILES[host]
+    if host in USER_FILES:
+        return home / USER_FILES[host]
     app_support = {
         "macos": home / "Library" / "Application Support",
         "windows": _appdata(home),
@@ -78,16 +81,8 @@ def config_path(
     }[os_name]
     if host == "claude-desktop":
         return app_support / "Claude" / "claude_desktop_config.json"
-    if host == "claude-code":
-        return home / ".claude.json"
-    if host == "cursor":
-        return home / ".cursor" / "mcp.json"
-    if host == "windsurf":
-        return home / ".codeium" / "windsurf" / "mcp_config.json"
     if host == "codex":
         return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
-    if host == "gemini":
-        return home / ".gemini" / "settings.json"
     if host == "zed":  # ~/.config/zed on macOS too
         base = _appdata(home) / "Zed" if os_name == "windows" else _xdg(home) / "zed"
         return base / "settings.json"

@@ -1,9 +1,7 @@
 """`nxs mcp serve --transport http`: the server as streamable HTTP at ``/mcp``.
 
-The SDK's app with its DNS-rebinding protection on loopback (the ``Host`` and ``Origin``
-headers must be loopback), refused beyond loopback without a token, and, with a token, an
-ASGI guard that answers 401 unless ``Authorization: Bearer TOKEN`` is sent (the scheme in any
-case, as RFC 9110 says).
+The SDK's app (DNS-rebinding protection on loopback), refused beyond loopback without a token;
+with one, every request must carry ``Authorization: Bearer TOKEN``.
 """
 
 from __future__ import annotations
@@ -46,17 +44,12 @@ def _bearer(app: Any, token: str) -> Any:
             got = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not bearer_ok(got, token):
                 body = b'{"error":"unauthorized"}\n'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="nxs"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="nxs"'),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
                 await send({"type": "http.response.body", "body": body})
                 return
         await app(scope, receive, send)

@@ -1,23 +1,11 @@
 """`nxs mcp install` and `nxs mcp uninstall`: register `nxs mcp serve` in an MCP host's config.
 
-Each host keeps its servers in its own file under its own key (`HOSTS`). Install merges one
-entry, ``nxs``. A new entry is written whole; an existing one keeps what its user set (``env``,
-``cwd``, timeouts, an earlier ``--tools`` or ``--workspace``, other options of ``nxs mcp
-serve``): only the command, the options this install chose and the transport type change, and
-the report says what changed and what was kept. The file is edited in place
-(`nxs.mcp.hostfiles`), so other servers, keys and comments stay, and the previous file is kept as a
-backup beside it. Uninstall removes the entry (and Claude Code's hook) the same way.
-
-Commands: a user-scope file is this machine's own, so it gets the absolute path of this nxs (a
-host may start servers with a minimal PATH); a project-scope file is committed, so it gets
-plain ``nxs``, which each teammate's PATH resolves. Claude Code also gets the SessionStart
-hook running ``nxs prime --format claude-code --seam mcp`` (user scope: ``--quiet-outside``,
-so projects without a workspace are told nothing), and its server ``--instructions hook``: the
-session protocol and the index reach it once, from the hook, which also runs after /clear and
-compaction (docs/mcp.md).
-
-Paths are derived from the home directory (and ``APPDATA`` / ``XDG_CONFIG_HOME`` /
-``CODEX_HOME`` where the host uses them), so a test can point HOME at a temporary directory.
+An existing ``nxs`` entry keeps what its user set (``env``, timeouts, other options): only the
+command, the options this install chose and the transport type change. Files are edited in
+place (`nxs.mcp.hostfiles`), so comments and other servers stay, with a backup beside them.
+A user-scope file gets this nxs's absolute path (a host may start servers with a minimal PATH);
+a committed project-scope file gets plain ``nxs``. Claude Code also gets a SessionStart hook
+running `nxs prime`, which delivers the protocol after /clear and compaction too (docs/mcp.md).
 """
 
 from __future__ import annotations
@@ -25,7 +13,6 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,20 +24,17 @@ SERVER_NAME = "nxs"
 HOOK_MARK = "prime --format claude-code"
 SERVE = ("mcp", "serve")
 # options of `nxs mcp serve` that take a value (short forms folded into the long ones)
-_VALUED = {"--tools", "--workspace", "--actor", "--transport", "--host", "--port", "--token"}
-_VALUED |= {"--instructions"}
+_VALUED = {
+    "--tools", "--workspace", "--actor", "--transport", "--host", "--port", "--token",
+    "--instructions",
+}  # fmt: skip
 _SHORT = {"-w": "--workspace", "-t": "--transport"}
 
 
 def server_command() -> list[str]:
     """The absolute command that starts this nxs: the console script, else this interpreter."""
     found = shutil.which("nxs")
-    if found:
-        return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "nxs"]
-
-
-# -- the entry --------------------------------------------------------------------------------------
+    return [str(Path(found).resolve())] if found else [sys.executable, "-m", "nxs"]
 
 
 def serve_options(args: Any) -> tuple[dict[str, str], list[str]] | None:
@@ -106,13 +90,10 @@ def merge_entry(
     notes.extend(f"kept {name} {value}" for name, value in options.items() if name not in chosen)
     notes.extend(f"kept the argument {word!r}" for word in extra)
     flags = [w for name, value in options.items() for w in (name, value)]
-    managed: dict[str, Any] = {}
-    if spec.custom:
-        managed["source"] = "custom"
+    managed: dict[str, Any] = {"source": "custom"} if spec.custom else {}
     if spec.typed:
         managed["type"] = "stdio"
-    managed["command"] = command[0]
-    managed["args"] = [*command[1:], *SERVE, *flags, *extra]
+    managed.update(command=command[0], args=[*command[1:], *SERVE, *flags, *extra])
     if before is None:
         if spec.custom:
             managed["env"] = {}
@@ -122,14 +103,14 @@ def merge_entry(
     entry = {k: managed.get(k, v) for k, v in before.items()}
     entry.update({k: v for k, v in managed.items() if k not in entry})
     for key, value in before.items():
-        if key in managed:
-            continue
-        size = f" ({len(value)} variables)" if key == "env" and isinstance(value, dict) else ""
-        notes.append(f"kept {key}{size}")
+        if key not in managed:
+            size = f" ({len(value)} variables)" if key == "env" and isinstance(value, dict) else ""
+            notes.append(f"kept {key}{size}")
     return entry, notes
 
 
-# -- reading and changing one host file -------------------------------------------------------------
+def _bad(message: str) -> ValidationError:
+    return ValidationError(message, suggestion=hostfiles.FIX, code="BAD_HOST_CONFIG")
 
 
 def _read(spec: Host, path: Path) -> tuple[str, dict[str, Any]]:
@@ -142,11 +123,7 @@ def _read(spec: Host, path: Path) -> tuple[str, dict[str, Any]]:
 def _servers(spec: Host, path: Path, data: dict[str, Any]) -> dict[str, Any]:
     servers = data.get(spec.key, {})
     if not isinstance(servers, dict):
-        raise ValidationError(
-            f"{spec.key!r} in {path} is not an object",
-            suggestion=hostfiles.FIX,
-            code="BAD_HOST_CONFIG",
-        )
+        raise _bad(f"{spec.key!r} in {path} is not an object")
     return servers
 
 
@@ -180,11 +157,7 @@ def _session_start(path: Path, data: dict[str, Any]) -> list[Any]:
     hooks = data.get("hooks", {})
     groups = hooks.get("SessionStart", []) if isinstance(hooks, dict) else None
     if not isinstance(groups, list):
-        raise ValidationError(
-            f"hooks.SessionStart in {path} is not a list",
-            suggestion=hostfiles.FIX,
-            code="BAD_HOST_CONFIG",
-        )
+        raise _bad(f"hooks.SessionStart in {path} is not a list")
     return groups
 
 
@@ -219,35 +192,21 @@ def _drop_hook(path: Path, data: dict[str, Any]) -> list[Any] | None:
     return out if found else None
 
 
-@dataclass
-class _Plan:
-    path: Path
-    what: str
-    action: str
-    summary: str
-    text: str
-    details: list[str]
+# A file to write: (path, what, action, summary, its new text, details).
+_Plan = tuple[Path, str, str, str, str, list[str]]
 
 
 def _apply(plans: list[_Plan], dry_run: bool) -> list[dict[str, Any]]:
     """Write every planned file (each read and checked first, so a refusal wrote nothing)."""
     changes = []
-    for plan in plans:
+    for path, what, action, summary, text, details in plans:
         backup = None
         if not dry_run:
-            if plan.path.exists():
-                backup = str(hostfiles.backup(plan.path))
-            hostfiles.write(plan.path, plan.text)
-        changes.append(
-            {
-                "path": str(plan.path),
-                "what": plan.what,
-                "action": plan.action,
-                "summary": plan.summary,
-                "details": plan.details,
-                "backup": backup,
-            }
-        )
+            if path.exists():
+                backup = str(hostfiles.backup(path))
+            hostfiles.write(path, text)
+        change = {"path": str(path), "what": what, "action": action, "summary": summary}
+        changes.append({**change, "details": details, "backup": backup})
     return changes
 
 
@@ -312,12 +271,12 @@ def install(
     text, data = _read(spec, path)
     before = _servers(spec, path, data).get(SERVER_NAME)
     entry, notes = merge_entry(spec, before, command, chosen)
-    plans = []
+    plans: list[_Plan] = []
     if entry != before:
         action = "added" if before is None else "updated"
         where = f"{SERVER_NAME!r} server under {spec.key!r}"
         text = _with_entry(spec, path, text, entry)
-        plans.append(_Plan(path, "server", action, f"{action} the {where}", text, notes))
+        plans.append((path, "server", action, f"{action} the {where}", text, notes))
     if host == "claude-code":
         settings = hook_path(scope, project, home=home)
         hook_text = hostfiles.read_text(settings)
@@ -328,19 +287,13 @@ def install(
         if action != "unchanged":
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
             summary = f"{action} the SessionStart hook running `nxs {HOOK_MARK}`"
-            plans.append(_Plan(settings, "hook", action, summary, new, []))
+            plans.append((settings, "hook", action, summary, new, []))
     changes = _apply(plans, dry_run)
     options = serve_options(entry["args"])
     pinned = options is not None and "--workspace" in options[0]
-    return {
-        "host": host,
-        "scope": scope,
-        "dry_run": dry_run,
-        "path": str(path),
-        "server": entry,
-        "changes": changes,
-        "next": _hints(spec, scope, root, pinned, command, bool(changes)),
-    }
+    hints = _hints(spec, scope, root, pinned, command, bool(changes))
+    report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
+    return {**report, "server": entry, "changes": changes, "next": hints}
 
 
 def _hints(
@@ -388,7 +341,7 @@ def uninstall(
     project = _root(workspace) or Path.cwd().resolve()
     path = config_path(host, scope, project, home=home, system=system)
     text, data = _read(spec, path)
-    plans = []
+    plans: list[_Plan] = []
     if SERVER_NAME in _servers(spec, path, data):
         new = _without_entry(spec, text)
         if new is None:
@@ -398,35 +351,22 @@ def uninstall(
                 code="BAD_HOST_CONFIG",
             )
         summary = f"removed the {SERVER_NAME!r} server from {spec.key!r}"
-        plans.append(_Plan(path, "server", "removed", summary, new, []))
+        plans.append((path, "server", "removed", summary, new, []))
     if host == "claude-code":
         settings = hook_path(scope, project, home=home)
         hook_text = hostfiles.read_text(settings)
         groups = _drop_hook(settings, hostfiles.parse_json(settings, hook_text, strict=True))
         if groups is not None:
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
-            plans.append(
-                _Plan(settings, "hook", "removed", "removed the SessionStart hook", new, [])
-            )
+            summary = "removed the SessionStart hook"
+            plans.append((settings, "hook", "removed", summary, new, []))
     changes = _apply(plans, dry_run)
     hints = [f"restart {host} (or reload its MCP servers) to drop the server"] if changes else []
-    return {
-        "host": host,
-        "scope": scope,
-        "dry_run": dry_run,
-        "path": str(path),
-        "changes": changes,
-        "next": hints,
-    }
+    report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
+    return {**report, "changes": changes, "next": hints}
 
 
 __all__ = [
-    "HOSTS",
-    "config_path",
-    "hook_path",
-    "install",
-    "merge_entry",
-    "merge_hook",
-    "serve_options",
+    "HOSTS", "config_path", "hook_path", "install", "merge_entry", "merge_hook", "serve_options",
     "uninstall",
-]
+]  # fmt: skip

@@ -1,10 +1,8 @@
 """JSON host configs edited in place: one member set or removed, every other byte kept.
 
-VS Code's ``mcp.json`` and Zed's ``settings.json`` are JSON with comments and trailing commas
-(JSONC); rewriting them through a JSON encoder would drop the comments and reorder nothing
-useful. `parse` reads a file into values that remember their place in the text, and `set_member`
-/ `remove_member` change the text only inside the member they touch, indented like the file.
-``strict=True`` refuses comments and trailing commas, for hosts that read plain JSON.
+Some hosts' files are JSONC (comments, trailing commas), which a JSON encoder would drop:
+`parse` keeps each value's place in the text, so `set_member` and `remove_member` change only
+the member they touch, indented like the file. ``strict=True`` refuses what is not plain JSON.
 """
 
 from __future__ import annotations
@@ -62,15 +60,14 @@ class _Parser:
             kind = m.lastgroup or ""
             if kind in ("line", "block") and strict:
                 raise JsoncError(text, pos, "comments are not JSON")
-            if kind == "str" or kind == "num" or kind == "lit" or kind == "punct":
+            if kind in ("str", "num", "lit", "punct"):
                 self.tokens.append((kind if kind != "punct" else m.group(), m.start(), m.end()))
             pos = m.end()
+        self.tokens.append(("end", len(text), len(text)))
         self.i = 0
 
     def peek(self) -> tuple[str, int, int]:
-        if self.i < len(self.tokens):
-            return self.tokens[self.i]
-        return ("end", len(self.text), len(self.text))
+        return self.tokens[min(self.i, len(self.tokens) - 1)]
 
     def take(self, kind: str | None = None) -> tuple[str, int, int]:
         token = self.peek()
@@ -167,12 +164,9 @@ def set_member(text: str, path: tuple[str, ...], key: str, value: Any) -> str:
     Raises:
         JsoncError: the text does not parse, or a value on the path is not an object.
     """
-    root = parse(text) if text.strip() else None
-    if root is None:
-        nested: Any = {key: value}
-        for name in reversed(path):
-            nested = {name: nested}
-        return json.dumps(nested, indent=2, ensure_ascii=False) + "\n"
+    if not text.strip():
+        return json.dumps(_nest(path, key, value), indent=2, ensure_ascii=False) + "\n"
+    root = parse(text)
     unit = _unit(text)
     node, depth = root, 0
     for name in path:  # walk as far as the path exists
@@ -198,8 +192,8 @@ def set_member(text: str, path: tuple[str, ...], key: str, value: Any) -> str:
         # the new member gets a line of its own after the last one's (and its line comment)
         after = last.comma + 1 if last.comma is not None else last.node.end
         eol = _end_of_line(text, after)
-        comma = "," if last.comma is None else ""
-        tail = "," if last.comma is not None else ""  # keep the file's trailing-comma style
+        # keep the file's trailing-comma style
+        comma, tail = ("", ",") if last.comma is not None else (",", "")
         return (
             text[: last.node.end] + comma + text[last.node.end : eol]
             + "\n" + indent + entry + tail + text[eol:]
@@ -207,17 +201,8 @@ def set_member(text: str, path: tuple[str, ...], key: str, value: Any) -> str:
     outer = _line_indent(text, node.start)
     indent = outer + unit
     entry = f"{json.dumps(new_key, ensure_ascii=False)}: {_dump(new_value, indent, unit)}"
-    inside = text[node.start + 1 : node.close]
-    return (
-        text[: node.start + 1]
-        + inside.rstrip(" \t")
-        + "\n"
-        + indent
-        + entry
-        + "\n"
-        + outer
-        + text[node.close :]
-    )
+    inside = text[node.start + 1 : node.close].rstrip(" \t")
+    return f"{text[: node.start + 1]}{inside}\n{indent}{entry}\n{outer}{text[node.close :]}"
 
 
 def _end_of_line(text: str, pos: int) -> int:

@@ -1,28 +1,13 @@
 """The MCP seam: `nxs mcp serve`, the operation table as MCP tools.
 
-Built on the SDK's low-level `Server` (the high-level one rewrites results). Every tool is an
-operation of the table: its input schema is `Operation.input_schema()`, its description
-`Operation.description` (the summary, then the session protocol's words for when to call it),
-and its answer exactly one text content whose text is `render(result)` —
-the bytes `nxm … --json` prints for the same state. A refusal is a tool result with
-``isError: true`` carrying the rendered error envelope, never a protocol error: arguments are
-checked by `nxs.ops.validate` alone, and arguments that are not even a JSON object are caught
-before the SDK's own parameter check could turn them into one.
+Built on the SDK's low-level `Server` (the high-level one rewrites results). A tool's answer is
+one text content, `render(result)`: the bytes `nxm … --json` prints. A refusal is a tool result
+with ``isError: true``, never a protocol error, even for arguments that are not a JSON object.
 
-The tool surface is the fan-out over the modules active in the launch workspace, narrowed to
-the configured groups (`GROUPS`; `[mcp] tools` in `.nxs/config.toml`, or `--tools`). A server
-that finds no workspace where it starts (Claude Desktop, Windsurf: a host's own directory), or
-one whose config cannot be read, still serves: the chosen groups of every module, each call
-opening the workspace its ``workspace`` argument names. What is wrong at launch (no workspace,
-a broken config, an unknown group in ``[mcp] tools``) is said on stderr and, after the
-`nxs prime` text, in the ``initialize`` instructions; a bad ``--tools`` is refused at once.
-
-Start-up is kept short for hosts with tight time-outs: `initialize` is answered with only mcp
-and the light nxs modules loaded. Once the client says it is initialized, a background thread
-warms lancedb, the model and the table, one step at a time and only while no call runs; it
-never holds the call lock, so a call never waits for it (a call loads what it needs itself).
-Handlers block, so they run in a worker thread, one at a time (writes serialise on the store's
-file lock anyway), and the services they open stay cached across calls.
+A server that cannot open its launch workspace (a host's own directory, a broken config) still
+serves every module's chosen groups, each call naming its ``workspace``; what is wrong is said
+on stderr and in the ``initialize`` instructions. `initialize` is answered before anything heavy
+loads (hosts have tight time-outs); the warm-up runs afterwards, only between calls.
 """
 
 from __future__ import annotations
@@ -53,9 +38,9 @@ log = logging.getLogger("nxs.mcp")
 
 SERVER_NAME = "nxs"
 BAD_ARGUMENTS = "\x00arguments"  # stands in for arguments that are not a JSON object
-WARM_ENV = "NXS_MCP_WARM"
+WARM_ENV = "NXS_MCP_WARM"  # "0": no warm-up (each first call loads what it needs)
 # full: the prime text; hook: a pointer, where a session-start hook delivers it (Claude Code)
-INSTRUCTIONS = ("full", "hook")  # "0": no warm-up (each first call loads what it needs)
+INSTRUCTIONS = ("full", "hook")
 
 
 def _stamp(root: Path) -> tuple[int, int] | None:
@@ -141,8 +126,8 @@ class Seam:
         return op.input_schema() if op else None
 
     def instructions(self) -> str:
-        """The `initialize` instructions: the `nxs prime` text for a host (naming the tools
-        served), or only a pointer when a hook delivers it (``hook``), then what is wrong."""
+        """The `initialize` instructions: the prime text (or, with ``hook``, a pointer to the
+        hook that delivers it), then what is wrong."""
         from nxs.prime import HOOKED, prime_text
 
         text = HOOKED if self.brief else prime_text(self.workspace, seam="mcp", served=self.by_tool)
@@ -153,11 +138,8 @@ class Seam:
         return f"{text}\n# nxs MCP server\n\n{lines}Tool groups served: {groups}.\n"
 
     def _evict_stale(self) -> None:
-        """Drop cached workspaces (re-read each call) and the services of changed stores.
-
-        A store is known by its `.nxs/` inode and config mtime, recorded when its services are
-        first seen; a workspace deleted and made again, or reconfigured, gets fresh services.
-        """
+        """Drop cached workspaces (re-read each call) and the services of stores made again or
+        reconfigured since their services were first seen (`_stamp`)."""
         roots: dict[Any, Path] = {}
         for key in list(self.services):
             if isinstance(key, tuple) and key and key[0] == "workspace":
@@ -204,12 +186,10 @@ class Seam:
                 "tool arguments must be a JSON object",
                 suggestion=f"e.g. {{}} for {op.tool} without arguments",
             )
-        seam = {}
-        for key in SEAM_NAMES:
-            value = arguments.get(key)
+        seam = {key: arguments.get(key) for key in SEAM_NAMES}
+        for key, value in seam.items():
             if value is not None and not isinstance(value, str):
                 raise ValidationError(f"{key} must be a string, got {value!r:.60}")
-            seam[key] = value
         kwargs = validate(op, arguments)
         self._evict_stale()
         ctx = Context(
@@ -238,23 +218,19 @@ class Seam:
             self._idle.wait_for(lambda: self._running == 0)
 
     def warm(self) -> None:
-        """Import lancedb, load the model and open the table, so later calls find them ready
-        (unless NXS_MCP_WARM=0).
+        """Open the memory service ahead of the first call (unless NXS_MCP_WARM=0).
 
-        Each step starts only while no call runs, and none holds the call lock: a call that
-        comes meanwhile loads what it needs itself (sharing an import or a model load already
-        under way, which it would have paid for anyway). The opened service is handed over
-        only if no call has opened one of its own and the store is the one it opened.
+        Each step starts only while no call runs and none holds the call lock, so a call never
+        waits for it; the service is handed over only if no call opened one meanwhile and the
+        store is unchanged.
         """
         started = time.perf_counter()
-        if os.environ.get(WARM_ENV, "").strip() == "0":
-            return
-        if "memory" not in self.modules or self.launch_error is not None:
+        off = os.environ.get(WARM_ENV, "").strip() == "0"
+        if off or "memory" not in self.modules or self.launch_error is not None:
             return
         try:
-            private: dict[Any, Any] = {}
-            ctx = Context(now="", actor="nxs", workspace_arg=self.workspace, services=private)
-            service = ctx.memory
+            ctx = Context(now="", actor="nxs", workspace_arg=self.workspace, services={})
+            service = ctx.memory  # in a cache of its own until it is handed over
             root = service.ws.root
             before = _stamp(root)
             for _ in service.warm():  # a step at a time, each while no call runs
@@ -309,6 +285,8 @@ def build_server(seam: Seam, instructions: str) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
+    from nxs import release
+
     warmed = threading.Event()
 
     def start_warm() -> None:
@@ -319,10 +297,8 @@ def build_server(seam: Seam, instructions: str) -> Any:
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=seam.tools())
 
-    # Calls run one at a time (`Seam.call` holds a lock) on one thread of their own: on
-    # anyio's pool each could land on another thread, and at 100,000 memories 36 adds with
-    # searches spread over 8 threads left the process's peak ~17 MB higher than on one (each
-    # thread's own allocations in onnxruntime, LanceDB and BLAS).
+    # Calls run one at a time (`Seam.call` holds a lock) on one thread of their own: spread over
+    # anyio's pool, each thread's own allocations (onnxruntime, BLAS) raise the peak memory.
     calls = ThreadPoolExecutor(1, thread_name_prefix="nxs-call")
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
@@ -340,15 +316,14 @@ def build_server(seam: Seam, instructions: str) -> Any:
                 params = {**ctx.params, "arguments": {BAD_ARGUMENTS: True}}
                 ctx = dataclasses.replace(ctx, params=params)
         result = await call_next(ctx)
-        # Warm only once initialize has been answered and acknowledged (or, on the 2026 wire,
-        # once discovery is done), so the heavy imports never delay the handshake.
+        # Warm once initialize is acknowledged (or discovery done): never delay the handshake.
         if ctx.method in ("notifications/initialized", "server/discover", "tools/list"):
             start_warm()
         return result
 
     server = Server(
         SERVER_NAME,
-        version=_version(),
+        version=release(),
         instructions=instructions,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
@@ -358,22 +333,12 @@ def build_server(seam: Seam, instructions: str) -> Any:
     return server
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("nxs")
-    except PackageNotFoundError:
-        return "0"
-
-
 async def serve_stdio(seam: Seam) -> None:
     """Serve over stdin/stdout; only protocol messages reach the real stdout."""
     from nxs.mcp.wire import stdio_wire
 
-    # Take the real stdin and stdout for the transport, then point fd 0 at the null device and
-    # fd 1 and sys.stdout at stderr, so nothing a handler, a library, a child process or a
-    # warning reads or prints can touch the protocol stream.
+    # The transport takes the real stdin and stdout; fd 0 then reads the null device and fd 1
+    # writes to stderr, so nothing a handler, library or child prints touches the protocol.
     sys.stdout.flush()
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     wire_in = os.fdopen(os.dup(0), "rb")

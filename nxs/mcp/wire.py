@@ -1,21 +1,10 @@
 """The stdio wire of `nxs mcp serve`: every request that carries an id gets an answer.
 
-The SDK's stdio transport drops a line it cannot validate (a debug log, no reply), and a host
-then waits for its own timeout. This transport reads and checks each line itself and answers
-what the SDK would drop, as JSON-RPC 2.0 says:
-
-- not UTF-8, not JSON, or nested deeper than the parser goes: ``-32700`` Parse error, with the
-  request's id when one can be read at the top level of the text, else ``null``;
-- a JSON array (a batch, which MCP dropped in 2025-06-18): an array holding one ``-32600``
-  error per member that is not a valid notification (an empty array: one error);
-- an object that is not JSON-RPC 2.0 (``jsonrpc`` not ``"2.0"``, no or a non-string method,
-  params that are not an object, an id that is neither a string nor an integer): ``-32600``
-  Invalid Request, with its id when that id is valid;
-- everything else goes to the SDK, parsed (a lone surrogate in a string is kept, so a tool call
-  carrying one is refused by the operation table like any other bad text).
-
-On the way out a message that cannot be encoded (a lone surrogate echoed back) becomes a
-``-32603`` error for its id, so an answer still leaves. Only protocol messages reach the wire.
+The SDK's stdio transport drops a line it cannot validate, and the host waits for its timeout.
+Here each line is checked first and answered as JSON-RPC 2.0 says: ``-32700`` for text that is
+not UTF-8 or JSON (with the id, when one can be read at the top level), ``-32600`` for each
+member of a batch (MCP has none) or an invalid request; the rest goes to the SDK. An answer
+that cannot be encoded (a lone surrogate echoed back) leaves as a ``-32603`` error for its id.
 """
 
 from __future__ import annotations
@@ -84,11 +73,8 @@ def scan_id(text: str) -> Any:
 
 def error(rid: Any, code: int, message: str) -> dict[str, Any]:
     """One JSON-RPC error response (``id`` null unless it is a valid request id)."""
-    return {
-        "jsonrpc": "2.0",
-        "id": rid if _valid_id(rid) else None,
-        "error": {"code": code, "message": message},
-    }
+    rid = rid if _valid_id(rid) else None
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
 def _invalid(obj: Any) -> dict[str, Any] | None:
@@ -134,8 +120,7 @@ def read_line(raw: bytes) -> tuple[Any, Any]:
             if not (isinstance(m, dict) and "id" not in m and _invalid(m) is None)
         ]
         return None, answers or None
-    bad = _invalid(obj)
-    if bad is not None:
+    if (bad := _invalid(obj)) is not None:
         return None, bad
     import mcp_types as types
     from mcp.shared.message import SessionMessage

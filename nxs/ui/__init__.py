@@ -1,5 +1,2 @@
-"""The local web dashboard (`nxs ui`): pages over the same operations as the CLI and MCP seams.
-
-`nxs.ui.server` serves the page and the API, `nxs.ui.guard` decides who may talk to it; the page
-itself (``index.html``, ``app.js``, ``style.css``) ships beside them. docs/ui.md describes it.
-"""
+"""The local web dashboard (`nxs ui`, docs/ui.md): `server` serves the page shipped beside it
+and its API over the operations, `guard` decides who may talk to it."""

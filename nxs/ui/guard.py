@@ -1,19 +1,14 @@
-"""Who may talk to the dashboard: the checks every request passes before it reaches a page.
+"""Who may talk to the dashboard: an ASGI wrapper checking every request, in this order.
 
-An ASGI wrapper, in this order:
+1. **Host** (421): on a loopback bind the ``Host`` header must name the server itself, so a
+   DNS-rebinding page (``evil.example`` resolving to 127.0.0.1) is refused.
+2. **Token** (401), when one is set: ``Authorization: Bearer T``, or the cookie the first load
+   sets from ``?token=T``.
+3. **Cross-site** (403): every POST (every state change is one) carries the page's CSRF token in
+   ``X-NXS-CSRF`` and a JSON body, with ``Sec-Fetch-Site`` (when sent) ``same-origin`` or
+   ``none`` (another port of localhost is the same site) and ``Origin`` (when sent) its own.
 
-1. **Host** — on a loopback bind the ``Host`` header must name the server itself
-   (``127.0.0.1``, ``localhost`` or ``[::1]``, with its port), so a DNS-rebinding page
-   (``evil.example`` resolving to 127.0.0.1) is refused: 421.
-2. **Token** — when one is configured, every request carries it: ``Authorization: Bearer T``,
-   or the cookie the page's first load sets from ``?token=T`` (HttpOnly, SameSite=Strict): 401.
-3. **Cross-site** — every POST (all API calls; every state change is one) must carry the
-   per-server CSRF token the page reads from its meta tag in ``X-NXS-CSRF``, a JSON body, no
-   ``Sec-Fetch-Site`` other than ``same-origin``/``none`` (``same-site`` too is refused: another
-   port of localhost is the same site), and an ``Origin``, when sent, equal to the server's own: 403.
-
-Every answer carries a strict Content-Security-Policy (scripts and styles from the server only,
-no inline code), ``nosniff``, no framing and no referrer.
+Every answer carries a strict Content-Security-Policy, ``nosniff``, no framing, no referrer.
 """
 
 from __future__ import annotations
@@ -84,24 +79,23 @@ def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
 
 
 async def _answer(send: Any, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]]):
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"no-store"),
-                *SECURITY_HEADERS,
-                *headers,
-            ],
-        }
-    )
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+        *SECURITY_HEADERS,
+        *headers,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
 def _refusal(code: str, message: str, suggestion: str) -> bytes:
     return render(ValidationError(message, suggestion=suggestion, code=code))
+
+
+async def _refuse(send: Any, status: int, code: str, message: str, suggestion: str) -> None:
+    await _answer(send, status, _refusal(code, message, suggestion), [])
 
 
 class Guard:
@@ -121,16 +115,8 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
         if self.hosts is not None and host.lower() not in self.hosts:
-            await _answer(
-                send,
-                421,
-                _refusal(
-                    "BAD_HOST",
-                    f"this dashboard does not answer for the host {host[:100]!r}",
-                    "open it at the URL `nxs ui` printed",
-                ),
-                [],
-            )
+            why = f"this dashboard does not answer for the host {host[:100]!r}"
+            await _refuse(send, 421, "BAD_HOST", why, "open it at the URL `nxs ui` printed")
             return
         if self.token is not None:
             verdict = self._token(scope, headers)
@@ -140,14 +126,10 @@ class Guard:
         if scope["method"] == "POST":
             problem = self._cross_site(headers, host)
             if problem:
-                await _answer(
-                    send, 403, _refusal("CROSS_SITE", problem, "use the dashboard page"), []
-                )
+                await _refuse(send, 403, "CROSS_SITE", problem, "use the dashboard page")
                 return
         elif scope["method"] not in ("GET", "HEAD"):
-            await _answer(
-                send, 405, _refusal("METHOD", "only GET and POST", "use the dashboard page"), []
-            )
+            await _refuse(send, 405, "METHOD", "only GET and POST", "use the dashboard page")
             return
 
         async def secured(message: dict[str, Any]) -> None:
@@ -170,11 +152,11 @@ class Guard:
                 return True
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         given = (query.get("token") or [""])[0].encode()
-        if scope["method"] == "GET" and scope["path"] == "/" and given:
-            if hmac.compare_digest(given, expected):
-                cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
-                # A redirect, so the token leaves the address bar and the history.
-                return (303, b"", [(b"location", b"/"), (b"set-cookie", cookie.encode())])
+        first_load = scope["method"] == "GET" and scope["path"] == "/" and given
+        if first_load and hmac.compare_digest(given, expected):
+            cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+            # A redirect, so the token leaves the address bar and the history.
+            return (303, b"", [(b"location", b"/"), (b"set-cookie", cookie.encode())])
         return (
             401,
             _refusal(
@@ -201,11 +183,5 @@ class Guard:
 
 
 __all__ = [
-    "CSP",
-    "CSRF_HEADER",
-    "Guard",
-    "allowed_hosts",
-    "check_bind",
-    "cookie_name",
-    "is_loopback",
-]
+    "CSP", "CSRF_HEADER", "Guard", "allowed_hosts", "check_bind", "cookie_name", "is_loopback",
+]  # fmt: skip

@@ -1,17 +1,10 @@
 """The dashboard seam: `nxs ui`, the operation table over HTTP for one browser page.
 
-The page (``index.html``, its scripts and ``style.css``, shipped in this package: no CDN, no
-build step) calls ``POST /api/call/<tool>`` with the tool's arguments as a JSON object. The server
-runs it exactly as the MCP seam does — `nxs.mcp.server.Seam.call`: validate → handler → render,
-services cached across calls — so the answer's body is the bytes the tool returns and
-``nxm … --json`` prints; a refusal is the same error envelope with an HTTP status for its kind.
-
-Only the tools the pages need are reachable (`UI_TOOLS`); user facts (`memory_facts`) only by a
-browser on this machine, and only when the page asks. The seam parameters (``workspace``,
-``now``, ``actor``) are refused: the dashboard serves its launch workspace at the current time.
-What no single tool answers (the whole graph, a sorted list, an export of a filter, figures
-over time, what a session sees, the store's generation for live refresh) is a view of the
-dashboard's own (each module's views, `nxs.registry.views`) at ``POST /api/view/<name>``, through the same call path.
+The page (shipped in this package: no CDN, no build step) calls ``POST /api/call/<tool>``,
+run as the MCP seam runs it (`Seam.call`), so the body is the bytes ``nxm … --json`` prints; a
+refusal gets an HTTP status for its kind. Only the tools the pages need are reachable, user
+facts only from this machine, and the seam parameters are refused (the launch workspace, now).
+What no single tool answers is a module's view (`nxs.registry.views`) at ``/api/view/<name>``.
 """
 
 from __future__ import annotations
@@ -23,35 +16,18 @@ from typing import Any
 
 import orjson
 
-from nxs.errors import NotFoundError, NxsError, ValidationError
+from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.ops import SEAM_NAMES
 from nxs.render import render
 from nxs.ui.guard import Guard, check_bind, is_loopback
 
 UI_TOOLS = (
-    "memory_add",
-    "memory_update",
-    "memory_list",
-    "memory_search",
-    "memory_show",
-    "memory_history",
-    "memory_close",
-    "memory_reopen",
-    "memory_forget",
-    "memory_restore",
-    "memory_classify",
-    "memory_revert",
-    "memory_promote",
-    "memory_feedback",
-    "memory_purge",
-    "memory_knowledge",
-    "graph_search",
-    "graph_traverse",
-    "graph_query",
-    "memory_stats",
-    "memory_entities",
-    "memory_profile",
-)
+    "memory_add", "memory_update", "memory_list", "memory_search", "memory_show",
+    "memory_history", "memory_close", "memory_reopen", "memory_forget", "memory_restore",
+    "memory_classify", "memory_revert", "memory_promote", "memory_feedback", "memory_purge",
+    "memory_knowledge", "graph_search", "graph_traverse", "graph_query", "memory_stats",
+    "memory_entities", "memory_profile",
+)  # fmt: skip
 LOCAL_ONLY_TOOLS = ("memory_facts",)
 STATUS = {"validation": 400, "not_found": 404, "conflict": 409, "upstream": 502, "internal": 500}
 SCRIPTS = ("app.js", "dom.js", "md.js", "memories.js", "memory.js", "graph.js", "figures.js")
@@ -89,12 +65,8 @@ class Dashboard:
 
     def info(self, local: bool) -> dict[str, Any]:
         """What the page needs to build its forms: the workspace and each tool's parameters."""
-        from importlib.metadata import PackageNotFoundError, version
+        from nxs import release
 
-        try:
-            release = version("nxs")
-        except PackageNotFoundError:
-            release = "0"
         tools = {}
         for tool in (*UI_TOOLS, *(LOCAL_ONLY_TOOLS if local else ())):
             op = self.seam.by_tool.get(tool)
@@ -110,7 +82,7 @@ class Dashboard:
         return {
             "facts": local and "memory_facts" in tools,
             "tools": tools,
-            "version": release,
+            "version": release(),
             "workspace": self.seam.workspace,
         }
 
@@ -175,11 +147,8 @@ class Dashboard:
             return request.client is not None and is_loopback(request.client.host)
 
         async def page(request: Request) -> Response:
-            return Response(
-                self.page,
-                media_type="text/html; charset=utf-8",
-                headers={"cache-control": "no-store"},
-            )
+            kind = "text/html; charset=utf-8"
+            return Response(self.page, media_type=kind, headers={"cache-control": "no-store"})
 
         async def asset(request: Request) -> Response:
             data, kind = self.assets[request.url.path]
@@ -189,25 +158,20 @@ class Dashboard:
             return _json(200, render(self.info(local_client(request))))
 
         async def api_call(request: Request) -> Response:
-            body = await request.body()
+            body, tool = await request.body(), request.path_params["tool"]
             status, data = await anyio.to_thread.run_sync(
-                self.call, request.path_params["tool"], body, local_client(request)
+                self.call, tool, body, local_client(request)
             )
             return _json(status, data)
 
         async def api_view(request: Request) -> Response:
-            body = await request.body()
-            name = request.path_params["name"]
+            body, name = await request.body(), request.path_params["name"]
             status, data = await anyio.to_thread.run_sync(self.view, name, body)
             return _json(status, data)
 
         def _json(status: int, data: bytes) -> Response:
-            return Response(
-                data,
-                status_code=status,
-                media_type="application/json",
-                headers={"cache-control": "no-store"},
-            )
+            headers = {"cache-control": "no-store"}
+            return Response(data, status, media_type="application/json", headers=headers)
 
         routes = [
             Route("/", page, methods=["GET"]),
@@ -274,8 +238,6 @@ def serve(
 
     import uvicorn
 
-    from nxs.errors import UpstreamError
-
     check_bind(host, token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -306,11 +268,4 @@ def serve(
     uvicorn.Server(config).run(sockets=[sock])
 
 
-__all__ = [
-    "LOCAL_ONLY_TOOLS",
-    "UI_TOOLS",
-    "Dashboard",
-    "build_app",
-    "serve",
-    "url_for",
-]
+__all__ = ["LOCAL_ONLY_TOOLS", "UI_TOOLS", "Dashboard", "build_app", "serve", "url_for"]
