@@ -29,9 +29,7 @@ SHOWN = 3
 
 
 def similar(
-    vector: Any,
-    stored: Callable[[], dict[str, bytes]],
-    records: Mapping[str, Mapping[str, Any]],
+    vector: Any, stored: Callable[[], dict[str, bytes]], records: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """The open memories most like ``vector`` (``stored``: every open memory's vector)."""
     from nxm.store.vectors import nearest

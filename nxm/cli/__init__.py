@@ -176,8 +176,7 @@ def import_(
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
     ] = False,
     allow_secrets: Annotated[
-        bool,
-        typer.Option("--allow-secrets", help="Import text that looks like credentials too."),
+        bool, typer.Option("--allow-secrets", help="Import text that looks like credentials too.")
     ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,

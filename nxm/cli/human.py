@@ -195,11 +195,7 @@ def _history(out: Any, result: dict[str, Any]) -> None:
                  ("change", FILL), title=f"history of {result['key']}")  # fmt: skip
     for e in result["events"]:
         rows.add_row(
-            str(e["n"]),
-            when(e["at"]),
-            _escape(e["type"]),
-            _escape(str(e["actor"])),
-            cut(change(e)),
+            str(e["n"]), when(e["at"]), _escape(e["type"]), _escape(str(e["actor"])), cut(change(e))
         )
     out.print(rows)
     shown = len(result["events"])

@@ -21,9 +21,7 @@ KEY = Param(
     aliases=("memory_id",),
 )
 INTRODUCTION = Param(
-    "introduction",
-    help="One line: the only part a session start sees.",
-    max_len=200,
+    "introduction", help="One line: the only part a session start sees.", max_len=200
 )
 CATEGORY = Param(
     "category", help="Kind of knowledge: conventions, decisions, gotchas, owners, ...", max_len=64
@@ -132,11 +130,7 @@ OPERATIONS: list[Operation] = [
             SCOPE,
             REFS,
             PRIORITY,
-            Param(
-                "layer",
-                help="Default PERMANENT; TASK expires after ttl_days.",
-                choices=LAYERS,
-            ),
+            Param("layer", help="Default PERMANENT; TASK expires after ttl_days.", choices=LAYERS),
             Param(
                 "ttl_days",
                 type="float",
@@ -269,11 +263,7 @@ OPERATIONS: list[Operation] = [
                 positional=True,
                 max_len=4000,
             ),
-            Param(
-                "mode",
-                default="hybrid",
-                choices=("hybrid", "semantic", "keyword"),
-            ),
+            Param("mode", default="hybrid", choices=("hybrid", "semantic", "keyword")),
             Param(
                 "limit",
                 type="int",
@@ -288,15 +278,9 @@ OPERATIONS: list[Operation] = [
                 help="The user's whole message, verbatim; matched instead of query.",
                 max_len=20_000,
             ),
+            Param("use_full_query", type="bool", help="Match on user_query_full when given."),
             Param(
-                "use_full_query",
-                type="bool",
-                help="Match on user_query_full when given.",
-            ),
-            Param(
-                "conversation_id",
-                help="Thread label, not a filter (see session_id).",
-                max_len=200,
+                "conversation_id", help="Thread label, not a filter (see session_id).", max_len=200
             ),
             *(p for p in FILTERS if p.name != "session_id"),
             Param("session_id", help="Only this session's memories.", max_len=200),
@@ -315,12 +299,7 @@ OPERATIONS: list[Operation] = [
         params=(
             KEY,
             Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),
-            Param(
-                "order",
-                help="Which end first.",
-                default="newest",
-                choices=("newest", "oldest"),
-            ),
+            Param("order", help="Which end first.", default="newest", choices=("newest", "oldest")),
         ),
         example="nxm history 3f2a --order oldest",
     ),

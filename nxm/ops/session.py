@@ -94,9 +94,7 @@ OPERATIONS: list[Operation] = [
             ),
             CONVERSATION_ID,
             Param(
-                "program_tool",
-                help="Client: claude-code, cursor, claude-desktop, ...",
-                max_len=64,
+                "program_tool", help="Client: claude-code, cursor, claude-desktop, ...", max_len=64
             ),
         ),
         example='nxm recall "e-commerce database decision" --conversation-id nc-ecommerce-db-20260529',

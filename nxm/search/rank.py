@@ -173,9 +173,7 @@ MIN_KW_N = 20  # when fewer than this many memories matched (more: their spread 
 
 
 def standardize(
-    hits: list[tuple[str, float]],
-    spread: tuple[float, float] | None = None,
-    keyword: bool = False,
+    hits: list[tuple[str, float]], spread: tuple[float, float] | None = None, keyword: bool = False
 ) -> dict[str, float]:
     """Each hit's score in standard deviations above the mean (0 at or below it), against
     ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread. The spread counts as at least `MIN_COS_STD` (similarities) or

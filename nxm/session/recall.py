@@ -316,8 +316,7 @@ def store_context(
     summary = summary.strip()
     if not summary:
         raise ValidationError(
-            "summary must not be empty",
-            suggestion="say in 50-75 tokens what was asked and decided",
+            "summary must not be empty", suggestion="say in 50-75 tokens what was asked and decided"
         )
     tokens = estimate_tokens(summary)
     if tokens > SUMMARY_MAX_TOKENS:
