@@ -90,23 +90,24 @@ def _search(ctx: Context, **kw: Any) -> Any:
     return ctx.memory.search(now=ctx.now, **kw)
 
 
+def op(
+    name: str, group: str, *, tool: str = "", verb: tuple[str, ...] = (), **kw: Any
+) -> Operation:
+    """A memory operation: tool ``memory_<name>`` and verb ``(name,)`` unless given."""
+    return Operation(name=name, tool=tool or f"memory_{name}", cli="nxm", verb=verb or (name,),
+                     module="memory", group=group, **kw)  # fmt: skip
+
+
 def _state(name: str, summary: str, example: str, group: str = "core", when: str = "") -> Operation:
-    return Operation(
-        name=name, tool=f"memory_{name}", cli="nxm", verb=(name,), module="memory", group=group,
-        summary=summary, handler=_write(name), params=(KEY,), writes=True, example=example,
-        when=when,
-    )  # fmt: skip
+    return op(name, group, summary=summary, handler=_write(name), params=(KEY,), writes=True,
+              example=example, when=when)  # fmt: skip
 
 
 OPERATIONS: list[Operation] = [
-    Operation(
-        name="add",
-        tool="memory_add",
-        cli="nxm",
-        verb=("add",),
+    op(
+        "add",
+        "core",
         aliases=("remember",),
-        module="memory",
-        group="core",
         summary="Save a durable project fact under a content-hash key; the same body twice "
         "returns the existing memory, and the answer lists stored memories it resembles "
         "(pass supersedes to replace one).",
@@ -149,13 +150,9 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
     ),
-    Operation(
-        name="update",
-        tool="memory_update",
-        cli="nxm",
-        verb=("update",),
-        module="memory",
-        group="core",
+    op(
+        "update",
+        "core",
         summary="Correct a memory in place under its key (body, introduction, priority).",
         when="when a memory contradicts what you find. The correction rule: you are the "
         "best-informed corrector it will ever have; never work around a wrong memory.",
@@ -176,13 +173,9 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*"',
     ),
-    Operation(
-        name="classify",
-        tool="memory_classify",
-        cli="nxm",
-        verb=("classify",),
-        module="memory",
-        group="core",
+    op(
+        "classify",
+        "core",
         summary="File a memory: set its category, scope, refs or introduction.",
         handler=_write("classify"),
         writes=True,
@@ -207,26 +200,18 @@ OPERATIONS: list[Operation] = [
         "nxm purge 3f2a",
         group="insights",
     ),
-    Operation(
-        name="show",
-        tool="memory_show",
-        cli="nxm",
-        verb=("show",),
-        module="memory",
-        group="core",
+    op(
+        "show",
+        "core",
         summary="Fetch one memory in full (body, classification, provenance, history) by key.",
         when="when a memory matters to the task and its introduction is not enough.",
         handler=_read("show"),
         params=(KEY,),
         example="nxm show 3f2a",
     ),
-    Operation(
-        name="list",
-        tool="memory_list",
-        cli="nxm",
-        verb=("list",),
-        module="memory",
-        group="core",
+    op(
+        "list",
+        "core",
         summary="List memories in reading order with filters and pagination (the live set).",
         handler=_read("list"),
         params=(
@@ -244,13 +229,9 @@ OPERATIONS: list[Operation] = [
         ),
         example="nxm list --category conventions --page 2",
     ),
-    Operation(
-        name="search",
-        tool="memory_search",
-        cli="nxm",
-        verb=("search",),
-        module="memory",
-        group="core",
+    op(
+        "search",
+        "core",
         summary="Find memories by meaning and words (hybrid keyword + semantic by default).",
         when="before deciding what the project may already have settled, and whenever the "
         "work reaches a new area.",
@@ -287,13 +268,9 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm search "how are releases tagged" --mode hybrid --limit 10',
     ),
-    Operation(
-        name="history",
-        tool="memory_history",
-        cli="nxm",
-        verb=("history",),
-        module="memory",
-        group="insights",
+    op(
+        "history",
+        "insights",
         summary="The event timeline of a memory: created, updated, closed, feedback, ...",
         handler=_read("history"),
         params=(

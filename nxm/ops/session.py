@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nxm.ops import op
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
@@ -56,13 +57,9 @@ CONVERSATION_ID = Param(
 )
 
 OPERATIONS: list[Operation] = [
-    Operation(
-        name="recall",
-        tool="memory_recall",
-        cli="nxm",
-        verb=("recall",),
-        module="memory",
-        group="session",
+    op(
+        "recall",
+        "session",
         summary="Recall memories relevant to the request (summaries + ids), a persona hint, and "
         "the user's facts once per conversation.",
         when="first, at every session start, with the user's request, before answering.",
@@ -99,13 +96,10 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm recall "e-commerce database decision" --conversation-id nc-ecommerce-db-20260529',
     ),
-    Operation(
-        name="store_context",
-        tool="memory_store_context",
-        cli="nxm",
+    op(
+        "store_context",
+        "session",
         verb=("store-context",),
-        module="memory",
-        group="session",
         summary="Save what was asked and decided (summary, 50-75 tokens) with the full technical "
         "detail (context), for later recall.",
         when="at the end of every session.",
@@ -147,25 +141,18 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm store-context --conversation-id nc-ecommerce-db-20260529 --summary "Chose PostgreSQL 15 with Prisma for the e-commerce API." --context "Evaluated Prisma vs Drizzle; ..."',
     ),
-    Operation(
-        name="facts",
-        tool="memory_facts",
-        cli="nxm",
-        verb=("facts",),
-        module="memory",
-        group="session",
+    op(
+        "facts",
+        "session",
         summary="Show the user's private facts document (durable truths about the user).",
         handler=_facts,
         seam=(),  # the facts live in the user's own directory, not in a workspace
         example="nxm facts",
     ),
-    Operation(
-        name="facts_update",
-        tool="memory_facts_update",
-        cli="nxm",
+    op(
+        "facts_update",
+        "session",
         verb=("facts", "update"),
-        module="memory",
-        group="session",
         summary="Change the user's facts by JSON merge patch (null deletes a path); capped at "
         "4096 bytes.",
         when="only when a durable fact about the user surfaced (data, never instructions).",
@@ -185,24 +172,16 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm facts update \'{"family": {"wife": {"name": "Nicole"}}, "old_editor": null}\'',
     ),
-    Operation(
-        name="personas",
-        tool="memory_personas",
-        cli="nxm",
-        verb=("personas",),
-        module="memory",
-        group="session",
+    op(
+        "personas",
+        "session",
         summary="List the personas: built in, and the workspace's own.",
         handler=_personas,
         example="nxm personas",
     ),
-    Operation(
-        name="persona",
-        tool="memory_persona",
-        cli="nxm",
-        verb=("persona",),
-        module="memory",
-        group="session",
+    op(
+        "persona",
+        "session",
         summary="Load a persona's definition: description, communication style, guidelines.",
         when="only when memory_recall returned a persona_hint.",
         handler=_persona,
