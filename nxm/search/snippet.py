@@ -26,10 +26,8 @@ def _cut(text: str, asked: set[str], limit: int) -> str:
     """``text`` cut to at most ``limit`` characters at word boundaries, around its first
     matched word, with … where something was left out."""
     words = text.split()
-    first = next(
-        (i for i, w in enumerate(words) if _hits(w, asked)), 0
-    )  # start a little before the first match
-    start = max(0, first - 3)
+    first = next((i for i, w in enumerate(words) if _hits(w, asked)), 0)
+    start = max(0, first - 3)  # a little before the first match
     out: list[str] = []
     size = 0
     for w in words[start:]:
