@@ -1,7 +1,7 @@
 """Which memories a session start sees: the prime index, chosen for coverage (docs/mcp.md).
 
-Ranking by priority then category alone filled a 6,000-byte index with HIGH conventions and
-decisions and never reached a gotcha or an owner. The rule instead:
+Ranking by priority then category alone would fill the index with HIGH conventions and decisions
+and never reach a gotcha or an owner. The rule instead:
 
 - **Candidates**: open, project-scoped, unexpired memories (item, user and session memories
   are counted per scope instead: they read on their item, or through recall).

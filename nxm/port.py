@@ -64,8 +64,8 @@ def _shape_problem(record: dict[str, Any]) -> str | None:
 
 def _rule_problem(record: dict[str, Any]) -> str | None:
     """What add would refuse in a record: a key it would not mint, an introduction that is not
-    one short line, an unknown status, priority, scope or layer (issue 24: nothing an import
-    lets in may add a line to NEXUS_MEMORY.md or prime)."""
+    one short line, an unknown status, priority, scope or layer (nothing an import lets in may
+    add a line to NEXUS_MEMORY.md or prime)."""
     key = record["key"]
     if key is not None and (not isinstance(key, str) or not KEY.match(key)):
         return (

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from nxm.ops import FILTERS, OPERATIONS
 from nxs.ops import Operation, Param
 
 MAX_NODES = 500  # the picture draws this many at most; the page says how many were left out
@@ -22,24 +23,9 @@ EVERYTHING = 1 << 62  # a page size no store reaches: the whole filtered list, i
 PRIORITY_RANK = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 
 
-def _list_params() -> tuple[Param, ...]:
-    from nxm.ops import OPERATIONS
-
-    return next(op for op in OPERATIONS if op.tool == "memory_list").params
-
-
-def _filters() -> tuple[Param, ...]:
-    from nxm.ops import FILTERS
-
-    return FILTERS
-
-
 def _matching(ctx: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
     """Every memory `memory_list` would page through for these filters, in reading order."""
     return ctx.memory.list(page=1, page_size=EVERYTHING, **filters)["memories"]
-
-
-# -- the memory list, sorted ---------------------------------------------------------------------
 
 
 def sort_memories(memories: list[dict[str, Any]], sort: str, order: str) -> list[dict[str, Any]]:
@@ -89,9 +75,6 @@ def _export(ctx: Any, **filters: Any) -> Any:
     return {"count": len(keys), "filename": f"memories-{stamp}.jsonl", "jsonl": data.decode()}
 
 
-# -- live refresh ----------------------------------------------------------------------------------
-
-
 class Generation:
     """What the page polls: a value that changes whenever the store (or the graph log) did.
 
@@ -115,9 +98,6 @@ class Generation:
         except OSError:
             mark = "-"
         return {"generation": f"{data}.{commits}.{self.seen}.{mark}"}
-
-
-# -- the graph picture -----------------------------------------------------------------------------
 
 
 def _graph(ctx: Any) -> dict[str, Any]:
@@ -146,9 +126,6 @@ def _graph(ctx: Any) -> dict[str, Any]:
         "shown": len(ranked),
         "total": len(graph.entities),
     }
-
-
-# -- what a session sees ---------------------------------------------------------------------------
 
 
 def _session(ctx: Any) -> dict[str, Any]:
@@ -184,9 +161,6 @@ def _session(ctx: Any) -> dict[str, Any]:
     }
 
 
-# -- the table -------------------------------------------------------------------------------------
-
-
 def _view(name: str, handler: Any, summary: str, params: tuple[Param, ...] = ()) -> Operation:
     return Operation(
         name=name, tool=f"ui_{name}", cli="nxs", verb=("ui",), module="memory", group="ui",
@@ -201,13 +175,13 @@ def operations() -> list[Operation]:
     listing = (
         Param("sort", help="reading (default), updated, created or priority.", default="reading", choices=SORTS),
         Param("order", help="desc (newest or highest first, default) or asc.", default="desc", choices=ORDERS),
-        *_list_params(),
+        *next(op for op in OPERATIONS if op.tool == "memory_list").params,
     )  # fmt: skip
     days = Param("days", type="int", help="Window in days.", default=30, min=1, max=3650)
     return [
         _view("list", _list, "The memory list, sorted.", listing),
-        _view("select", _select, "Keys and statuses of every memory a filter matches.", _filters()),
-        _view("export", _export, "The JSON Lines export of the memories a filter matches.", _filters()),
+        _view("select", _select, "Keys and statuses of every memory a filter matches.", FILTERS),
+        _view("export", _export, "The JSON Lines export of the memories a filter matches.", FILTERS),
         _view("generation", Generation(), "A value that changes when the store does."),
         _view("graph", _graph, "The whole entity graph, for the picture."),
         _view("session", _session, "The instructions and tool list a session gets."),

@@ -100,16 +100,9 @@ def embed(
 
         nxm embed
     """
-
-    def work() -> dict[str, Any]:
-        service = _service(workspace)
-        return service.embed_pending(all=all_)
-
-    _admin(
-        as_json,
-        work,
-        lambda r: f"embedded {r['embedded']} memories with {r['model']}; {r['pending']} pending",
-    )
+    _admin(as_json, lambda: _service(workspace).embed_pending(all=all_),
+           lambda r: f"embedded {r['embedded']} memories with {r['model']}; "
+           f"{r['pending']} pending")  # fmt: skip
 
 
 @app.command("export")
@@ -202,13 +195,8 @@ def import_(
         with progress.items("importing memories", len(records)) as advance:
             return import_records(service, records, replace=replace, progress=advance)
 
-    _admin(
-        as_json,
-        work,
-        lambda r: (
-            f"imported {r['imported']}, replaced {r['replaced']}, skipped {r['skipped']} of {r['total']}"
-        ),
-    )
+    _admin(as_json, work, lambda r: f"imported {r['imported']}, replaced {r['replaced']}, "
+           f"skipped {r['skipped']} of {r['total']}")  # fmt: skip
 
 
 @app.command()

@@ -23,8 +23,6 @@ from nxm.cli.human import (
     when,
 )
 
-# -- session -------------------------------------------------------------------------------------
-
 
 def _recall(out: Any, r: dict[str, Any]) -> None:
     if r["memories"]:
@@ -116,9 +114,6 @@ def _purge(out: Any, r: dict[str, Any]) -> None:
     out.print(f"purged [cyan]{r['key']}[/] for good")
 
 
-# -- graph ---------------------------------------------------------------------------------------
-
-
 def _entity(e: dict[str, Any]) -> str:
     return f"[bold]{_escape(e['name'])}[/] [dim]({_escape(e['type'])})[/]"
 
@@ -184,9 +179,6 @@ def _graph_remove(out: Any, r: dict[str, Any]) -> None:
         )
     if not r.get("changed"):
         out.print("[dim]nothing removed[/]")
-
-
-# -- knowledge and figures -----------------------------------------------------------------------
 
 
 def _knowledge(out: Any, r: dict[str, Any]) -> None:
@@ -262,9 +254,6 @@ def _entities(out: Any, r: dict[str, Any]) -> None:
             when(e.get("lastActivityAt")),
         )  # fmt: skip
     out.print(rows)
-
-
-# -- repair --------------------------------------------------------------------------------------
 
 
 def _resolve(out: Any, r: dict[str, Any]) -> None:

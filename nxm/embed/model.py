@@ -240,8 +240,9 @@ def setup_model(
     status = model_status(model.name)
     if status["installed"] and not force:
         say(f"{model.name} is already installed at {target}")
+        seconds = round(time.monotonic() - started, 3)
         return {"model": model.name, "path": str(target), "action": "none",
-                "source": status.get("source"), "seconds": round(time.monotonic() - started, 3)}  # fmt: skip
+                "source": status.get("source"), "seconds": seconds}  # fmt: skip
     try:
         with _staging_dir(target.parent, target.name) as staging:
             package = _package_model_dir if model is MINILM else lambda: None
