@@ -12,14 +12,13 @@ from nxm.record import LAYERS, PRIORITIES, SCOPES, SIGNALS, STATUSES  # noqa: F4
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
-KEY = Param(
-    "key",
-    help="Key, or an unambiguous prefix of it.",
-    required=True,
-    positional=True,
-    max_len=64,
-    aliases=("memory_id",),
-)
+
+def arg(name: str, help: str, max_len: int | None = None, **kw: Any) -> Param:
+    """A required positional parameter (an argument on the CLI)."""
+    return Param(name, help=help, required=True, positional=True, max_len=max_len, **kw)
+
+
+KEY = arg("key", "Key, or an unambiguous prefix of it.", 64, aliases=("memory_id",))
 INTRODUCTION = Param(
     "introduction", help="One line: the only part a session start sees.", max_len=200
 )
@@ -117,12 +116,10 @@ OPERATIONS: list[Operation] = [
         handler=_write("add"),
         writes=True,
         params=(
-            Param(
+            arg(
                 "body",
-                help="The full content: self-contained, specific.",
-                required=True,
-                positional=True,
-                max_len=200_000,
+                "The full content: self-contained, specific.",
+                200_000,
                 aliases=("memory", "content"),
                 stdin=True,
             ),
@@ -237,13 +234,7 @@ OPERATIONS: list[Operation] = [
         "work reaches a new area.",
         handler=_search,
         params=(
-            Param(
-                "query",
-                help="What to look for: words, an identifier, or a question.",
-                required=True,
-                positional=True,
-                max_len=4000,
-            ),
+            arg("query", "What to look for: words, an identifier, or a question.", 4000),
             Param("mode", default="hybrid", choices=("hybrid", "semantic", "keyword")),
             Param(
                 "limit",

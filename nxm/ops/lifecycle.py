@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.ops import KEY, op
+from nxm.ops import KEY, arg, op
 from nxm.record import SIGNALS
 from nxs.context import Context
 from nxs.ops import Operation, Param
@@ -82,14 +82,7 @@ def _graph_op(word: str, **kw: Any) -> Operation:
     return op(name, "knowledge", tool=name, verb=("graph", word), **kw)
 
 
-ENTITY_REF = Param(
-    "entity",
-    help="Entity id (ent-...) or its exact name.",
-    required=True,
-    positional=True,
-    max_len=200,
-    aliases=("entity_id",),
-)
+ENTITY_REF = arg("entity", "Entity id (ent-...) or its exact name.", 200, aliases=("entity_id",))
 
 OPERATIONS: list[Operation] = [
     op(
@@ -110,13 +103,7 @@ OPERATIONS: list[Operation] = [
         handler=_lifecycle("feedback"),
         params=(
             KEY,
-            Param(
-                "signal",
-                help="POSITIVE, NEGATIVE or NEUTRAL.",
-                required=True,
-                positional=True,
-                choices=SIGNALS,
-            ),
+            arg("signal", "POSITIVE, NEGATIVE or NEUTRAL.", choices=SIGNALS),
             Param("comment", help="Why (kept in the memory's history).", max_len=2000),
         ),
         writes=True,
@@ -174,7 +161,7 @@ OPERATIONS: list[Operation] = [
         "description.",
         handler=_graph_read("search"),
         params=(
-            Param("query", help="A name or words.", required=True, positional=True, max_len=500),
+            arg("query", "A name or words.", 500),
             Param("type", help="Only this entity type.", choices=ENTITY_TYPES),
             Param("user_id", help="Only entities from this user's memories.", max_len=200),
             Param("limit", type="int", help="Entities to return.", default=10, min=1, max=100),
@@ -204,15 +191,7 @@ OPERATIONS: list[Operation] = [
         "the memories used, with a confidence; 'I don't know' when an entity or a relation "
         "is missing.",
         handler=_graph_read("ask"),
-        params=(
-            Param(
-                "question",
-                help="A question in plain words.",
-                required=True,
-                positional=True,
-                max_len=2000,
-            ),
-        ),
+        params=(arg("question", "A question in plain words.", 2000),),
         example='nxm graph query "Who owns the billing service?"',
     ),
     _graph_op(
@@ -221,7 +200,7 @@ OPERATIONS: list[Operation] = [
         "apart from extracted entities, so it survives re-extraction.",
         handler=_graph_write("add"),
         params=(
-            Param("name", help="The entity's name.", required=True, positional=True, max_len=200),
+            arg("name", "The entity's name.", 200),
             Param(
                 "type", help="Its type (default: as extracted, else THING).", choices=ENTITY_TYPES
             ),
@@ -237,30 +216,21 @@ OPERATIONS: list[Operation] = [
         "OWNS); agent-authored, idempotent.",
         handler=_graph_write("relate"),
         params=(
-            Param(
+            arg(
                 "source",
-                help="The entity the relation starts from (id or name).",
-                required=True,
-                positional=True,
-                max_len=200,
+                "The entity the relation starts from (id or name).",
+                200,
                 aliases=("from", "from_entity"),
             ),
-            Param(
+            arg(
                 "relation",
-                help="WORKS_AT, LEADS, USES, DEPENDS_ON, PREFERS, OWNS, MEMBER_OF, LOCATED_IN, "
+                "WORKS_AT, LEADS, USES, DEPENDS_ON, PREFERS, OWNS, MEMBER_OF, LOCATED_IN, "
                 "REPORTS_TO, or another WORD_LIKE_THIS.",
-                required=True,
-                positional=True,
-                max_len=40,
+                40,
                 aliases=("relation_type", "relationType"),
             ),
-            Param(
-                "target",
-                help="The entity it points to (id or name).",
-                required=True,
-                positional=True,
-                max_len=200,
-                aliases=("to", "to_entity"),
+            arg(
+                "target", "The entity it points to (id or name).", 200, aliases=("to", "to_entity")
             ),
         ),
         writes=True,
@@ -272,13 +242,7 @@ OPERATIONS: list[Operation] = [
         "on it), or one relation of it (relation and target); kept in the graph's history.",
         handler=_graph_write("remove"),
         params=(
-            Param(
-                "entity",
-                help="The entity (id or name).",
-                required=True,
-                positional=True,
-                max_len=200,
-            ),  # fmt: skip
+            arg("entity", "The entity (id or name).", 200),  # fmt: skip
             Param("relation", help="Remove only this relation of it (with target).", max_len=40),
             Param("target", help="The relation's other end (id or name).", max_len=200),
             Param("reason", help="Why, for the history.", max_len=500),
@@ -301,16 +265,7 @@ OPERATIONS: list[Operation] = [
         summary="A user's profile from their memories: summary (their top memories' "
         "introductions), top topics, categories, entity count.",
         handler=_profile,
-        params=(
-            Param(
-                "user",
-                help="The user id.",
-                required=True,
-                positional=True,
-                max_len=200,
-                aliases=("user_id",),
-            ),
-        ),
+        params=(arg("user", "The user id.", 200, aliases=("user_id",)),),
         example="nxm profile alice",
     ),
     op(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.ops import op
+from nxm.ops import arg, op
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
@@ -65,13 +65,7 @@ OPERATIONS: list[Operation] = [
         when="first, at every session start, with the user's request, before answering.",
         handler=_recall,
         params=(
-            Param(
-                "query",
-                help="Short topic or keywords (matched when user_query_full is absent).",
-                required=True,
-                positional=True,
-                max_len=4000,
-            ),
+            arg("query", "Short topic or keywords (matched when user_query_full is absent).", 4000),
             Param(
                 "user_query_full",
                 help="The user's whole message, verbatim; matched instead of query.",
@@ -160,13 +154,10 @@ OPERATIONS: list[Operation] = [
         seam=(),  # stamped with no time or author, outside any workspace
         writes=True,
         params=(
-            Param(
+            arg(
                 "facts_patch",
+                "JSON merge patch: nested objects merge, scalars and arrays replace, null deletes.",
                 type="object",
-                help="JSON merge patch: nested objects merge, scalars and arrays replace, "
-                "null deletes.",
-                required=True,
-                positional=True,
                 aliases=("patch",),
             ),
         ),
@@ -186,14 +177,7 @@ OPERATIONS: list[Operation] = [
         when="only when memory_recall returned a persona_hint.",
         handler=_persona,
         params=(
-            Param(
-                "name",
-                help="The persona, e.g. jack, betty, nora.",
-                required=True,
-                positional=True,
-                max_len=64,
-                aliases=("persona_name",),
-            ),
+            arg("name", "The persona, e.g. jack, betty, nora.", 64, aliases=("persona_name",)),
         ),
         example="nxm persona jack",
     ),
