@@ -122,6 +122,10 @@ def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
         yield line({k: v for k, v in records[key].items() if k not in LOCAL})
 
 
+def _refused(n: int, what: str) -> ValidationError:
+    return ValidationError(f"line {n} {what}", suggestion="nothing was imported")
+
+
 def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]]:
     """Parse and check an export; refuse the whole file on the first bad line (one holding a
     credential-shaped string too, unless ``allow_secrets``).
@@ -136,30 +140,21 @@ def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise ValidationError(
-                f"line {n} is not valid JSON: {exc}", suggestion="nothing was imported"
-            ) from None
+            raise _refused(n, f"is not valid JSON: {exc}") from None
         if not isinstance(obj, dict):
-            raise ValidationError(
-                f"line {n} is not a JSON object", suggestion="nothing was imported"
-            )
+            raise _refused(n, "is not a JSON object")
         missing = [
             f for f in ("body", "introduction") if not isinstance(obj.get(f), str) or not obj[f].strip()
         ]  # fmt: skip
         if missing:
-            raise ValidationError(
-                f"line {n} lacks {', '.join(missing)}", suggestion="nothing was imported"
-            )
+            raise _refused(n, f"lacks {', '.join(missing)}")
         unknown = sorted(set(obj) - set(FIELDS))
         if unknown:
-            raise ValidationError(
-                f"line {n} has unknown fields: {', '.join(unknown)}",
-                suggestion="nothing was imported",
-            )
+            raise _refused(n, f"has unknown fields: {', '.join(unknown)}")
         record = complete(obj)
         problem = _shape_problem(record) or _rule_problem(record)
         if problem:
-            raise ValidationError(f"line {n} has {problem}", suggestion="nothing was imported")
+            raise _refused(n, f"has {problem}")
         record["introduction"] = record["introduction"].strip()
         record["body"] = _body(record["body"])
         try:
@@ -192,6 +187,7 @@ def import_records(
     now = now or resolve_now(None)
     actor = actor or resolve_actor(None, CLI_ACTOR_ENV)
     counts = {"imported": 0, "replaced": 0, "skipped": 0, "reminted": 0}
+    tick = progress or (lambda n: None)
     service.embedder()  # load the model before taking the lock
     with service.store.writing() as current:
         todo: list[dict[str, Any]] = []
@@ -203,8 +199,7 @@ def import_records(
             twin = [k for k in current.with_body(digest) if k != r["key"]]
             if twin or digest in seen:  # the same body under another key: add returns that one
                 counts["skipped"] += 1
-                if progress:
-                    progress(1)
+                tick(1)
                 continue
             seen.add(digest)
             taken.add(r["key"])
@@ -216,8 +211,7 @@ def import_records(
                 same = _committed(current[r["key"]]) == _committed(r)
                 if not replace or same:
                     counts["skipped"] += 1
-                    if progress:
-                        progress(1)
+                    tick(1)
                     continue
                 counts["replaced"] += 1
             else:
@@ -230,7 +224,6 @@ def import_records(
             vectors = service._vectors(batch)
             service._ready(batch, vectors)
             service._write(current, batch, vectors)
-            if progress:
-                progress(len(batch))
+            tick(len(batch))
     counts["total"] = len(records)
     return counts

@@ -130,18 +130,10 @@ def _show(out: Any, result: dict[str, Any]) -> None:
     from rich.panel import Panel
 
     m = result["memory"]
-    facts = " · ".join(
-        x
-        for x in (
-            _escape(m["category"] or ""),
-            _escape(m["scope"]),
-            styled(m["priority"], PRIORITY_STYLE),
-            _escape(m["layer"]),
-            styled(m["status"], STATUS_STYLE),
-            _escape(m["processing"]),
-        )
-        if x
-    )
+    cells = [_escape(m["category"] or ""), _escape(m["scope"])]
+    cells += [styled(m["priority"], PRIORITY_STYLE), _escape(m["layer"])]
+    cells += [styled(m["status"], STATUS_STYLE), _escape(m["processing"])]
+    facts = " · ".join(x for x in cells if x)
     head = f"[bold]{_escape(m['introduction'])}[/]\n[cyan]{m['key']}[/] · {facts}"
     if m["refs"]:
         head += f"\n[dim]refs:[/] {_escape(', '.join(m['refs']))}"

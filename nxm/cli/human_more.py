@@ -282,12 +282,8 @@ def _resolve(out: Any, r: dict[str, Any]) -> None:
 
 def _doctor(out: Any, r: dict[str, Any]) -> None:
     for f in r["fixed"]:
-        what = (
-            f.get("adopted")
-            and f"adopted as {f['adopted']}"
-            or f.get("fixed")
-            or f"skipped: {f.get('skipped')}"
-        )
+        adopted = f.get("adopted") and f"adopted as {f['adopted']}"
+        what = adopted or f.get("fixed") or f"skipped: {f.get('skipped')}"
         out.print(f"fixed {_escape(f['file'])}: {_escape(what)}")
     if r["ok"]:
         out.print("[green]every memory file reads; git is set up for nxs here[/]")
