@@ -88,9 +88,8 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
 
 
 def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str, bool]:
-    """The key a record is imported under, and whether it was minted anew: its own key when
-    it is the body's content hash (or a salted one, or the record's body changed since it was
-    minted), else the key add would mint."""
+    """The key a record is imported under, and whether it was minted anew: its own key when it
+    is the body's content hash (salted, or the body edited since), else the key add would mint."""
     body, key = record["body"], record["key"]
     edited = any(
         e.get("type") == "UPDATED" and "body" in ((e.get("data") or {}).get("fields") or ())
@@ -180,10 +179,9 @@ def import_records(
     actor: str | None = None,
     record: bool = True,
 ) -> dict[str, Any]:
-    """Write parsed records: new keys are added, existing keys skipped (or replaced), a body
-    already stored under another key skipped; each gets an IMPORTED event (``now``, ``actor``),
-    and a created time and actor when it has none (``record=False``: no IMPORTED event, for a
-    fixture that stands for the events it holds)."""
+    """Write parsed records: new keys added, existing keys skipped (or replaced), a body stored
+    under another key skipped; each gets an IMPORTED event (none with ``record=False``: a
+    fixture that stands for the events it holds), and a created time and actor if it lacks them."""
     now = now or resolve_now(None)
     actor = actor or resolve_actor(None, CLI_ACTOR_ENV)
     counts = {"imported": 0, "replaced": 0, "skipped": 0, "reminted": 0}

@@ -24,35 +24,15 @@ CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 KEY_LEN = 16
 
 FIELDS: dict[str, Any] = {
-    "key": None,
-    "introduction": "",
-    "body": "",
-    "category": None,
-    "scope": "project",
-    "refs": [],
-    "status": "open",
-    "processing": "PENDING",
-    "priority": "MEDIUM",
-    "layer": "PERMANENT",
-    "expires": None,
-    "actor": None,
-    "created": None,
-    "updated": None,
-    "user_id": None,
-    "agent_id": None,
-    "session_id": None,
-    "persona": None,
-    "program_tool": None,
-    "user_query": None,
-    "billable": False,
-    "company_client": None,
-    "client_project": None,
-    "artifact_url": None,
-    "metadata": {},
-    "model": None,
-    "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0},
-    "events": [],
-}
+    "key": None, "introduction": "", "body": "",
+    "category": None, "scope": "project", "refs": [], "status": "open", "processing": "PENDING",
+    "priority": "MEDIUM", "layer": "PERMANENT", "expires": None,
+    "actor": None, "created": None, "updated": None,
+    "user_id": None, "agent_id": None, "session_id": None, "persona": None, "program_tool": None,
+    "user_query": None, "billable": False, "company_client": None, "client_project": None,
+    "artifact_url": None, "metadata": {}, "model": None,
+    "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0}, "events": [],
+}  # fmt: skip
 
 _SPACE = re.compile(r"\s+")
 

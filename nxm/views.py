@@ -1,11 +1,8 @@
 """The dashboard's own views: what the pages need that no single tool answers.
 
-Each is declared as an `Operation` (so its arguments are checked by `nxs.ops.validate` and
-it runs through the seam's call path, with its services, lock and error envelopes) but it is
-served only to the page, at ``POST /api/view/<name>``, never as an MCP tool or a CLI verb.
-They only read, and they read through the same service the tools use: the memories they list
-are the `memory_list` summaries, the export is `nxm export`'s lines, the graph is the one the
-``graph_*`` tools query.
+Each is an `Operation` (arguments checked, run through the seam's call path with its services,
+lock and error envelopes) served only to the page, at ``POST /api/view/<name>``. They only read,
+through the same service the tools use, so the page shows what the tools answer.
 """
 
 from __future__ import annotations
@@ -76,11 +73,8 @@ def _export(ctx: Any, **filters: Any) -> Any:
 
 
 class Generation:
-    """What the page polls: a value that changes whenever the store (or the graph log) did.
-
-    The record cache's `generation` changes when any other process wrote it and when this one
-    committed; a file changed under us (a `git pull`) is seen by `sync`, counted here.
-    """
+    """What the page polls: a value that changes whenever the store (or the graph log) did;
+    a file changed under us (a `git pull`) is seen by `sync`, counted here."""
 
     def __init__(self) -> None:
         self.seen = 0

@@ -11,7 +11,7 @@ import typer
 from nxm.cli import human, human_more
 from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register, standard_options
 from nxs.clitool import main as run_app
-from nxs.errors import NxsError
+from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.registry import operations
 from nxs.render import render
 
@@ -126,8 +126,6 @@ def export_(
     from nxm.port import export_lines
 
     def work() -> dict[str, Any] | None:
-        from nxs.errors import NotFoundError, ValidationError
-
         if status not in ("open", "closed", "forgotten", "all"):
             raise ValidationError(
                 f"unknown status {status!r}", suggestion="one of: open, closed, forgotten, all"
@@ -144,7 +142,6 @@ def export_(
         if output is None:
             emit(data)
             return None
-        from nxs.errors import UpstreamError
         from nxs.paths import atomic_write
 
         try:
@@ -181,7 +178,6 @@ def import_(
         nxm import memories.jsonl
     """
     from nxm.port import import_records, parse_lines
-    from nxs.errors import NotFoundError
 
     def work() -> dict[str, Any]:
         try:
@@ -266,8 +262,6 @@ ModelOpt = Annotated[
 
 def _model_error(exc: Any) -> NxsError:
     """A ModelError as the seam reports it: an unknown name is the caller's mistake."""
-    from nxs.errors import UpstreamError, ValidationError
-
     if exc.code == "MODEL_UNKNOWN":
         return ValidationError(exc.message, suggestion=exc.suggestion, code="MODEL_UNKNOWN")
     return UpstreamError(exc.message, suggestion=exc.suggestion, code="MODEL_SETUP_FAILED")

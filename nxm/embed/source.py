@@ -111,8 +111,7 @@ def _files_dir_in(path: Path, model: Spec) -> Path | None:
 
 
 def _pip_bar() -> str:
-    """pip's own download bar (bytes, rate, time left) when nxs draws progress on a terminal;
-    pip writes it to our stderr (stdout holds only the answer)."""
+    """pip's own download bar when nxs draws progress (pip writes it to our stderr)."""
     from nxs import progress
 
     return "on" if progress.shown() else "off"
