@@ -13,18 +13,7 @@ from typing import Any
 import orjson
 
 from nxm import secrets
-from nxm.record import (
-    CONTROL,
-    FIELDS,
-    LAYERS,
-    PRIORITIES,
-    SCOPES,
-    STATUSES,
-    body_hash,
-    complete,
-    event,
-    key_for,
-)
+from nxm.record import CHOICES, CONTROL, FIELDS, body_hash, complete, event, key_for
 from nxm.service import _body, _intro
 from nxm.store.text import KEY, LOCAL, reconciled
 from nxs.context import CLI_ACTOR_ENV, resolve_actor, resolve_now
@@ -76,8 +65,7 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
         _intro(record["introduction"])
     except ValidationError as exc:
         return f"an introduction that add refuses: {exc.message}"
-    for name, allowed in (("status", STATUSES), ("priority", PRIORITIES), ("scope", SCOPES),
-                          ("layer", LAYERS)):  # fmt: skip
+    for name, allowed in CHOICES.items():
         if record[name] not in allowed:
             return f"an unknown {name} ({str(record[name])[:40]!r})"
     if record["category"] is not None and (

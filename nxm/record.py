@@ -16,6 +16,7 @@ STATUSES = ("open", "closed", "forgotten")
 SCOPES = ("project", "item", "user", "session")  # user: one person's; session: one conversation's
 PRIORITIES = ("HIGH", "MEDIUM", "LOW")
 LAYERS = ("PERMANENT", "TASK")
+CHOICES = {"status": STATUSES, "priority": PRIORITIES, "scope": SCOPES, "layer": LAYERS}
 SIGNALS = ("POSITIVE", "NEGATIVE", "NEUTRAL")
 INTRO_MAX = 200
 # Control characters (C0 but tab, DEL, C1), bidi overrides and line/paragraph separators: an

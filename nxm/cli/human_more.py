@@ -9,19 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nxm.cli import human
-from nxm.cli.human import (
-    FILL,
-    FIXED,
-    PRIORITY_STYLE,
-    SHORT,
-    SIGNAL_STYLE,
-    _escape,
-    cut,
-    line,
-    styled,
-    table,
-    when,
-)
+from nxm.cli.human import FILL, FIXED, SHORT, _escape, cut, line, styled, table, when
 
 
 def _recall(out: Any, r: dict[str, Any]) -> None:
@@ -105,7 +93,7 @@ def _persona(out: Any, r: dict[str, Any]) -> None:
 def _feedback(out: Any, r: dict[str, Any]) -> None:
     fb = r["feedback"]
     out.print(
-        f"recorded {styled(r['signal'], SIGNAL_STYLE)} on [cyan]{r['key']}[/] "
+        f"recorded {styled(r['signal'], human.SIGNAL_STYLE)} on [cyan]{r['key']}[/] "
         f"[dim](now +{fb['POSITIVE']} {fb['NEUTRAL']} −{fb['NEGATIVE']})[/]"
     )
 
@@ -186,7 +174,7 @@ def _knowledge(out: Any, r: dict[str, Any]) -> None:
         e = r["entry"]
         out.print(
             f"[bold]{_escape(e['subject'] or '')}[/] · {_escape(e['category'] or '')} · "
-            f"{styled(e['priority'], PRIORITY_STYLE)} [dim]{e['id']}[/]"
+            f"{styled(e['priority'], human.PRIORITY_STYLE)} [dim]{e['id']}[/]"
         )
         out.print(_escape(e["content"]))
         out.print(f"[dim]from {_escape(', '.join(k[:8] for k in e['sourceMemoryIds']))}[/]")
@@ -216,7 +204,7 @@ def _stats(out: Any, r: dict[str, Any]) -> None:
         rows.add_row(f"memories {name}", str(now), str(before["memories"][name]))
     for signal in ("POSITIVE", "NEGATIVE", "NEUTRAL"):
         rows.add_row(
-            f"feedback {styled(signal, SIGNAL_STYLE)}",
+            f"feedback {styled(signal, human.SIGNAL_STYLE)}",
             str(r["feedback"][signal]),
             str(before["feedback"][signal]),
         )

@@ -201,14 +201,10 @@ def _register(text_embedding: Any, own: Spec) -> None:
             return
         try:
             text_embedding.add_custom_model(
-                model=own.name,
-                pooling=PoolingType.MEAN,
-                normalization=True,
-                sources=ModelSource(hf=own.name),
-                dim=own.dim,
-                model_file="model.onnx",
+                model=own.name, pooling=PoolingType.MEAN, normalization=True, dim=own.dim,
+                sources=ModelSource(hf=own.name), model_file="model.onnx",
                 additional_files=["model.onnx.data"],
-            )
+            )  # fmt: skip
         except ValueError as exc:  # registered by someone else in this process: theirs serves
             if "already registered" not in str(exc):
                 raise

@@ -266,18 +266,13 @@ def setup_model(
             say(f"checking the converted model against {model.reference_of} vector")
             self_check(out, model)
             marker = {
-                "model": model.name,
-                "dim": model.dim,
-                "converter": model.converter_version,
-                "source": found,
-                "sha256": digests,
+                "model": model.name, "dim": model.dim, "converter": model.converter_version,
+                "source": found, "sha256": digests,
                 "copied": {file: digests[file] for file in copied_files(model)},
-                "onnx": {
-                    name: {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}
-                    for name in ONNX_FILES
-                },
+                "onnx": {n: {"sha256": sha256_file(out / n), "bytes": (out / n).stat().st_size}
+                         for n in ONNX_FILES},
                 "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            }
+            }  # fmt: skip
             (out / MARKER_FILE).write_text(
                 json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
             )

@@ -1,11 +1,9 @@
 """Snippets: a short excerpt of a hit's body around what the query matched.
 
-The body is cut into sentences; the sentence holding most of the query's content words
-(`nxm.search.terms`; the first on a tie) is the centre, and the sentences after it, then before it,
-are added while the excerpt stays within `SNIPPET_CHARS`. A hit that shares no word with the
-query (found by meaning) shows the body's start. A sentence longer than the bound is cut at a
-word, around its first matched word. ``snippet_truncated`` says the excerpt is not the whole
-body (``nxm show KEY`` has it all).
+The sentence holding most of the query's content words (the first on a tie; the body's start
+for a hit found by meaning) is the centre; the sentences after it, then before it, are added
+while the excerpt fits in `SNIPPET_CHARS`. A longer sentence is cut at words, around its first
+matched word.
 """
 
 from __future__ import annotations

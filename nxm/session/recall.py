@@ -314,25 +314,16 @@ def store_context(
             suggestion="reuse the id passed to recall this session, e.g. nc-ecommerce-db-20260529",
         )
     result = service.add(
-        body=f"{summary}\n\n{context}",
-        introduction=_introduction(summary),
-        now=now,
-        actor=actor,
-        category=CATEGORY,
-        scope="session",
-        session_id=conversation_id.strip(),
-        metadata={"summary": summary},
-        **{k: v for k, v in provenance.items() if v is not None},
-    )
+        body=f"{summary}\n\n{context}", introduction=_introduction(summary), now=now, actor=actor,
+        category=CATEGORY, scope="session", session_id=conversation_id.strip(),
+        metadata={"summary": summary}, **{k: v for k, v in provenance.items() if v is not None},
+    )  # fmt: skip
     memory = result["memory"]
     return {
-        "context_chars": len(context),
-        "conversation_id": memory["session_id"],
-        "created": result["created"],
-        "introduction": memory["introduction"],
-        "memory_id": memory["key"],
-        "summary_tokens": tokens,
-    }
+        "context_chars": len(context), "conversation_id": memory["session_id"],
+        "created": result["created"], "introduction": memory["introduction"],
+        "memory_id": memory["key"], "summary_tokens": tokens,
+    }  # fmt: skip
 
 
 __all__ = [
