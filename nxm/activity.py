@@ -120,17 +120,10 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
         ]
         tables[f"{dim}Total"] = len(ranked)
     return {
-        "bucketDays": size,
-        "buckets": starts,
-        "days": days,
-        "events": events,
-        "from": first,
+        "bucketDays": size, "buckets": starts, "days": days, "events": events, "from": first,
         "method": "from the memories' histories (UTC buckets); purged memories are not counted",
-        "open": opened,
-        "stored": stored,
-        "to": now,
-        **tables,
-    }
+        "open": opened, "stored": stored, "to": now, **tables,
+    }  # fmt: skip
 
 
 __all__ = ["GROUPS", "activity", "buckets"]

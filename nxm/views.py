@@ -42,14 +42,10 @@ def _list(ctx: Any, *, sort: str, order: str, page: int, page_size: int, **filte
     start = (page - 1) * page_size
     total = len(chosen)
     return {
-        "memories": chosen[start : start + page_size],
-        "order": order,
-        "page": page,
-        "page_size": page_size,
-        "sort": sort,
-        "total": total,
+        "memories": chosen[start : start + page_size], "order": order, "page": page,
+        "page_size": page_size, "sort": sort, "total": total,
         "total_pages": math.ceil(total / page_size) if total else 0,
-    }
+    }  # fmt: skip
 
 
 def _select(ctx: Any, **filters: Any) -> Any:

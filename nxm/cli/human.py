@@ -1,7 +1,6 @@
-"""Human output for the nxm verbs: rich tables and lines that fit 80 columns (``--json`` skips
-this). Every verb has a rendering here or in `nxm.cli.human_more` (whose `show` picks it); stored text goes through
-`_escape` (rich markup) before it is printed, and long cells end in an ellipsis instead of
-wrapping a table row over many lines.
+"""Human output for the nxm verbs (the rest in `nxm.cli.human_more`, whose `show` picks one):
+rich tables and lines that fit 80 columns. Stored text goes through `_escape` (rich markup);
+long cells end in an ellipsis instead of wrapping a table row over many lines.
 """
 
 from __future__ import annotations

@@ -16,11 +16,8 @@ def _recall(out: Any, r: dict[str, Any]) -> None:
     if r["memories"]:
         rows = table(("key", FIXED), ("conf", FIXED), ("memory", FILL))
         for m in r["memories"]:
-            rows.add_row(
-                f"[cyan]{_escape(m['memory_id'][:8])}[/]",
-                f"{m['confidence']:.2f}",
-                cut(line(m["summary"])),
-            )
+            rows.add_row(f"[cyan]{_escape(m['memory_id'][:8])}[/]", f"{m['confidence']:.2f}",
+                         cut(line(m["summary"])))  # fmt: skip
         out.print(rows)
     else:
         out.print("[dim]nothing to recall for this[/]")
@@ -70,11 +67,8 @@ def _facts(out: Any, r: dict[str, Any]) -> None:
 def _personas(out: Any, r: dict[str, Any]) -> None:
     rows = table(("name", FIXED), ("title", SHORT | {"max_width": 30}), ("use when", FILL))
     for p in r["personas"]:
-        rows.add_row(
-            f"[bold]{_escape(p['name'])}[/]",
-            _escape(p["title"]),
-            cut(line((p.get("when_to_use") or [""])[0])),
-        )
+        rows.add_row(f"[bold]{_escape(p['name'])}[/]", _escape(p["title"]),
+                     cut(line((p.get("when_to_use") or [""])[0])))  # fmt: skip
     out.print(rows)
 
 
@@ -203,11 +197,8 @@ def _stats(out: Any, r: dict[str, Any]) -> None:
     for name, now in r["memories"].items():
         rows.add_row(f"memories {name}", str(now), str(before["memories"][name]))
     for signal in ("POSITIVE", "NEGATIVE", "NEUTRAL"):
-        rows.add_row(
-            f"feedback {styled(signal, human.SIGNAL_STYLE)}",
-            str(r["feedback"][signal]),
-            str(before["feedback"][signal]),
-        )
+        rows.add_row(f"feedback {styled(signal, human.SIGNAL_STYLE)}", str(r["feedback"][signal]),
+                     str(before["feedback"][signal]))  # fmt: skip
     rows.add_row("searches", str(r["searches"]), str(before["searches"]))
     rows.add_row("tokens (estimated)", f"{r['tokens']:,}", f"{before['tokens']:,}")
     out.print(rows)

@@ -26,19 +26,11 @@ CATEGORY = Param(
     "category", help="Kind of knowledge: conventions, decisions, gotchas, owners, ...", max_len=64
 )
 SCOPE = Param("scope", help="Default project; item needs the item in refs.", choices=SCOPES)
-REFS = Param(
-    "refs",
-    type="list",
-    help="Issue ids, file paths or items it is about.",
-    max_len=50,
-    aliases=("ref",),
-)
+REFS = Param("refs", type="list", help="Issue ids, file paths or items it is about.", max_len=50,
+             aliases=("ref",))  # fmt: skip
 PRIORITY = Param("priority", help="Default MEDIUM.", choices=PRIORITIES)
-ALLOW_SECRET = Param(
-    "allow_secret",
-    type="bool",
-    help="Store text that looks like a credential (an example, not a real one).",
-)
+ALLOW_SECRET = Param("allow_secret", type="bool", help="Store text that looks like a credential "
+                     "(an example, not a real one).")  # fmt: skip
 
 FILTERS = (
     Param("status", help="Default open.", choices=(*STATUSES, "all")),
@@ -47,26 +39,18 @@ FILTERS = (
     Param("ref", help="Only memories with this ref, or a path under it.", max_len=200),
     Param("user_id", help="Only this user's memories.", max_len=200),
     Param("agent_id", help="Only this agent's memories.", max_len=200),
-    Param(
-        "session_id",
-        help="Only this session's memories.",
-        max_len=200,
-        aliases=("conversation_id",),
-    ),
+    Param("session_id", help="Only this session's memories.", max_len=200,
+          aliases=("conversation_id",)),
     Param("layer", help="Only this layer.", choices=LAYERS),
     Param("priority", help="Only this priority.", choices=PRIORITIES),
-)
+)  # fmt: skip
 PROVENANCE = (
     Param("user_id", help="The user this memory belongs to.", max_len=200),
     Param("agent_id", help="The agent this memory belongs to.", max_len=200),
-    Param(
-        "session_id",
-        help="The session or conversation it came from.",
-        max_len=200,
-        aliases=("conversation_id",),
-    ),
+    Param("session_id", help="The session or conversation it came from.", max_len=200,
+          aliases=("conversation_id",)),
     Param("metadata", type="object", help="Free-form JSON object."),
-)
+)  # fmt: skip
 
 
 def _write(method: str) -> Any:
@@ -77,9 +61,9 @@ def _write(method: str) -> Any:
     return handler
 
 
-def _read(method: str, **fixed: Any) -> Any:
+def _read(method: str) -> Any:
     def handler(ctx: Context, **kw: Any) -> Any:
-        return getattr(ctx.memory, method)(**fixed, **kw)
+        return getattr(ctx.memory, method)(**kw)
 
     handler.__name__ = method
     return handler

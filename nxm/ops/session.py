@@ -1,8 +1,6 @@
-"""Session operations (seed 000): recall, store context, user facts, personas.
+"""Session operations (tool group ``session``): recall, store context, user facts, personas.
 
-Tool group ``session``. Seed 000's get_memory_detail is `memory_show` (SPEC section 5): the
-record carries the summary (``metadata.summary``), the context (``body``), the conversation id
-(``session_id``) and the rest; docs/session.md maps the fields.
+A stored session is read back with `memory_show` (docs/session.md maps the fields).
 """
 
 from __future__ import annotations

@@ -237,11 +237,9 @@ def recall(
             "snippet_truncated": cut, "summary": shown, "truncated": more,
         })  # fmt: skip
     out: dict[str, Any] = {
-        "fanned_out": bool(chosen),
-        "memories": memories,
-        "searched": "user_query_full" if use_full else "query",
-        "total": len(memories),
-    }
+        "fanned_out": bool(chosen), "memories": memories,
+        "searched": "user_query_full" if use_full else "query", "total": len(memories),
+    }  # fmt: skip
     if chosen:
         out["topic_count"] = len(chosen)
         out["topic_groups"] = [{"memory_ids": ks, "topic": t} for t, ks in groups]
