@@ -9,6 +9,7 @@ history, so they count nowhere; a memory's first event (or its ``created``) is i
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -73,17 +74,8 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
     first = starts[0]
     n = len(starts)
 
-    def index(at: str) -> int | None:
-        if not first <= at <= now:
-            return None
-        lo, hi = 0, n - 1
-        while lo < hi:  # the last start at or before `at`
-            mid = (lo + hi + 1) // 2
-            if starts[mid] <= at:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+    def index(at: str) -> int | None:  # the last start at or before `at`
+        return bisect_right(starts, at) - 1 if first <= at <= now else None
 
     stored = [0] * n
     opened = [0] * n
@@ -128,17 +120,10 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
         ]
         tables[f"{dim}Total"] = len(ranked)
     return {
-        "bucketDays": size,
-        "buckets": starts,
-        "days": days,
-        "events": events,
-        "from": first,
+        "bucketDays": size, "buckets": starts, "days": days, "events": events, "from": first,
         "method": "from the memories' histories (UTC buckets); purged memories are not counted",
-        "open": opened,
-        "stored": stored,
-        "to": now,
-        **tables,
-    }
+        "open": opened, "stored": stored, "to": now, **tables,
+    }  # fmt: skip
 
 
 __all__ = ["GROUPS", "activity", "buckets"]

@@ -2,10 +2,10 @@
 
 The vocabulary (`VOCABULARY`, documented in docs/lifecycle.md) names what kind of knowledge a
 memory holds. Each category has cue patterns; a memory scores one point per cue that occurs in
-its introduction and body (two for a strong cue). The highest score wins, ties go to the earlier category
-in the vocabulary, and a memory with no cue at all stays uncategorised (None). No model, no
-network: the same text always gets the same category. A caller's category always wins: add only
-calls this when none was given.
+its introduction and body (two for a strong cue). The highest score wins, ties go to the earlier
+category in the vocabulary, and a memory with no cue at all stays uncategorised (None). No model,
+no network: the same text always gets the same category. A caller's category always wins: add
+only calls this when none was given.
 """
 
 from __future__ import annotations
@@ -27,50 +27,19 @@ VOCABULARY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "gotchas": (
         (r"gotcha", r"pitfall", r"beware", r"flaky", r"flakes?", r"caveat", r"footgun"),
-        (
-            r"careful",
-            r"breaks?",
-            r"fails?",
-            r"failing",
-            r"bug",
-            r"workaround",
-            r"crash(?:es)?",
-            r"timeouts?",
-            r"surprising(?:ly)?",
-            r"silently",
-            r"watch out",
-            r"trap",
-            r"slow",
-        ),
-    ),  # fmt: skip
+        (r"careful", r"breaks?", r"fails?", r"failing", r"bug", r"workaround", r"crash(?:es)?",
+         r"timeouts?", r"surprising(?:ly)?", r"silently", r"watch out", r"trap", r"slow"),
+    ),
     "conventions": (
         (r"convention", r"always", r"never", r"naming", r"style guide"),
-        (
-            r"must",
-            r"should",
-            r"do not",
-            r"don't",
-            r"format(?:ted)?",
-            r"lint",
-            r"rule",
-            r"prefix(?:ed)?",
-            r"camelcase",
-            r"snake_case",
-        ),
-    ),  # fmt: skip
+        (r"must", r"should", r"do not", r"don't", r"format(?:ted)?", r"lint", r"rule",
+         r"prefix(?:ed)?", r"camelcase", r"snake_case"),
+    ),
     "people": (
-        (
-            r"owns",
-            r"owner",
-            r"works at",
-            r"works for",
-            r"leads",
-            r"maintainer",
-            r"responsible for",
-            r"reports to",
-        ),
+        (r"owns", r"owner", r"works at", r"works for", r"leads", r"maintainer",
+         r"responsible for", r"reports to"),
         (r"ask", r"team", r"manager", r"reviewer", r"on call", r"on-call", r"contact", r"ping"),
-    ),  # fmt: skip
+    ),
     "processes": (
         (r"deploy(?:s|ed|ment)?", r"release(?:s|d)?", r"runbook", r"procedure", r"workflow"),
         (r"steps?", r"how to", r"pipeline", r"ci", r"run", r"merge", r"rollback"),
@@ -83,12 +52,12 @@ VOCABULARY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"stack", r"built (?:with|on)", r"written in", r"framework"),
         (r"database", r"library", r"version", r"runs on", r"uses", r"dependency"),
     ),
-}
+}  # fmt: skip
 
 
 @functools.cache
 def _cues() -> dict[str, tuple[tuple[re.Pattern[str], int], ...]]:
-    # compiled on first use: ~110 patterns cost ~4 ms, which a read (list, show) would pay
+    # compiled on first use: a read (list, show) never pays for them
     return {
         name: tuple(
             (re.compile(rf"(?<![\w-]){cue}(?![\w-])", re.IGNORECASE), points)

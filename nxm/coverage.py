@@ -1,7 +1,7 @@
 """Which memories a session start sees: the prime index, chosen for coverage (docs/mcp.md).
 
-Ranking by priority then category alone filled a 6,000-byte index with HIGH conventions and
-decisions and never reached a gotcha or an owner. The rule instead:
+Ranking by priority then category alone would fill the index with HIGH conventions and decisions
+and never reach a gotcha or an owner. The rule instead:
 
 - **Candidates**: open, project-scoped, unexpired memories (item, user and session memories
   are counted per scope instead: they read on their item, or through recall).
@@ -33,6 +33,7 @@ from typing import Any
 from nxm.record import reading_sort_key
 
 HALF_LIFE_DAYS = 90.0
+Ranked = dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]]  # by category, best first
 _PRIORITY = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 
 
@@ -60,11 +61,9 @@ def worth(record: dict[str, Any], now: datetime | None) -> float:
     return priority * recency * min(max(1.0 + 0.25 * net, 0.25), 2.0)
 
 
-def ranked(
-    records: Iterable[dict[str, Any]], at: datetime | None
-) -> dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]]:
+def ranked(records: Iterable[dict[str, Any]], at: datetime | None) -> Ranked:
     """Each category's candidates as (-worth, reading key, record), best first."""
-    by_category: dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]] = {}
+    by_category: Ranked = {}
     for r in records:
         entry = (-worth(r, at), reading_sort_key(r), r)
         by_category.setdefault(r.get("category"), []).append(entry)
@@ -78,9 +77,7 @@ def picks(records: Iterable[dict[str, Any]], now: str) -> Iterator[dict[str, Any
     return picks_of(ranked(records, moment(now)))
 
 
-def picks_of(
-    by_category: dict[Any, list[tuple[float, tuple[Any, ...], dict[str, Any]]]],
-) -> Iterator[dict[str, Any]]:
+def picks_of(by_category: Ranked) -> Iterator[dict[str, Any]]:
     """`picks` from the categories `ranked` made."""
     # Categories by their best memory; uncategorised after a named one of equal worth.
     order = sorted(by_category, key=lambda c: (by_category[c][0][0], c is None, c or ""))

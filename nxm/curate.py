@@ -1,15 +1,10 @@
 """Curation at write time: what an added memory resembles, and replacing an old one with it.
 
-`similar` compares a new memory's embedding with every open memory's (their stored vectors,
-`nxm.store.vectors`: no search index is opened) and reports those at least `SIMILAR`
-alike, best first, at most `SHOWN`: each could be the same fact in other words (``duplicate``
-from `DUPLICATE` up) or another version of it, possibly contradicting it (``similar``). Thresholds
-are cosines of all-MiniLM-L6-v2: on bench/project_memory a fact's two versions have median 0.70
-(10th percentile 0.55), unrelated memories a 95th percentile of 0.51; the same fact reworded
-stays above 0.85 ("Ana Lima is the owner of billing since June 2026" against "Billing is owned
-by Ana Lima from 2026-06 on": 0.90). all-mpnet-base-v2's fall in the same places (eight facts
-reworded 0.80-0.96, four versions 0.56-0.80; docs/retrieval.md), so both use these. The test
-embedder ("hash") compares words and trigrams, so its cosines are lower for rewordings.
+`similar` compares a new memory's embedding with every open memory's stored vector (no search
+index is opened) and reports those at least `SIMILAR` alike, best first, at most `SHOWN`: each
+could be the same fact in other words (``duplicate`` from `DUPLICATE` up) or another version of
+it, possibly contradicting it (``similar``). The thresholds sit between a fact's versions,
+its rewordings and unrelated memories for both models nxm sets up (docs/retrieval.md).
 
 `supersede` is the other half: the new memory links the old one (``supersedes`` in its CREATED
 event), the old one is closed with ``superseded_by`` in its CLOSED event, in the same write.
@@ -29,9 +24,7 @@ SHOWN = 3
 
 
 def similar(
-    vector: Any,
-    stored: Callable[[], dict[str, bytes]],
-    records: Mapping[str, Mapping[str, Any]],
+    vector: Any, stored: Callable[[], dict[str, bytes]], records: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """The open memories most like ``vector`` (``stored``: every open memory's vector)."""
     from nxm.store.vectors import nearest

@@ -13,18 +13,7 @@ from typing import Any
 import orjson
 
 from nxm import secrets
-from nxm.record import (
-    CONTROL,
-    FIELDS,
-    LAYERS,
-    PRIORITIES,
-    SCOPES,
-    STATUSES,
-    body_hash,
-    complete,
-    event,
-    key_for,
-)
+from nxm.record import CHOICES, CONTROL, FIELDS, body_hash, complete, event, key_for
 from nxm.service import _body, _intro
 from nxm.store.text import KEY, LOCAL, reconciled
 from nxs.context import CLI_ACTOR_ENV, resolve_actor, resolve_now
@@ -64,8 +53,8 @@ def _shape_problem(record: dict[str, Any]) -> str | None:
 
 def _rule_problem(record: dict[str, Any]) -> str | None:
     """What add would refuse in a record: a key it would not mint, an introduction that is not
-    one short line, an unknown status, priority, scope or layer (issue 24: nothing an import
-    lets in may add a line to NEXUS_MEMORY.md or prime)."""
+    one short line, an unknown status, priority, scope or layer (nothing an import lets in may
+    add a line to NEXUS_MEMORY.md or prime)."""
     key = record["key"]
     if key is not None and (not isinstance(key, str) or not KEY.match(key)):
         return (
@@ -76,8 +65,7 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
         _intro(record["introduction"])
     except ValidationError as exc:
         return f"an introduction that add refuses: {exc.message}"
-    for name, allowed in (("status", STATUSES), ("priority", PRIORITIES), ("scope", SCOPES),
-                          ("layer", LAYERS)):  # fmt: skip
+    for name, allowed in CHOICES.items():
         if record[name] not in allowed:
             return f"an unknown {name} ({str(record[name])[:40]!r})"
     if record["category"] is not None and (
@@ -88,9 +76,8 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
 
 
 def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str, bool]:
-    """The key a record is imported under, and whether it was minted anew: its own key when
-    it is the body's content hash (or a salted one, or the record's body changed since it was
-    minted), else the key add would mint."""
+    """The key a record is imported under, and whether it was minted anew: its own key when it
+    is the body's content hash (salted, or the body edited since), else the key add would mint."""
     body, key = record["body"], record["key"]
     edited = any(
         e.get("type") == "UPDATED" and "body" in ((e.get("data") or {}).get("fields") or ())
@@ -122,6 +109,10 @@ def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
         yield line({k: v for k, v in records[key].items() if k not in LOCAL})
 
 
+def _refused(n: int, what: str) -> ValidationError:
+    return ValidationError(f"line {n} {what}", suggestion="nothing was imported")
+
+
 def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]]:
     """Parse and check an export; refuse the whole file on the first bad line (one holding a
     credential-shaped string too, unless ``allow_secrets``).
@@ -136,30 +127,21 @@ def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise ValidationError(
-                f"line {n} is not valid JSON: {exc}", suggestion="nothing was imported"
-            ) from None
+            raise _refused(n, f"is not valid JSON: {exc}") from None
         if not isinstance(obj, dict):
-            raise ValidationError(
-                f"line {n} is not a JSON object", suggestion="nothing was imported"
-            )
+            raise _refused(n, "is not a JSON object")
         missing = [
             f for f in ("body", "introduction") if not isinstance(obj.get(f), str) or not obj[f].strip()
         ]  # fmt: skip
         if missing:
-            raise ValidationError(
-                f"line {n} lacks {', '.join(missing)}", suggestion="nothing was imported"
-            )
+            raise _refused(n, f"lacks {', '.join(missing)}")
         unknown = sorted(set(obj) - set(FIELDS))
         if unknown:
-            raise ValidationError(
-                f"line {n} has unknown fields: {', '.join(unknown)}",
-                suggestion="nothing was imported",
-            )
+            raise _refused(n, f"has unknown fields: {', '.join(unknown)}")
         record = complete(obj)
         problem = _shape_problem(record) or _rule_problem(record)
         if problem:
-            raise ValidationError(f"line {n} has {problem}", suggestion="nothing was imported")
+            raise _refused(n, f"has {problem}")
         record["introduction"] = record["introduction"].strip()
         record["body"] = _body(record["body"])
         try:
@@ -185,13 +167,13 @@ def import_records(
     actor: str | None = None,
     record: bool = True,
 ) -> dict[str, Any]:
-    """Write parsed records: new keys are added, existing keys skipped (or replaced), a body
-    already stored under another key skipped; each gets an IMPORTED event (``now``, ``actor``),
-    and a created time and actor when it has none (``record=False``: no IMPORTED event, for a
-    fixture that stands for the events it holds)."""
+    """Write parsed records: new keys added, existing keys skipped (or replaced), a body stored
+    under another key skipped; each gets an IMPORTED event (none with ``record=False``: a
+    fixture that stands for the events it holds), and a created time and actor if it lacks them."""
     now = now or resolve_now(None)
     actor = actor or resolve_actor(None, CLI_ACTOR_ENV)
     counts = {"imported": 0, "replaced": 0, "skipped": 0, "reminted": 0}
+    tick = progress or (lambda n: None)
     service.embedder()  # load the model before taking the lock
     with service.store.writing() as current:
         todo: list[dict[str, Any]] = []
@@ -203,8 +185,7 @@ def import_records(
             twin = [k for k in current.with_body(digest) if k != r["key"]]
             if twin or digest in seen:  # the same body under another key: add returns that one
                 counts["skipped"] += 1
-                if progress:
-                    progress(1)
+                tick(1)
                 continue
             seen.add(digest)
             taken.add(r["key"])
@@ -216,8 +197,7 @@ def import_records(
                 same = _committed(current[r["key"]]) == _committed(r)
                 if not replace or same:
                     counts["skipped"] += 1
-                    if progress:
-                        progress(1)
+                    tick(1)
                     continue
                 counts["replaced"] += 1
             else:
@@ -230,7 +210,6 @@ def import_records(
             vectors = service._vectors(batch)
             service._ready(batch, vectors)
             service._write(current, batch, vectors)
-            if progress:
-                progress(len(batch))
+            tick(len(batch))
     counts["total"] = len(records)
     return counts

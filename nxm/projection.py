@@ -1,13 +1,11 @@
 """NEXUS_MEMORY.md: the index people read, beside `.nxs/` (never imported by anything).
 
 One line per open project- or item-scoped memory, in the reading order of `nxm list`, linked
-to the memory's own file (`.nxs/memories/<key>.md`, where its body is). It holds no bodies, and
-at most `LIMIT` lines, the rest counted: a write rewrites it, so its size must not grow with the
-store's (and a list longer than that is read with `nxm list`, not on a page). Each line carries
-what orders it (the link's title is the memory's ``created``), so nxs's merge driver
-(`nxm.store.merge`) merges two branches' files by key (`merge3`) into what the merged memories
-make (`derive`); where the driver is not configured, git's ``union`` driver merges it and the
-next write makes it again.
+to the memory's own file. It holds no bodies, and at most `LIMIT` lines, the rest counted: a
+write rewrites it, so its size must not grow with the store's. Each line carries what orders it
+(the link's title is the memory's ``created``), so nxs's merge driver (`nxm.store.merge`) merges
+two branches' files by key into what the merged memories make (`derive`); without the driver,
+git's ``union`` driver merges it and the next write makes it again.
 """
 
 from __future__ import annotations

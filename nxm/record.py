@@ -16,48 +16,24 @@ STATUSES = ("open", "closed", "forgotten")
 SCOPES = ("project", "item", "user", "session")  # user: one person's; session: one conversation's
 PRIORITIES = ("HIGH", "MEDIUM", "LOW")
 LAYERS = ("PERMANENT", "TASK")
-PROCESSING = ("PENDING", "READY")
+CHOICES = {"status": STATUSES, "priority": PRIORITIES, "scope": SCOPES, "layer": LAYERS}
 SIGNALS = ("POSITIVE", "NEGATIVE", "NEUTRAL")
-EVENTS = (
-    "CREATED", "UPDATED", "CLASSIFIED", "CLOSED", "REOPENED", "FORGOTTEN", "RESTORED",
-    "PROMOTED", "FEEDBACK_SUBMITTED", "LINKED", "EMBEDDED", "IMPORTED", "REVERTED", "RESOLVED",
-)  # fmt: skip
 INTRO_MAX = 200
 # Control characters (C0 but tab, DEL, C1), bidi overrides and line/paragraph separators: an
-# introduction is one plain line in prime and NEXUS_MEMORY.md (issue 24).
+# introduction is one plain line in prime and NEXUS_MEMORY.md.
 CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 KEY_LEN = 16
 
 FIELDS: dict[str, Any] = {
-    "key": None,
-    "introduction": "",
-    "body": "",
-    "category": None,
-    "scope": "project",
-    "refs": [],
-    "status": "open",
-    "processing": "PENDING",
-    "priority": "MEDIUM",
-    "layer": "PERMANENT",
-    "expires": None,
-    "actor": None,
-    "created": None,
-    "updated": None,
-    "user_id": None,
-    "agent_id": None,
-    "session_id": None,
-    "persona": None,
-    "program_tool": None,
-    "user_query": None,
-    "billable": False,
-    "company_client": None,
-    "client_project": None,
-    "artifact_url": None,
-    "metadata": {},
-    "model": None,
-    "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0},
-    "events": [],
-}
+    "key": None, "introduction": "", "body": "",
+    "category": None, "scope": "project", "refs": [], "status": "open", "processing": "PENDING",
+    "priority": "MEDIUM", "layer": "PERMANENT", "expires": None,
+    "actor": None, "created": None, "updated": None,
+    "user_id": None, "agent_id": None, "session_id": None, "persona": None, "program_tool": None,
+    "user_query": None, "billable": False, "company_client": None, "client_project": None,
+    "artifact_url": None, "metadata": {}, "model": None,
+    "feedback": {"POSITIVE": 0, "NEGATIVE": 0, "NEUTRAL": 0}, "events": [],
+}  # fmt: skip
 
 _SPACE = re.compile(r"\s+")
 
@@ -68,9 +44,8 @@ def normalise(body: str) -> str:
 
 
 def body_hash(body: str) -> str:
-    """Full sha256 hex of the normalised body (stored in the ``hash`` column: a write finds
-    a memory with the same body by it, `nxm.store.Records.with_body`)."""
-    import hashlib  # here: OpenSSL loads in ~3 ms, and reads (list, show, prime) hash nothing
+    """Full sha256 hex of the normalised body (a write finds a memory with the same body by it)."""
+    import hashlib  # here: reads (list, show, prime) hash nothing, and OpenSSL is slow to load
 
     return hashlib.sha256(normalise(body).encode("utf-8")).hexdigest()
 
@@ -79,12 +54,9 @@ def key_for(body: str, salt: int = 0) -> str:
     """The content-hash key of a body (salted only when the plain key is already taken)."""
     import hashlib
 
-    digest = (
-        body_hash(body)
-        if salt == 0
-        else hashlib.sha256(f"{salt}\x00{normalise(body)}".encode()).hexdigest()
-    )
-    return digest[:KEY_LEN]
+    if salt == 0:
+        return body_hash(body)[:KEY_LEN]
+    return hashlib.sha256(f"{salt}\x00{normalise(body)}".encode()).hexdigest()[:KEY_LEN]
 
 
 def new_record(**values: Any) -> dict[str, Any]:
@@ -163,11 +135,9 @@ _IDENTIFIER = re.compile(r"\b\w+(?:[-./:]\w+)+\b|\b\w*_\w+\b|\b[a-z]+[A-Z]\w*\b"
 
 
 def identifiers(text: str) -> list[str]:
-    """Identifiers in ``text`` joined into one token each (``ERR_LEDGER_LOCKED`` → ``errledgerlocked``).
-
-    The full-text tokenizer splits and stems an identifier into common words; the joined token
-    lets an exact identifier outrank its near namesakes (``ERR_LEDGER_LOCK_TIMEOUT``).
-    """
+    """Identifiers in ``text`` joined into one token each (``ERR_LEDGER_LOCKED`` →
+    ``errledgerlocked``): the full-text tokenizer splits an identifier into common words; the
+    joined token lets an exact identifier outrank its namesakes (``ERR_LEDGER_LOCK_TIMEOUT``)."""
     joined = (re.sub(r"[\W_]+", "", m).lower() for m in _IDENTIFIER.findall(text))
     return list(dict.fromkeys(j for j in joined if len(j) >= 4))
 
@@ -209,11 +179,8 @@ def _session_orders(records: dict[str, dict[str, Any]], sessions: set[str]) -> l
 
 def contexts(records: dict[str, dict[str, Any]], keys: Iterable[str]) -> dict[str, str]:
     """The text each of ``keys`` is read in: its `indexed_text`, then the bodies of the
-    `CONTEXT` memories before it in its session, newest first (just its own text for a memory
-    without a session, or the first of one).
-
-    A reply ("Yes, in Paris, a year ago") is then found by the words of what it answers.
-    """
+    `CONTEXT` memories before it in its session, newest first, so that a reply ("Yes, in Paris")
+    is found by the words of what it answers."""
     out = {k: indexed_text(records[k]) for k in keys}
     sessions = {records[k]["session_id"] for k in out if records[k].get("session_id")}
     for order in _session_orders(records, sessions):

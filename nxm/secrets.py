@@ -1,14 +1,10 @@
 """Credential-shaped strings in memory text: found before a write, refused unless allowed.
 
-Memories are committed with the project, written into NEXUS_MEMORY.md and sent to every
-session (prime), so a key pasted into a body leaks to everyone who clones the repository. A
-write whose body or introduction holds one is refused (``SECRET_REFUSED``) unless the caller
-says it is not a secret (``allow_secret``: a documented example key). The error names the kind
-and where it is, never the text itself.
-
-Patterns are the well-known shapes (cloud keys, service tokens, private keys, JWTs, a password
-in a URL) and ``name = value`` assignments of a long mixed value to a secret-sounding name.
-Placeholders (``<password>``, ``${TOKEN}``, ``****``, ``password``) are not secrets.
+Memories are committed with the project and sent to every session, so a key pasted into a body
+leaks to everyone who clones the repository. A write holding one is refused unless the caller
+says it is not a secret (``allow_secret``); the error names the kind and where, never the text.
+Patterns are the well-known shapes and ``name = value`` assignments of a long mixed value to a
+secret-sounding name; placeholders (``<password>``, ``${TOKEN}``, ``****``) are not secrets.
 """
 
 from __future__ import annotations

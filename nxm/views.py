@@ -1,11 +1,8 @@
 """The dashboard's own views: what the pages need that no single tool answers.
 
-Each is declared as an `Operation` (so its arguments are checked by `nxs.ops.validate` and
-it runs through the seam's call path, with its services, lock and error envelopes) but it is
-served only to the page, at ``POST /api/view/<name>``, never as an MCP tool or a CLI verb.
-They only read, and they read through the same service the tools use: the memories they list
-are the `memory_list` summaries, the export is `nxm export`'s lines, the graph is the one the
-``graph_*`` tools query.
+Each is an `Operation` (arguments checked, run through the seam's call path with its services,
+lock and error envelopes) served only to the page, at ``POST /api/view/<name>``. They only read,
+through the same service the tools use, so the page shows what the tools answer.
 """
 
 from __future__ import annotations
@@ -13,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from nxm.ops import FILTERS, OPERATIONS
 from nxs.ops import Operation, Param
 
 MAX_NODES = 500  # the picture draws this many at most; the page says how many were left out
@@ -22,24 +20,9 @@ EVERYTHING = 1 << 62  # a page size no store reaches: the whole filtered list, i
 PRIORITY_RANK = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 
 
-def _list_params() -> tuple[Param, ...]:
-    from nxm.ops import OPERATIONS
-
-    return next(op for op in OPERATIONS if op.tool == "memory_list").params
-
-
-def _filters() -> tuple[Param, ...]:
-    from nxm.ops import FILTERS
-
-    return FILTERS
-
-
 def _matching(ctx: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
     """Every memory `memory_list` would page through for these filters, in reading order."""
     return ctx.memory.list(page=1, page_size=EVERYTHING, **filters)["memories"]
-
-
-# -- the memory list, sorted ---------------------------------------------------------------------
 
 
 def sort_memories(memories: list[dict[str, Any]], sort: str, order: str) -> list[dict[str, Any]]:
@@ -59,14 +42,10 @@ def _list(ctx: Any, *, sort: str, order: str, page: int, page_size: int, **filte
     start = (page - 1) * page_size
     total = len(chosen)
     return {
-        "memories": chosen[start : start + page_size],
-        "order": order,
-        "page": page,
-        "page_size": page_size,
-        "sort": sort,
-        "total": total,
+        "memories": chosen[start : start + page_size], "order": order, "page": page,
+        "page_size": page_size, "sort": sort, "total": total,
         "total_pages": math.ceil(total / page_size) if total else 0,
-    }
+    }  # fmt: skip
 
 
 def _select(ctx: Any, **filters: Any) -> Any:
@@ -89,15 +68,9 @@ def _export(ctx: Any, **filters: Any) -> Any:
     return {"count": len(keys), "filename": f"memories-{stamp}.jsonl", "jsonl": data.decode()}
 
 
-# -- live refresh ----------------------------------------------------------------------------------
-
-
 class Generation:
-    """What the page polls: a value that changes whenever the store (or the graph log) did.
-
-    The record cache's `generation` changes when any other process wrote it and when this one
-    committed; a file changed under us (a `git pull`) is seen by `sync`, counted here.
-    """
+    """What the page polls: a value that changes whenever the store (or the graph log) did;
+    a file changed under us (a `git pull`) is seen by `sync`, counted here."""
 
     def __init__(self) -> None:
         self.seen = 0
@@ -115,9 +88,6 @@ class Generation:
         except OSError:
             mark = "-"
         return {"generation": f"{data}.{commits}.{self.seen}.{mark}"}
-
-
-# -- the graph picture -----------------------------------------------------------------------------
 
 
 def _graph(ctx: Any) -> dict[str, Any]:
@@ -146,9 +116,6 @@ def _graph(ctx: Any) -> dict[str, Any]:
         "shown": len(ranked),
         "total": len(graph.entities),
     }
-
-
-# -- what a session sees ---------------------------------------------------------------------------
 
 
 def _session(ctx: Any) -> dict[str, Any]:
@@ -184,9 +151,6 @@ def _session(ctx: Any) -> dict[str, Any]:
     }
 
 
-# -- the table -------------------------------------------------------------------------------------
-
-
 def _view(name: str, handler: Any, summary: str, params: tuple[Param, ...] = ()) -> Operation:
     return Operation(
         name=name, tool=f"ui_{name}", cli="nxs", verb=("ui",), module="memory", group="ui",
@@ -201,13 +165,13 @@ def operations() -> list[Operation]:
     listing = (
         Param("sort", help="reading (default), updated, created or priority.", default="reading", choices=SORTS),
         Param("order", help="desc (newest or highest first, default) or asc.", default="desc", choices=ORDERS),
-        *_list_params(),
+        *next(op for op in OPERATIONS if op.tool == "memory_list").params,
     )  # fmt: skip
     days = Param("days", type="int", help="Window in days.", default=30, min=1, max=3650)
     return [
         _view("list", _list, "The memory list, sorted.", listing),
-        _view("select", _select, "Keys and statuses of every memory a filter matches.", _filters()),
-        _view("export", _export, "The JSON Lines export of the memories a filter matches.", _filters()),
+        _view("select", _select, "Keys and statuses of every memory a filter matches.", FILTERS),
+        _view("export", _export, "The JSON Lines export of the memories a filter matches.", FILTERS),
         _view("generation", Generation(), "A value that changes when the store does."),
         _view("graph", _graph, "The whole entity graph, for the picture."),
         _view("session", _session, "The instructions and tool list a session gets."),

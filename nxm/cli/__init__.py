@@ -11,7 +11,7 @@ import typer
 from nxm.cli import human, human_more
 from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register, standard_options
 from nxs.clitool import main as run_app
-from nxs.errors import NxsError
+from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.registry import operations
 from nxs.render import render
 
@@ -100,16 +100,9 @@ def embed(
 
         nxm embed
     """
-
-    def work() -> dict[str, Any]:
-        service = _service(workspace)
-        return service.embed_pending(all=all_)
-
-    _admin(
-        as_json,
-        work,
-        lambda r: f"embedded {r['embedded']} memories with {r['model']}; {r['pending']} pending",
-    )
+    _admin(as_json, lambda: _service(workspace).embed_pending(all=all_),
+           lambda r: f"embedded {r['embedded']} memories with {r['model']}; "
+           f"{r['pending']} pending")  # fmt: skip
 
 
 @app.command("export")
@@ -133,8 +126,6 @@ def export_(
     from nxm.port import export_lines
 
     def work() -> dict[str, Any] | None:
-        from nxs.errors import NotFoundError, ValidationError
-
         if status not in ("open", "closed", "forgotten", "all"):
             raise ValidationError(
                 f"unknown status {status!r}", suggestion="one of: open, closed, forgotten, all"
@@ -151,7 +142,6 @@ def export_(
         if output is None:
             emit(data)
             return None
-        from nxs.errors import UpstreamError
         from nxs.paths import atomic_write
 
         try:
@@ -176,8 +166,7 @@ def import_(
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
     ] = False,
     allow_secrets: Annotated[
-        bool,
-        typer.Option("--allow-secrets", help="Import text that looks like credentials too."),
+        bool, typer.Option("--allow-secrets", help="Import text that looks like credentials too.")
     ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
@@ -189,7 +178,6 @@ def import_(
         nxm import memories.jsonl
     """
     from nxm.port import import_records, parse_lines
-    from nxs.errors import NotFoundError
 
     def work() -> dict[str, Any]:
         try:
@@ -203,13 +191,8 @@ def import_(
         with progress.items("importing memories", len(records)) as advance:
             return import_records(service, records, replace=replace, progress=advance)
 
-    _admin(
-        as_json,
-        work,
-        lambda r: (
-            f"imported {r['imported']}, replaced {r['replaced']}, skipped {r['skipped']} of {r['total']}"
-        ),
-    )
+    _admin(as_json, work, lambda r: f"imported {r['imported']}, replaced {r['replaced']}, "
+           f"skipped {r['skipped']} of {r['total']}")  # fmt: skip
 
 
 @app.command()
@@ -279,8 +262,6 @@ ModelOpt = Annotated[
 
 def _model_error(exc: Any) -> NxsError:
     """A ModelError as the seam reports it: an unknown name is the caller's mistake."""
-    from nxs.errors import UpstreamError, ValidationError
-
     if exc.code == "MODEL_UNKNOWN":
         return ValidationError(exc.message, suggestion=exc.suggestion, code="MODEL_UNKNOWN")
     return UpstreamError(exc.message, suggestion=exc.suggestion, code="MODEL_SETUP_FAILED")

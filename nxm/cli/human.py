@@ -1,7 +1,6 @@
-"""Human output for the nxm verbs: rich tables and lines that fit 80 columns (``--json`` skips
-this). Every verb has a rendering here or in `nxm.cli.human_more` (whose `show` picks it); stored text goes through
-`_escape` (rich markup) before it is printed, and long cells end in an ellipsis instead of
-wrapping a table row over many lines.
+"""Human output for the nxm verbs (the rest in `nxm.cli.human_more`, whose `show` picks one):
+rich tables and lines that fit 80 columns. Stored text goes through `_escape` (rich markup);
+long cells end in an ellipsis instead of wrapping a table row over many lines.
 """
 
 from __future__ import annotations
@@ -130,18 +129,10 @@ def _show(out: Any, result: dict[str, Any]) -> None:
     from rich.panel import Panel
 
     m = result["memory"]
-    facts = " · ".join(
-        x
-        for x in (
-            _escape(m["category"] or ""),
-            _escape(m["scope"]),
-            styled(m["priority"], PRIORITY_STYLE),
-            _escape(m["layer"]),
-            styled(m["status"], STATUS_STYLE),
-            _escape(m["processing"]),
-        )
-        if x
-    )
+    cells = [_escape(m["category"] or ""), _escape(m["scope"])]
+    cells += [styled(m["priority"], PRIORITY_STYLE), _escape(m["layer"])]
+    cells += [styled(m["status"], STATUS_STYLE), _escape(m["processing"])]
+    facts = " · ".join(x for x in cells if x)
     head = f"[bold]{_escape(m['introduction'])}[/]\n[cyan]{m['key']}[/] · {facts}"
     if m["refs"]:
         head += f"\n[dim]refs:[/] {_escape(', '.join(m['refs']))}"
@@ -195,11 +186,7 @@ def _history(out: Any, result: dict[str, Any]) -> None:
                  ("change", FILL), title=f"history of {result['key']}")  # fmt: skip
     for e in result["events"]:
         rows.add_row(
-            str(e["n"]),
-            when(e["at"]),
-            _escape(e["type"]),
-            _escape(str(e["actor"])),
-            cut(change(e)),
+            str(e["n"]), when(e["at"]), _escape(e["type"]), _escape(str(e["actor"])), cut(change(e))
         )
     out.print(rows)
     shown = len(result["events"])

@@ -9,32 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from nxm.cli import human
-from nxm.cli.human import (
-    FILL,
-    FIXED,
-    PRIORITY_STYLE,
-    SHORT,
-    SIGNAL_STYLE,
-    _escape,
-    cut,
-    line,
-    styled,
-    table,
-    when,
-)
-
-# -- session -------------------------------------------------------------------------------------
+from nxm.cli.human import FILL, FIXED, SHORT, _escape, cut, line, styled, table, when
 
 
 def _recall(out: Any, r: dict[str, Any]) -> None:
     if r["memories"]:
         rows = table(("key", FIXED), ("conf", FIXED), ("memory", FILL))
         for m in r["memories"]:
-            rows.add_row(
-                f"[cyan]{_escape(m['memory_id'][:8])}[/]",
-                f"{m['confidence']:.2f}",
-                cut(line(m["summary"])),
-            )
+            rows.add_row(f"[cyan]{_escape(m['memory_id'][:8])}[/]", f"{m['confidence']:.2f}",
+                         cut(line(m["summary"])))  # fmt: skip
         out.print(rows)
     else:
         out.print("[dim]nothing to recall for this[/]")
@@ -84,11 +67,8 @@ def _facts(out: Any, r: dict[str, Any]) -> None:
 def _personas(out: Any, r: dict[str, Any]) -> None:
     rows = table(("name", FIXED), ("title", SHORT | {"max_width": 30}), ("use when", FILL))
     for p in r["personas"]:
-        rows.add_row(
-            f"[bold]{_escape(p['name'])}[/]",
-            _escape(p["title"]),
-            cut(line((p.get("when_to_use") or [""])[0])),
-        )
+        rows.add_row(f"[bold]{_escape(p['name'])}[/]", _escape(p["title"]),
+                     cut(line((p.get("when_to_use") or [""])[0])))  # fmt: skip
     out.print(rows)
 
 
@@ -107,16 +87,13 @@ def _persona(out: Any, r: dict[str, Any]) -> None:
 def _feedback(out: Any, r: dict[str, Any]) -> None:
     fb = r["feedback"]
     out.print(
-        f"recorded {styled(r['signal'], SIGNAL_STYLE)} on [cyan]{r['key']}[/] "
+        f"recorded {styled(r['signal'], human.SIGNAL_STYLE)} on [cyan]{r['key']}[/] "
         f"[dim](now +{fb['POSITIVE']} {fb['NEUTRAL']} −{fb['NEGATIVE']})[/]"
     )
 
 
 def _purge(out: Any, r: dict[str, Any]) -> None:
     out.print(f"purged [cyan]{r['key']}[/] for good")
-
-
-# -- graph ---------------------------------------------------------------------------------------
 
 
 def _entity(e: dict[str, Any]) -> str:
@@ -186,15 +163,12 @@ def _graph_remove(out: Any, r: dict[str, Any]) -> None:
         out.print("[dim]nothing removed[/]")
 
 
-# -- knowledge and figures -----------------------------------------------------------------------
-
-
 def _knowledge(out: Any, r: dict[str, Any]) -> None:
     if "entry" in r:
         e = r["entry"]
         out.print(
             f"[bold]{_escape(e['subject'] or '')}[/] · {_escape(e['category'] or '')} · "
-            f"{styled(e['priority'], PRIORITY_STYLE)} [dim]{e['id']}[/]"
+            f"{styled(e['priority'], human.PRIORITY_STYLE)} [dim]{e['id']}[/]"
         )
         out.print(_escape(e["content"]))
         out.print(f"[dim]from {_escape(', '.join(k[:8] for k in e['sourceMemoryIds']))}[/]")
@@ -223,11 +197,8 @@ def _stats(out: Any, r: dict[str, Any]) -> None:
     for name, now in r["memories"].items():
         rows.add_row(f"memories {name}", str(now), str(before["memories"][name]))
     for signal in ("POSITIVE", "NEGATIVE", "NEUTRAL"):
-        rows.add_row(
-            f"feedback {styled(signal, SIGNAL_STYLE)}",
-            str(r["feedback"][signal]),
-            str(before["feedback"][signal]),
-        )
+        rows.add_row(f"feedback {styled(signal, human.SIGNAL_STYLE)}", str(r["feedback"][signal]),
+                     str(before["feedback"][signal]))  # fmt: skip
     rows.add_row("searches", str(r["searches"]), str(before["searches"]))
     rows.add_row("tokens (estimated)", f"{r['tokens']:,}", f"{before['tokens']:,}")
     out.print(rows)
@@ -264,9 +235,6 @@ def _entities(out: Any, r: dict[str, Any]) -> None:
     out.print(rows)
 
 
-# -- repair --------------------------------------------------------------------------------------
-
-
 def _resolve(out: Any, r: dict[str, Any]) -> None:
     if r["resolved"]:
         m = r["memory"]
@@ -293,12 +261,8 @@ def _resolve(out: Any, r: dict[str, Any]) -> None:
 
 def _doctor(out: Any, r: dict[str, Any]) -> None:
     for f in r["fixed"]:
-        what = (
-            f.get("adopted")
-            and f"adopted as {f['adopted']}"
-            or f.get("fixed")
-            or f"skipped: {f.get('skipped')}"
-        )
+        adopted = f.get("adopted") and f"adopted as {f['adopted']}"
+        what = adopted or f.get("fixed") or f"skipped: {f.get('skipped')}"
         out.print(f"fixed {_escape(f['file'])}: {_escape(what)}")
     if r["ok"]:
         out.print("[green]every memory file reads; git is set up for nxs here[/]")

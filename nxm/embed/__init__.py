@@ -1,12 +1,8 @@
 """The embedder seam: text in, L2-normalised float32 rows out.
 
-- `FastEmbedder` runs a fastembed ONNX model; for ``MODEL_NAME`` it loads the files that
-  `nxm.embed.model.setup_model` installed, never the network.
-- `HashEmbedder` is a tiny deterministic embedder (hashed words and character trigrams) for
-  tests and for running without the model; no network, no model files.
-- `load_embedder(name)` picks one and caches it per process.
-
-numpy and fastembed are imported lazily: importing this module costs nothing.
+`FastEmbedder` runs a fastembed ONNX model (one nxm sets up is loaded from its install, never
+the network); `HashEmbedder` is a tiny deterministic one for tests and model-less runs;
+`load_embedder` picks one, once per process. numpy and fastembed are imported lazily.
 """
 
 from __future__ import annotations
@@ -56,12 +52,10 @@ def _normalise_rows(matrix: numpy.ndarray) -> numpy.ndarray:
 class FastEmbedder:
     """A fastembed `TextEmbedding`, loaded eagerly so that a missing model fails at once.
 
-    For ``MODEL_NAME`` the model must be installed by `nxm model setup` (`ModelError`
-    otherwise). Other fastembed models come from fastembed's cache (``$FASTEMBED_CACHE_PATH``,
-    else ``<nxs cache>/models/fastembed``); they are downloaded only with `allow_download`.
-    onnxruntime picks its own thread count (one per physical core), which measured best on a
-    2-core machine; texts are embedded in one process (``parallel=None``), sorted by length so
-    that each batch pads little.
+    A model nxm sets up must be installed (`ModelError` otherwise). Other fastembed models come
+    from fastembed's cache (``$FASTEMBED_CACHE_PATH``, else ``<nxs cache>/models/fastembed``),
+    downloaded only with `allow_download`. Texts are embedded sorted by length, so that each
+    batch pads little.
     """
 
     def __init__(
@@ -142,10 +136,9 @@ class FastEmbedder:
         return f"FastEmbedder(name={self.name!r}, dim={self.dim})"
 
 
-# fastembed imports its Hugging Face Hub downloader at its top; these modules of the hub (with
-# yaml, filelock and httpcore's sync pool) were ~40 % of `import fastembed` here, and a model
-# loaded from files never calls them. `nxs.deferred` stands in for them until a name is used
-# (a download): then the real module loads. The names are those fastembed imports.
+# fastembed imports the Hugging Face Hub downloader at its top, a large part of its import time
+# that a model loaded from files never uses: `nxs.deferred` stands in for these modules (the
+# names fastembed imports) until a download uses one.
 DEFERRED_HUB = {
     "huggingface_hub.hf_api": ("RepoFile", "model_info", "list_repo_tree"),
     "huggingface_hub._snapshot_download": ("snapshot_download",),
@@ -165,11 +158,9 @@ def _defer_hub() -> None:
 def _no_spinning() -> Iterator[None]:
     """Sessions made inside do not spin their worker threads between runs.
 
-    onnxruntime's threads busy-wait after each run by default. After a query's embedding they
-    took the CPU the rest of the search needed (at 10,000 memories on 2 cores the vector search
-    after an embedding took 23 ms instead of 3 ms; docs/benchmarks.md); bulk embedding is as
-    fast without it (61 vs 60 texts/s). fastembed exposes no such option, so the options it
-    makes are given it here.
+    onnxruntime's threads busy-wait after each run by default, taking the CPU the rest of a
+    search needs (docs/benchmarks.md); fastembed exposes no such option, so the session options
+    it makes are replaced here.
     """
     import onnxruntime as ort
 
@@ -210,14 +201,10 @@ def _register(text_embedding: Any, own: Spec) -> None:
             return
         try:
             text_embedding.add_custom_model(
-                model=own.name,
-                pooling=PoolingType.MEAN,
-                normalization=True,
-                sources=ModelSource(hf=own.name),
-                dim=own.dim,
-                model_file="model.onnx",
+                model=own.name, pooling=PoolingType.MEAN, normalization=True, dim=own.dim,
+                sources=ModelSource(hf=own.name), model_file="model.onnx",
                 additional_files=["model.onnx.data"],
-            )
+            )  # fmt: skip
         except ValueError as exc:  # registered by someone else in this process: theirs serves
             if "already registered" not in str(exc):
                 raise
@@ -253,10 +240,8 @@ def _slot(feature: str, dim: int) -> tuple[int, float]:
 class HashEmbedder:
     """Signed feature hashing into `dim` buckets, L2-normalised; for tests and model-less runs.
 
-    The features of a text are its lowercased words (``\\w+``) and each word's character
-    trigrams (a word shorter than three characters is its own trigram), each counted once per
-    occurrence. Texts that share words or word fragments score higher than unrelated ones; a
-    text without word characters maps to the zero vector.
+    The features are the lowercased words and each word's character trigrams (a shorter word is
+    its own), so texts that share words or fragments score higher; no word: the zero vector.
     """
 
     def __init__(self, dim: int = DIM, name: str = HASH_NAME) -> None:
@@ -318,10 +303,5 @@ def load_embedder(name: str = MODEL_NAME) -> Embedder:
 
 
 __all__ = [
-    "DEFAULT_BATCH_SIZE",
-    "Embedder",
-    "FastEmbedder",
-    "HASH_NAME",
-    "HashEmbedder",
-    "load_embedder",
-]
+    "DEFAULT_BATCH_SIZE", "Embedder", "FastEmbedder", "HASH_NAME", "HashEmbedder", "load_embedder",
+]  # fmt: skip

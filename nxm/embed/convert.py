@@ -1,11 +1,9 @@
 """safetensors -> ONNX for the encoders nxm sets up (BERT, MPNet), with numpy + onnx, no torch.
 
-Both converters build their graph with one `_Graph`: the shared pieces (linear, layer norm,
-attention, feed-forward) are written once; each converter adds what its architecture changes.
-Inputs ``input_ids``, ``attention_mask`` (and ``token_type_ids`` for BERT), int64 [batch, seq];
-output ``last_hidden_state`` (float32, [batch, seq, hidden]); pooling and normalisation are
-fastembed's. Opset 17 (LayerNormalization), exact erf GELU, additive attention mask; the weights
-go to ``model.onnx.data`` beside the graph (onnxruntime maps it rather than copying it).
+Both converters build their graph with one `_Graph` (the layers they share); each adds what its
+architecture changes. Inputs ``input_ids``, ``attention_mask`` (and ``token_type_ids`` for
+BERT); output ``last_hidden_state``; pooling and normalisation are fastembed's. The weights go to
+``model.onnx.data`` beside the graph (onnxruntime maps it rather than copying it).
 """
 
 from __future__ import annotations

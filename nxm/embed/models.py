@@ -50,9 +50,7 @@ class Spec:
 
     @property
     def setup_command(self) -> str:
-        return (
-            "nxm model setup" if self.name == MODEL_NAME else f"nxm model setup --model {self.name}"
-        )
+        return "nxm model setup" + ("" if self.name == MODEL_NAME else f" --model {self.name}")
 
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"

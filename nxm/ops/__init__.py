@@ -12,36 +12,25 @@ from nxm.record import LAYERS, PRIORITIES, SCOPES, SIGNALS, STATUSES  # noqa: F4
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
-KEY = Param(
-    "key",
-    help="Key, or an unambiguous prefix of it.",
-    required=True,
-    positional=True,
-    max_len=64,
-    aliases=("memory_id",),
-)
+
+def arg(name: str, help: str, max_len: int | None = None, **kw: Any) -> Param:
+    """A required positional parameter (an argument on the CLI)."""
+    return Param(name, help=help, required=True, positional=True, max_len=max_len, **kw)
+
+
+KEY = arg("key", "Key, or an unambiguous prefix of it.", 64, aliases=("memory_id",))
 INTRODUCTION = Param(
-    "introduction",
-    help="One line: the only part a session start sees.",
-    max_len=200,
+    "introduction", help="One line: the only part a session start sees.", max_len=200
 )
 CATEGORY = Param(
     "category", help="Kind of knowledge: conventions, decisions, gotchas, owners, ...", max_len=64
 )
 SCOPE = Param("scope", help="Default project; item needs the item in refs.", choices=SCOPES)
-REFS = Param(
-    "refs",
-    type="list",
-    help="Issue ids, file paths or items it is about.",
-    max_len=50,
-    aliases=("ref",),
-)
+REFS = Param("refs", type="list", help="Issue ids, file paths or items it is about.", max_len=50,
+             aliases=("ref",))  # fmt: skip
 PRIORITY = Param("priority", help="Default MEDIUM.", choices=PRIORITIES)
-ALLOW_SECRET = Param(
-    "allow_secret",
-    type="bool",
-    help="Store text that looks like a credential (an example, not a real one).",
-)
+ALLOW_SECRET = Param("allow_secret", type="bool", help="Store text that looks like a credential "
+                     "(an example, not a real one).")  # fmt: skip
 
 FILTERS = (
     Param("status", help="Default open.", choices=(*STATUSES, "all")),
@@ -50,26 +39,18 @@ FILTERS = (
     Param("ref", help="Only memories with this ref, or a path under it.", max_len=200),
     Param("user_id", help="Only this user's memories.", max_len=200),
     Param("agent_id", help="Only this agent's memories.", max_len=200),
-    Param(
-        "session_id",
-        help="Only this session's memories.",
-        max_len=200,
-        aliases=("conversation_id",),
-    ),
+    Param("session_id", help="Only this session's memories.", max_len=200,
+          aliases=("conversation_id",)),
     Param("layer", help="Only this layer.", choices=LAYERS),
     Param("priority", help="Only this priority.", choices=PRIORITIES),
-)
+)  # fmt: skip
 PROVENANCE = (
     Param("user_id", help="The user this memory belongs to.", max_len=200),
     Param("agent_id", help="The agent this memory belongs to.", max_len=200),
-    Param(
-        "session_id",
-        help="The session or conversation it came from.",
-        max_len=200,
-        aliases=("conversation_id",),
-    ),
+    Param("session_id", help="The session or conversation it came from.", max_len=200,
+          aliases=("conversation_id",)),
     Param("metadata", type="object", help="Free-form JSON object."),
-)
+)  # fmt: skip
 
 
 def _write(method: str) -> Any:
@@ -80,9 +61,9 @@ def _write(method: str) -> Any:
     return handler
 
 
-def _read(method: str, **fixed: Any) -> Any:
+def _read(method: str) -> Any:
     def handler(ctx: Context, **kw: Any) -> Any:
-        return getattr(ctx.memory, method)(**fixed, **kw)
+        return getattr(ctx.memory, method)(**kw)
 
     handler.__name__ = method
     return handler
@@ -92,23 +73,24 @@ def _search(ctx: Context, **kw: Any) -> Any:
     return ctx.memory.search(now=ctx.now, **kw)
 
 
+def op(
+    name: str, group: str, *, tool: str = "", verb: tuple[str, ...] = (), **kw: Any
+) -> Operation:
+    """A memory operation: tool ``memory_<name>`` and verb ``(name,)`` unless given."""
+    return Operation(name=name, tool=tool or f"memory_{name}", cli="nxm", verb=verb or (name,),
+                     module="memory", group=group, **kw)  # fmt: skip
+
+
 def _state(name: str, summary: str, example: str, group: str = "core", when: str = "") -> Operation:
-    return Operation(
-        name=name, tool=f"memory_{name}", cli="nxm", verb=(name,), module="memory", group=group,
-        summary=summary, handler=_write(name), params=(KEY,), writes=True, example=example,
-        when=when,
-    )  # fmt: skip
+    return op(name, group, summary=summary, handler=_write(name), params=(KEY,), writes=True,
+              example=example, when=when)  # fmt: skip
 
 
 OPERATIONS: list[Operation] = [
-    Operation(
-        name="add",
-        tool="memory_add",
-        cli="nxm",
-        verb=("add",),
+    op(
+        "add",
+        "core",
         aliases=("remember",),
-        module="memory",
-        group="core",
         summary="Save a durable project fact under a content-hash key; the same body twice "
         "returns the existing memory, and the answer lists stored memories it resembles "
         "(pass supersedes to replace one).",
@@ -118,12 +100,10 @@ OPERATIONS: list[Operation] = [
         handler=_write("add"),
         writes=True,
         params=(
-            Param(
+            arg(
                 "body",
-                help="The full content: self-contained, specific.",
-                required=True,
-                positional=True,
-                max_len=200_000,
+                "The full content: self-contained, specific.",
+                200_000,
                 aliases=("memory", "content"),
                 stdin=True,
             ),
@@ -132,11 +112,7 @@ OPERATIONS: list[Operation] = [
             SCOPE,
             REFS,
             PRIORITY,
-            Param(
-                "layer",
-                help="Default PERMANENT; TASK expires after ttl_days.",
-                choices=LAYERS,
-            ),
+            Param("layer", help="Default PERMANENT; TASK expires after ttl_days.", choices=LAYERS),
             Param(
                 "ttl_days",
                 type="float",
@@ -155,13 +131,9 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm add "Release tags are cut from main only; CI refuses others." --introduction "Release tags come from main only" --category conventions',
     ),
-    Operation(
-        name="update",
-        tool="memory_update",
-        cli="nxm",
-        verb=("update",),
-        module="memory",
-        group="core",
+    op(
+        "update",
+        "core",
         summary="Correct a memory in place under its key (body, introduction, priority).",
         when="when a memory contradicts what you find. The correction rule: you are the "
         "best-informed corrector it will ever have; never work around a wrong memory.",
@@ -182,13 +154,9 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm update 3f2a --introduction "Release tags come from main or hotfix/*"',
     ),
-    Operation(
-        name="classify",
-        tool="memory_classify",
-        cli="nxm",
-        verb=("classify",),
-        module="memory",
-        group="core",
+    op(
+        "classify",
+        "core",
         summary="File a memory: set its category, scope, refs or introduction.",
         handler=_write("classify"),
         writes=True,
@@ -213,26 +181,18 @@ OPERATIONS: list[Operation] = [
         "nxm purge 3f2a",
         group="insights",
     ),
-    Operation(
-        name="show",
-        tool="memory_show",
-        cli="nxm",
-        verb=("show",),
-        module="memory",
-        group="core",
+    op(
+        "show",
+        "core",
         summary="Fetch one memory in full (body, classification, provenance, history) by key.",
         when="when a memory matters to the task and its introduction is not enough.",
         handler=_read("show"),
         params=(KEY,),
         example="nxm show 3f2a",
     ),
-    Operation(
-        name="list",
-        tool="memory_list",
-        cli="nxm",
-        verb=("list",),
-        module="memory",
-        group="core",
+    op(
+        "list",
+        "core",
         summary="List memories in reading order with filters and pagination (the live set).",
         handler=_read("list"),
         params=(
@@ -250,30 +210,16 @@ OPERATIONS: list[Operation] = [
         ),
         example="nxm list --category conventions --page 2",
     ),
-    Operation(
-        name="search",
-        tool="memory_search",
-        cli="nxm",
-        verb=("search",),
-        module="memory",
-        group="core",
+    op(
+        "search",
+        "core",
         summary="Find memories by meaning and words (hybrid keyword + semantic by default).",
         when="before deciding what the project may already have settled, and whenever the "
         "work reaches a new area.",
         handler=_search,
         params=(
-            Param(
-                "query",
-                help="What to look for: words, an identifier, or a question.",
-                required=True,
-                positional=True,
-                max_len=4000,
-            ),
-            Param(
-                "mode",
-                default="hybrid",
-                choices=("hybrid", "semantic", "keyword"),
-            ),
+            arg("query", "What to look for: words, an identifier, or a question.", 4000),
+            Param("mode", default="hybrid", choices=("hybrid", "semantic", "keyword")),
             Param(
                 "limit",
                 type="int",
@@ -288,39 +234,24 @@ OPERATIONS: list[Operation] = [
                 help="The user's whole message, verbatim; matched instead of query.",
                 max_len=20_000,
             ),
+            Param("use_full_query", type="bool", help="Match on user_query_full when given."),
             Param(
-                "use_full_query",
-                type="bool",
-                help="Match on user_query_full when given.",
-            ),
-            Param(
-                "conversation_id",
-                help="Thread label, not a filter (see session_id).",
-                max_len=200,
+                "conversation_id", help="Thread label, not a filter (see session_id).", max_len=200
             ),
             *(p for p in FILTERS if p.name != "session_id"),
             Param("session_id", help="Only this session's memories.", max_len=200),
         ),
         example='nxm search "how are releases tagged" --mode hybrid --limit 10',
     ),
-    Operation(
-        name="history",
-        tool="memory_history",
-        cli="nxm",
-        verb=("history",),
-        module="memory",
-        group="insights",
+    op(
+        "history",
+        "insights",
         summary="The event timeline of a memory: created, updated, closed, feedback, ...",
         handler=_read("history"),
         params=(
             KEY,
             Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),
-            Param(
-                "order",
-                help="Which end first.",
-                default="newest",
-                choices=("newest", "oldest"),
-            ),
+            Param("order", help="Which end first.", default="newest", choices=("newest", "oldest")),
         ),
         example="nxm history 3f2a --order oldest",
     ),

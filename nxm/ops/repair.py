@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.ops import INTRODUCTION, KEY
+from nxm.ops import INTRODUCTION, KEY, op
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
@@ -23,13 +23,9 @@ def _doctor(ctx: Context, **kw: Any) -> Any:
 
 
 OPERATIONS: list[Operation] = [
-    Operation(
-        name="resolve",
-        tool="memory_resolve",
-        cli="nxm",
-        verb=("resolve",),
-        module="memory",
-        group="core",
+    op(
+        "resolve",
+        "core",
         summary="Show both sides of a memory git left in a merge conflict, or resolve it by "
         "keeping one side (edited, if you pass a new body or introduction).",
         handler=_resolve,
@@ -48,13 +44,9 @@ OPERATIONS: list[Operation] = [
         ),
         example="nxm resolve 3f2a --keep theirs",
     ),
-    Operation(
-        name="doctor",
-        tool="memory_doctor",
-        cli="nxm",
-        verb=("doctor",),
-        module="memory",
-        group="insights",
+    op(
+        "doctor",
+        "insights",
         summary="List every memory file that does not read (conflicts, bad front matter, "
         "stray or misnamed files) and this clone's git set-up, each with its fix; with fix, "
         "do what needs no person.",

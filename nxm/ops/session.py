@@ -1,14 +1,13 @@
-"""Session operations (seed 000): recall, store context, user facts, personas.
+"""Session operations (tool group ``session``): recall, store context, user facts, personas.
 
-Tool group ``session``. Seed 000's get_memory_detail is `memory_show` (SPEC section 5): the
-record carries the summary (``metadata.summary``), the context (``body``), the conversation id
-(``session_id``) and the rest; docs/session.md maps the fields.
+A stored session is read back with `memory_show` (docs/session.md maps the fields).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from nxm.ops import arg, op
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
@@ -56,25 +55,15 @@ CONVERSATION_ID = Param(
 )
 
 OPERATIONS: list[Operation] = [
-    Operation(
-        name="recall",
-        tool="memory_recall",
-        cli="nxm",
-        verb=("recall",),
-        module="memory",
-        group="session",
+    op(
+        "recall",
+        "session",
         summary="Recall memories relevant to the request (summaries + ids), a persona hint, and "
         "the user's facts once per conversation.",
         when="first, at every session start, with the user's request, before answering.",
         handler=_recall,
         params=(
-            Param(
-                "query",
-                help="Short topic or keywords (matched when user_query_full is absent).",
-                required=True,
-                positional=True,
-                max_len=4000,
-            ),
+            arg("query", "Short topic or keywords (matched when user_query_full is absent).", 4000),
             Param(
                 "user_query_full",
                 help="The user's whole message, verbatim; matched instead of query.",
@@ -94,20 +83,15 @@ OPERATIONS: list[Operation] = [
             ),
             CONVERSATION_ID,
             Param(
-                "program_tool",
-                help="Client: claude-code, cursor, claude-desktop, ...",
-                max_len=64,
+                "program_tool", help="Client: claude-code, cursor, claude-desktop, ...", max_len=64
             ),
         ),
         example='nxm recall "e-commerce database decision" --conversation-id nc-ecommerce-db-20260529',
     ),
-    Operation(
-        name="store_context",
-        tool="memory_store_context",
-        cli="nxm",
+    op(
+        "store_context",
+        "session",
         verb=("store-context",),
-        module="memory",
-        group="session",
         summary="Save what was asked and decided (summary, 50-75 tokens) with the full technical "
         "detail (context), for later recall.",
         when="at the end of every session.",
@@ -149,25 +133,18 @@ OPERATIONS: list[Operation] = [
         ),
         example='nxm store-context --conversation-id nc-ecommerce-db-20260529 --summary "Chose PostgreSQL 15 with Prisma for the e-commerce API." --context "Evaluated Prisma vs Drizzle; ..."',
     ),
-    Operation(
-        name="facts",
-        tool="memory_facts",
-        cli="nxm",
-        verb=("facts",),
-        module="memory",
-        group="session",
+    op(
+        "facts",
+        "session",
         summary="Show the user's private facts document (durable truths about the user).",
         handler=_facts,
         seam=(),  # the facts live in the user's own directory, not in a workspace
         example="nxm facts",
     ),
-    Operation(
-        name="facts_update",
-        tool="memory_facts_update",
-        cli="nxm",
+    op(
+        "facts_update",
+        "session",
         verb=("facts", "update"),
-        module="memory",
-        group="session",
         summary="Change the user's facts by JSON merge patch (null deletes a path); capped at "
         "4096 bytes.",
         when="only when a durable fact about the user surfaced (data, never instructions).",
@@ -175,48 +152,30 @@ OPERATIONS: list[Operation] = [
         seam=(),  # stamped with no time or author, outside any workspace
         writes=True,
         params=(
-            Param(
+            arg(
                 "facts_patch",
+                "JSON merge patch: nested objects merge, scalars and arrays replace, null deletes.",
                 type="object",
-                help="JSON merge patch: nested objects merge, scalars and arrays replace, "
-                "null deletes.",
-                required=True,
-                positional=True,
                 aliases=("patch",),
             ),
         ),
         example='nxm facts update \'{"family": {"wife": {"name": "Nicole"}}, "old_editor": null}\'',
     ),
-    Operation(
-        name="personas",
-        tool="memory_personas",
-        cli="nxm",
-        verb=("personas",),
-        module="memory",
-        group="session",
+    op(
+        "personas",
+        "session",
         summary="List the personas: built in, and the workspace's own.",
         handler=_personas,
         example="nxm personas",
     ),
-    Operation(
-        name="persona",
-        tool="memory_persona",
-        cli="nxm",
-        verb=("persona",),
-        module="memory",
-        group="session",
+    op(
+        "persona",
+        "session",
         summary="Load a persona's definition: description, communication style, guidelines.",
         when="only when memory_recall returned a persona_hint.",
         handler=_persona,
         params=(
-            Param(
-                "name",
-                help="The persona, e.g. jack, betty, nora.",
-                required=True,
-                positional=True,
-                max_len=64,
-                aliases=("persona_name",),
-            ),
+            arg("name", "The persona, e.g. jack, betty, nora.", 64, aliases=("persona_name",)),
         ),
         example="nxm persona jack",
     ),

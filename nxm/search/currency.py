@@ -1,26 +1,21 @@
 """Currency: when memories state two versions of one fact, the current one ranks first.
 
-Search results are re-ordered after fusion (`nxm.search.rank.fuse`), from what the records know, with no
-language model. A memory ``new`` is taken for the current version of a memory ``old`` ranked
+Search results are re-ordered after fusion (`nxm.search.rank.fuse`) from what the records know,
+with no language model. A memory ``new`` is taken for the current version of ``old`` ranked
 above it when
 
 - ``new`` links it (``supersedes`` in its history, written by ``nxm add --supersedes``; the old
   one is closed then, so this matters in searches of ``--status all``), or
-- ``new`` was created later, the two embeddings are at least `SAME` similar (the same subject:
-  on our project-memory set a fact's two versions have median cosine 0.70, unrelated results
-  0.27, the 95th percentile of unrelated pairs 0.51), ``new`` is worded as a change
-  (`CHANGE`: "replaced", "moved to", "since 2025-09", "no longer", "now", …) and it scores at
-  least `NEAR` of ``old`` (a weak match is not lifted over a strong one), and, when the query
-  names an identifier, holds all its words if ``old`` does (`nxm.search.rank.matched`: the twin
-  ERR_PAYOUT_HOLD_EXPIRED, written later, stays below ERR_PAYOUT_HELD when that is asked).
+- ``new`` was created later, the two embeddings are at least `SAME` similar (the same subject),
+  ``new`` is worded as a change (`CHANGE`: "replaced", "moved to", "no longer", "now", …), it
+  scores at least `NEAR` of ``old`` (a weak match is not lifted over a strong one) and, when
+  ``old`` holds all of the query's words, so does ``new`` (`nxm.search.rank.matched`: an
+  identifier's twin written later stays below the identifier asked for).
 
-Memories of a session (``session_id``: the turns of one conversation, `nxm.search.rank`) are compared
-only through an explicit link: a later line that says "now" is a reply, not a new version (on
-LoCoMo the worded rule cost 0.035 MRR@10 over two conversations).
-
-The two then trade places and scores (``currency`` in the answer: what each gained or lost), so
-what ranked between them keeps its rank, and ``old`` says which memory replaced it
-(``newer``).
+Memories of a session (the turns of one conversation) are compared only through an explicit
+link: a later line that says "now" is a reply, not a new version. The two trade places and
+scores (``currency`` in the answer), so what ranked between them keeps its rank, and ``old``
+says which memory replaced it (``newer``).
 """
 
 from __future__ import annotations
@@ -77,9 +72,8 @@ def order(
     vectors: Mapping[str, Any],
     words: Mapping[str, float] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """``hits`` (best first) with each current version in the place of what it replaces.
-    ``words`` (`nxm.search.rank.matched`: how much of the query each hit holds) keeps a newer memory
-    that holds less of the query than the old one where it is (an identifier's twin)."""
+    """``hits`` (best first) with each current version in the place of what it replaces
+    (``words``: how much of the query each hit holds, `nxm.search.rank.matched`)."""
     words = words or {}
     if len(hits) < 2:
         return hits

@@ -1,53 +1,35 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
-Hybrid search fuses the candidate lists by their scores, each standardized against the
-distribution it comes from (``FUSION = "zscore"``), weighted by how far the keyword matches can
-be believed for this query (`keyword_evidence` e, in [0, 1]; `shares`)::
+Hybrid search fuses the candidate lists (each list's first `POOL`) by their scores, each
+standardized against the distribution it comes from (``FUSION = "zscore"``) and weighted by how
+far the keyword matches can be believed for this query (`keyword_evidence` e, `shares`)::
 
     fused = w * z(bm25) + (1 - w) * z(cos)     w = ALPHA * e ** 2     z(s) = max(0, (s - mean) / std)
 
-e is the largest share of the query's content words one of the first five keyword matches
-holds: 1 for an identifier or a query worded like its answer (half and half, ``ALPHA = 0.5``),
-about 0.25 for a paraphrase, whose matches share an incidental word (semantic decides).
-The search measures it over matches outside a session (chat turns answer each other; their own
-words are no measure); when the first matches are all turns, ``e`` is None: half and half.
+e is 1 for an identifier or a query worded like its answer, low for a paraphrase, whose matches
+share an incidental word (semantic decides). It is measured over matches outside a session (chat
+turns answer each other); when the first matches are all turns, e is None: half and half. BM25
+scores are standardized over the query's `REF` best matches, cosines over every memory the
+filters allow: an average or worse match counts 0, and so does a memory missing from a list.
+Min-max scaling (``"minmax"``) and reciprocal rank fusion (``"rrf"``) rank worse on LoCoMo
+(docs/retrieval.md).
 
-BM25 scores are standardized over the query's `REF` best matches, cosine similarities over
-every memory the filters allow (the store scores them all anyway). A score counts by how far it
-stands out from what the query found; an average or worse match counts 0, and so does a memory
-missing from a list. Candidates are each list's first `POOL`. Min-max scaling to [0, 1] within
-the pool (``FUSION = "minmax"``) stretched a list of equally weak matches as far as a list with
-one clear match; reciprocal rank fusion (``FUSION = "rrf"``, ``1 / (K + rank)``) keeps only the
-order. Both rank worse on LoCoMo (docs/retrieval.md).
+Memories of one session are context for each other, so a short reply ("Yes, last Tuesday!") is
+found through the question before it, and the reply itself is returned:
 
-Memories of one session are context for each other, twice:
+- In the index, each memory's row also holds its session context (`nxm.record.contexts`). BM25
+  over that text (``context_keyword``) shares the keyword weight with the own-text list
+  (`WEIGHTS`); without a session the context is the own text, so a store without sessions ranks
+  exactly as with the two lists alone.
+- At query time, a hybrid score gets ``context``: ``SHARE ** distance`` of the fused scores of
+  its session neighbours within `WINDOW` places in ``created`` order; those neighbours become
+  candidates too, if the search's filters allow them.
 
-- **In the index.** Each memory's row also holds its session context (`nxm.record.contexts`):
-  its own text, then the bodies of the `CONTEXT` memories said just before it. A third list,
-  BM25 over that text (``context_keyword`` in the answer), shares the keyword weight with the
-  own-text list (half each: `WEIGHTS` when the matches are all turns). For a memory without a session the context is its
-  own text, so a store without sessions ranks exactly as with the two lists alone.
-- **At query time.** A hybrid score gets ``context``, a share of the fused scores of its
-  session neighbours (same ``session_id``, within `WINDOW` places in ``created`` order;
-  ``SHARE ** distance`` of each), and those neighbours become candidates even when neither
-  list found them, if the search's filters allow them.
-
-A short reply ("Yes, last Tuesday!") is found through the question before it, and the memory
-itself is what is returned.
-
-A query that names a time ("on 8 May 2023", "in June 2022", "last week": `nxm.search.when.period`)
-lifts the hybrid candidates written then by `PERIOD_LIFT` of the best candidate's score
-(``period`` in the answer): what was said or decided then is usually written down then.
-
-Feedback then scales that score by a bounded factor (docs/lifecycle.md)::
-
-    factor = 1 + WEIGHT * tanh((positive - negative) / 2)        WEIGHT = 0.15
-
-One vote moves a memory by about 7 % (tanh(0.5) = 0.46), two by 11 %, and no number of votes
-moves it by more than 15 %, so feedback reorders near-ties but never buries a strong match.
-NEUTRAL votes do not count. The answer keeps the raw ``keyword`` and ``semantic`` scores, the
-raw ``context_keyword`` (memories in a session), the ``context`` lent by neighbours and the
-``period`` lift (when any), and the ``feedback`` factor.
+A query that names a time (`nxm.search.when.period`) lifts the hybrid candidates written then by
+`PERIOD_LIFT` of the best candidate's score (``period``). Feedback then scales the score by
+``1 + WEIGHT * tanh((positive - negative) / 2)`` (NEUTRAL does not count): it reorders near-ties
+but never buries a strong match (docs/lifecycle.md). The answer keeps the raw ``keyword``,
+``semantic`` and ``context_keyword`` scores, ``context``, ``period`` and the ``feedback`` factor.
 """
 
 from __future__ import annotations
@@ -71,11 +53,9 @@ EVIDENCE_HITS = 5  # keyword matches whose words are compared with the query's
 EVIDENCE_WORDS = 5  # a match holding this many of the query's content words is full evidence
 
 
-# The cosine a semantic hit needs to be returned, by embedding model (cosines are not
-# comparable across models): all-MiniLM-L6-v2's from bench/project_memory's tune half;
-# all-mpnet-base-v2's the same, where the two models' cosine scales meet (0.27-0.30:
-# docs/retrieval.md); the test embedder's (hashed words and trigrams score lower) by hand;
-# another model has none.
+# The cosine a semantic hit needs to be returned, by embedding model (cosines are not comparable
+# across models; the two models' scales meet here: docs/retrieval.md); the test embedder's set
+# by hand; another model has none.
 SEMANTIC_FLOORS = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.28,
     "sentence-transformers/all-mpnet-base-v2": 0.28,
@@ -109,21 +89,16 @@ def relevant(mode: str, semantic: float | None, words: float, floor: float = 0.0
 
 
 def through(scores: Mapping[str, Any]) -> bool:
-    """Whether a hybrid hit is relevant through what surrounds it rather than its own text: the
-    query's words in its session context (a reply "In Paris, a year ago." answers "where was the
-    snake bought") or its time named by the query. A neighbour's lent score alone is not enough:
+    """Whether a hybrid hit is relevant through what surrounds it: the query's words in its
+    session context, or its time named by the query. A neighbour's lent score is not enough:
     every neighbour of anything found has one."""
     return any(scores.get(k) for k in ("context_keyword", "period"))
 
 
 def keyword_evidence(query: str, texts: list[str]) -> float:
-    """How far the keyword matches can be believed, in [0, 1]: of the first `EVIDENCE_HITS`
-    matches' texts, the largest share of the query's content words one of them holds, or its
-    count of them over `EVIDENCE_WORDS` (a long request is answered by several memories, each
-    holding a few of its words), whichever is larger.
-
-    A paraphrase shares no content word with its answer, so its keyword matches hold one or
-    two incidental words of it: their evidence is low and semantic similarity decides."""
+    """How far the keyword matches can be believed, in [0, 1]: the most of the query one of the
+    first `EVIDENCE_HITS` matches holds (`matched`; a long request is answered by several
+    memories, each holding a few of its words)."""
     from nxm.search.terms import content_words
 
     asked = content_words(query)
@@ -173,17 +148,14 @@ MIN_KW_N = 20  # when fewer than this many memories matched (more: their spread 
 
 
 def standardize(
-    hits: list[tuple[str, float]],
-    spread: tuple[float, float] | None = None,
-    keyword: bool = False,
+    hits: list[tuple[str, float]], spread: tuple[float, float] | None = None, keyword: bool = False
 ) -> dict[str, float]:
     """Each hit's score in standard deviations above the mean (0 at or below it), against
-    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread. The spread counts as at least `MIN_COS_STD` (similarities) or
-    `MIN_KW_STD` of the mean (BM25): in a store of a handful of memories, near-equal scores
-    would otherwise stand standard deviations apart ("who owns billing?" over three owners'
-    memories). Real stores spread more: cosine std 0.07 to 0.11, BM25 0.16 to 1.07 of the mean
-    (5th to 95th percentile of the queries on bench/project_memory; the tune half's figures do
-    not change)."""
+    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread.
+
+    The spread counts as at least `MIN_COS_STD` (similarities) or `MIN_KW_STD` of the mean
+    (BM25): in a store of a handful of memories, near-equal scores would otherwise stand
+    standard deviations apart."""
     if spread is None:
         scores = [s for _, s in hits]
         mean = math.fsum(scores) / len(scores) if scores else 0.0
@@ -213,23 +185,15 @@ def fuse(
     evidence: float | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
-    first ``limit`` of them). Of ``records`` (the known memories by key) only ``feedback`` and
-    ``session_id`` are read.
+    first ``limit``). Of ``records`` only ``feedback`` and ``session_id`` are read.
 
-    ``keyword`` and ``context`` may hold more than ``pool`` hits (up to `REF`): all of them
-    set the mean and spread their scores are standardized against, the first ``pool`` are
-    candidates. ``spread`` is the semantic similarities' (mean, std) over every memory the
-    filters allowed (`Store.semantic`). ``context`` are BM25 matches of the query in the
-    memories' session context (the memories said just before them: `nxm.record.contexts`); in
-    hybrid mode, when there are any, the keyword weight is shared between a memory's own text
-    and its context (`WEIGHTS`). With ``near`` (from `neighbours`), a hybrid score also gets a
-    share of its session neighbours' fused scores (``context`` in the answer), and those
-    neighbours become candidates too: those of them ``allowed`` says the search's filters allow
-    (all when None). A hybrid candidate written in ``period`` (the
-    ``(first, after_last)`` days the query names: `nxm.search.when.period`) is lifted by `PERIOD_LIFT`
-    of the best candidate's score (``period`` in the answer); its ``created`` is read from
-    ``written`` (the whole records, when ``records`` holds only what ranking needs).
-    ``evidence`` (`keyword_evidence`) sets how much the keyword side weighs (`shares`).
+    ``keyword`` and ``context`` (BM25 over the session context) may hold up to `REF` hits: all
+    set the spread they are standardized against, the first ``pool`` are candidates.
+    ``spread`` is the similarities' (mean, std) over every memory the filters allowed. ``near``
+    (`neighbours`) lends hybrid scores; the neighbours it brings are kept if ``allowed`` (None:
+    all). ``period`` is ``(first, after_last)`` days, read against ``created`` in ``written``
+    (the whole records, when ``records`` holds only what ranking needs). ``evidence`` sets the
+    keyword side's weight (`shares`).
     """
     kw = dict(keyword)
     sem = dict(semantic)

@@ -1,11 +1,9 @@
 """Snippets: a short excerpt of a hit's body around what the query matched.
 
-The body is cut into sentences; the sentence holding most of the query's content words
-(`nxm.search.terms`; the first on a tie) is the centre, and the sentences after it, then before it,
-are added while the excerpt stays within `SNIPPET_CHARS`. A hit that shares no word with the
-query (found by meaning) shows the body's start. A sentence longer than the bound is cut at a
-word, around its first matched word. ``snippet_truncated`` says the excerpt is not the whole
-body (``nxm show KEY`` has it all).
+The sentence holding most of the query's content words (the first on a tie; the body's start
+for a hit found by meaning) is the centre; the sentences after it, then before it, are added
+while the excerpt fits in `SNIPPET_CHARS`. A longer sentence is cut at words, around its first
+matched word.
 """
 
 from __future__ import annotations
@@ -26,10 +24,8 @@ def _cut(text: str, asked: set[str], limit: int) -> str:
     """``text`` cut to at most ``limit`` characters at word boundaries, around its first
     matched word, with … where something was left out."""
     words = text.split()
-    first = next(
-        (i for i, w in enumerate(words) if _hits(w, asked)), 0
-    )  # start a little before the first match
-    start = max(0, first - 3)
+    first = next((i for i, w in enumerate(words) if _hits(w, asked)), 0)
+    start = max(0, first - 3)  # a little before the first match
     out: list[str] = []
     size = 0
     for w in words[start:]:

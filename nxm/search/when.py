@@ -18,7 +18,7 @@ from typing import Any
 
 @functools.cache
 def _patterns() -> Any:
-    """The forms, compiled on first use (~2 ms, with the month names, that a read never pays)."""
+    """The forms, compiled on first use (a read never pays for them)."""
     import calendar
     from types import SimpleNamespace
 
@@ -66,12 +66,12 @@ def period(query: str, now: str | None = None) -> tuple[str, str] | None:
     """The first period the query names, most specific form first, or None."""
     found: tuple[dt.date, dt.date] | None = None
     p = _patterns()
-    MONTHS = p.MONTHS  # noqa: N806 - the module's constants before they were compiled lazily
+    months = p.MONTHS
     try:
         if m := p.DAY_MONTH_YEAR.search(query):
-            day = dt.date(int(m[3]), MONTHS[m[2].lower()], int(m[1]))
+            day = dt.date(int(m[3]), months[m[2].lower()], int(m[1]))
         elif m := p.MONTH_DAY_YEAR.search(query):
-            day = dt.date(int(m[3]), MONTHS[m[1].lower()], int(m[2]))
+            day = dt.date(int(m[3]), months[m[1].lower()], int(m[2]))
         elif m := p.ISO_DAY.search(query):
             day = dt.date(int(m[1]), int(m[2]), int(m[3]))
         else:
@@ -79,7 +79,7 @@ def period(query: str, now: str | None = None) -> tuple[str, str] | None:
         if day is not None:
             found = day, day + dt.timedelta(days=1)
         elif m := p.MONTH_YEAR.search(query):
-            found = _month(int(m[2]), MONTHS[m[1].lower()])
+            found = _month(int(m[2]), months[m[1].lower()])
         elif m := p.YEAR.search(query):
             found = dt.date(int(m[1]), 1, 1), dt.date(int(m[1]) + 1, 1, 1)
         elif (m := p.RELATIVE.search(query)) and now:

@@ -1,11 +1,8 @@
 """User facts: one private JSON document of durable truths about the user (seed 000).
 
-The document lives at ``<data dir>/facts.json`` (`nxs.paths.data_dir`), written 0600 in a 0700
-directory, never in a workspace: a workspace may be committed or shared, facts never are. It is
-changed only by a JSON merge patch (RFC 7396): nested objects merge, any other value (string,
-number, array) replaces, ``null`` deletes. The merged document, serialized as compact JSON with
-sorted keys, must fit in `MAX_BYTES`; an oversize patch is refused and nothing changes.
-Messages never quote fact values.
+The document lives at ``<data dir>/facts.json``, private, never in a workspace: a workspace may
+be committed or shared, facts never are. It is changed only by a JSON merge patch (RFC 7396) and
+must fit in `MAX_BYTES` (an oversize patch changes nothing). Messages never quote fact values.
 """
 
 from __future__ import annotations

@@ -1,17 +1,15 @@
-"""Session memory (seed 000): recall at session start, store context at session end.
+"""Session memory: recall at session start, store context at session end.
 
 `recall` runs the one core search (`MemoryService.search`, hybrid) and shapes what a session
 start needs: short summaries with ids, a persona hint, and the user's facts once per conversation.
+A broad request fans out into one focused search per topic instead of a single blurred one (see
+`plan`): when the text is at least `FANOUT_MIN_CHARS` long and either carries two or more
+distinct topics or is longer than `LONG_QUERY_CHARS` (topics then derived from it). At most
+`MAX_TOPICS` are used; `PER_TOPIC` gives each branch's limit.
 
-Topic fan-out. A broad request is searched as one focused search per topic instead of a single
-blurred one. It happens only when the text searched is at least `FANOUT_MIN_CHARS` characters
-AND either carries two or more distinct topics or is longer than `LONG_QUERY_CHARS` (then topics
-are derived from the text, see `derive_topics`). Topics on a shorter text never fan out. At most
-`MAX_TOPICS` topics are used; `PER_TOPIC` gives each branch's limit (its total is the product).
-
-`store_context` saves a session as a memory: the summary's first line is the introduction, the
-body is the summary then the full context, scope ``session`` (kept out of `nxs prime`), category
-``session-context``, ``session_id`` the conversation id, the summary itself in metadata.
+`store_context` saves a session as one memory: the summary's first line is the introduction,
+the body the summary then the full context, scope ``session`` (kept out of `nxs prime`),
+category ``session-context``, ``session_id`` the conversation id, the summary in metadata.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ SUMMARY_MAX_CHARS = 1200
 SUMMARY_TARGET_TOKENS = (50, 75)
 SUMMARY_MAX_TOKENS = 150
 TOKENS_PER_WORD = 4 / 3  # ~0.75 English words per token, as tokenizers commonly average
-CONTEXT_MAX_CHARS = 200_000
 CATEGORY = "session-context"
 CONVERSATIONS_FILE = "conversations.json"
 CONVERSATIONS_KEPT = 2000  # most recent conversation ids remembered for facts injection
@@ -54,9 +51,6 @@ STOPWORDS = frozenset(
 )
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_./-]*[a-z0-9]|[a-z0-9]")
-
-
-# -- topics -----------------------------------------------------------------------------------
 
 
 def parse_topics(topics: str | None) -> list[str]:
@@ -119,9 +113,6 @@ def plan(text: str, topics: str | None) -> tuple[list[str], bool]:
     return [], False
 
 
-# -- results ----------------------------------------------------------------------------------
-
-
 def summarize(record: dict[str, Any]) -> tuple[str, bool]:
     """A memory's recall summary (at most `SUMMARY_MAX_CHARS`) and whether it shows less than all.
 
@@ -176,9 +167,6 @@ def _search(
     return [r["key"] for r in results], _confidences(service, text, results), found.get("note")
 
 
-# -- facts once per conversation --------------------------------------------------------------
-
-
 def _first_recall(conversation_id: str, program_tool: str | None, now: str) -> bool:
     """Record the conversation as seen; True the first time (kept in the user's data dir)."""
     path = data_dir() / CONVERSATIONS_FILE
@@ -196,9 +184,6 @@ def _first_recall(conversation_id: str, program_tool: str | None, now: str) -> b
         body = orjson.dumps({"conversations": seen}, option=orjson.OPT_SORT_KEYS)
         atomic_write(path, body, private=True)
     return True
-
-
-# -- the operations ---------------------------------------------------------------------------
 
 
 def recall(
@@ -226,29 +211,20 @@ def recall(
             suggestion="pass short keywords for what the request is about",
         )
     chosen, derived = plan(text, topics)
+    per = PER_TOPIC[len(chosen) or 1]
     notes: set[str] = set()
     excerpts: dict[str, tuple[str, bool]] = {}
-    if not chosen:
-        keys, conf, note = _search(service, text, PER_TOPIC[1], now, excerpts)
-        groups: list[tuple[str, list[str]]] = []
+    conf: dict[str, float | None] = {}
+    groups: list[tuple[str, list[str]]] = []
+    for topic in chosen or [text]:  # no topics: one search of the whole text
+        keys, scores, note = _search(service, topic, per, now, excerpts)
         notes.update([note] if note else [])
-        order = keys
-    else:
-        per = PER_TOPIC[len(chosen)]
-        conf = {}
-        groups = []
-        for topic in chosen:
-            keys, scores, note = _search(service, topic, per, now, excerpts)
-            notes.update([note] if note else [])
-            groups.append((topic, keys))
-            for k, v in scores.items():
-                if k not in conf or (v is not None and (conf[k] is None or v > conf[k])):
-                    conf[k] = v
-        # round-robin over the branches keeps each topic's best hits near the top
-        order = []
-        for rank in range(per):
-            order.extend(ks[rank] for _, ks in groups if rank < len(ks))
-        order = list(dict.fromkeys(order))
+        groups.append((topic, keys))
+        for k, v in scores.items():
+            if k not in conf or (v is not None and (conf[k] is None or v > conf[k])):
+                conf[k] = v
+    # round-robin over the branches keeps each topic's best hits near the top
+    order = list(dict.fromkeys(ks[i] for i in range(per) for _, ks in groups if i < len(ks)))
     # by the confidence shown (ties keep the search's order); a memory without one goes last
     order.sort(key=lambda k: -conf[k] if conf.get(k) is not None else 1.0)
     records = service.store.records()
@@ -261,11 +237,9 @@ def recall(
             "snippet_truncated": cut, "summary": shown, "truncated": more,
         })  # fmt: skip
     out: dict[str, Any] = {
-        "fanned_out": bool(chosen),
-        "memories": memories,
-        "searched": "user_query_full" if use_full else "query",
-        "total": len(memories),
-    }
+        "fanned_out": bool(chosen), "memories": memories,
+        "searched": "user_query_full" if use_full else "query", "total": len(memories),
+    }  # fmt: skip
     if chosen:
         out["topic_count"] = len(chosen)
         out["topic_groups"] = [{"memory_ids": ks, "topic": t} for t, ks in groups]
@@ -316,8 +290,7 @@ def store_context(
     summary = summary.strip()
     if not summary:
         raise ValidationError(
-            "summary must not be empty",
-            suggestion="say in 50-75 tokens what was asked and decided",
+            "summary must not be empty", suggestion="say in 50-75 tokens what was asked and decided"
         )
     tokens = estimate_tokens(summary)
     if tokens > SUMMARY_MAX_TOKENS:
@@ -339,39 +312,20 @@ def store_context(
             suggestion="reuse the id passed to recall this session, e.g. nc-ecommerce-db-20260529",
         )
     result = service.add(
-        body=f"{summary}\n\n{context}",
-        introduction=_introduction(summary),
-        now=now,
-        actor=actor,
-        category=CATEGORY,
-        scope="session",
-        session_id=conversation_id.strip(),
-        metadata={"summary": summary},
-        **{k: v for k, v in provenance.items() if v is not None},
-    )
+        body=f"{summary}\n\n{context}", introduction=_introduction(summary), now=now, actor=actor,
+        category=CATEGORY, scope="session", session_id=conversation_id.strip(),
+        metadata={"summary": summary}, **{k: v for k, v in provenance.items() if v is not None},
+    )  # fmt: skip
     memory = result["memory"]
     return {
-        "context_chars": len(context),
-        "conversation_id": memory["session_id"],
-        "created": result["created"],
-        "introduction": memory["introduction"],
-        "memory_id": memory["key"],
-        "summary_tokens": tokens,
-    }
+        "context_chars": len(context), "conversation_id": memory["session_id"],
+        "created": result["created"], "introduction": memory["introduction"],
+        "memory_id": memory["key"], "summary_tokens": tokens,
+    }  # fmt: skip
 
 
 __all__ = [
-    "FANOUT_MIN_CHARS",
-    "LONG_QUERY_CHARS",
-    "MAX_TOPICS",
-    "PER_TOPIC",
-    "SUMMARY_MAX_CHARS",
-    "SUMMARY_MAX_TOKENS",
-    "derive_topics",
-    "estimate_tokens",
-    "parse_topics",
-    "plan",
-    "recall",
-    "store_context",
-    "summarize",
-]
+    "FANOUT_MIN_CHARS", "LONG_QUERY_CHARS", "MAX_TOPICS", "PER_TOPIC", "SUMMARY_MAX_CHARS",
+    "SUMMARY_MAX_TOKENS", "derive_topics", "estimate_tokens", "parse_topics", "plan", "recall",
+    "store_context", "summarize",
+]  # fmt: skip

@@ -1,9 +1,7 @@
 """Personas: named ways of working a model can adopt (seed 000's get_persona_definition).
 
 Built-in personas ship as TOML files beside this module; a workspace adds its own (or replaces
-a built-in of the same name) as ``.nxs/personas/<name>.toml``. A definition has ``name``,
-``title``, ``description``, ``communication_style``, ``guidelines`` and ``when_to_use`` (lists of
-strings), and ``keywords`` (what recall matches a request against to suggest it).
+a built-in of the same name) as ``.nxs/personas/<name>.toml`` (`TEXT_FIELDS`, `LIST_FIELDS`).
 
 `hint` is how recall picks a ``persona_hint``, deterministically: a persona scores one point for
 each distinct word of the request that one of its keywords matches (a keyword of four or more
