@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from nxs.paths import cache_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / ".nxs-example"
 OUT = ROOT / "docs" / "cli.md"
@@ -35,12 +37,20 @@ These captures come from the example workspace (`.nxs-example/`), at 80 columns,
 TAIL = """\
 ## Progress
 
-Long work draws a bar on stderr when stderr is a terminal (never on stdout, which holds only the
-answer; nothing at all under the MCP server or in a pipe): `nxm import`, `nxm embed [--all]`,
-`nxm reindex` and the first search of a fresh clone show the count, the rate and the time
-left, moving every 64 texts the model embeds; `nxm model setup` shows pip's download bar
-(bytes, rate, time left). Frames of `nxm import` of 600 memories with the default model, on the
-2-core machine shared by six engineers (load average 5-6), 2 Dec 2026:
+Long work reports on stderr, never on stdout, which holds only the answer (and nothing at all
+under the MCP server): `nxm import`, `nxm embed [--all]`, `nxm reindex`, and a fresh clone's
+first reading of its memory files, first index and first embedding. On a terminal it is a bar
+with the count, the rate and the time left, moving every 64 texts the model embeds; `nxm model
+setup` shows pip's download bar (bytes, rate, time left). Elsewhere (an agent's pipe, CI) it is
+a plain line once the work has run two seconds, then every ten, so an agent waiting on a first
+index sees why:
+
+```text
+nxs: indexing memories: DONE of TOTAL (RATE/s, about N s left)
+```
+
+Frames of the bar for `nxm import` of 600 memories with the default model, on the 2-core
+machine shared by six engineers (load average 5-6), 2 Dec 2026:
 
 ```text
 importing memories ━━━━╺━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  64/600  -:--:--
@@ -66,8 +76,14 @@ def main() -> int:
         base = Path(tmp)
         workspace = base / "larkspur"
         shutil.copytree(EXAMPLE, workspace)
+        cache = base / "cache"  # derived files of the copy; the installed models read from there
+        cache.mkdir()
+        models = cache_dir() / "models"
+        if models.is_dir():
+            (cache / "models").symlink_to(models)
         env = {
             **os.environ,
+            "NXS_CACHE_DIR": str(cache),
             "COLUMNS": "80",
             "NXS_CONFIG_DIR": str(base / "config"),
             "NXS_DATA_DIR": str(base / "data"),

@@ -201,7 +201,10 @@ def _memory_index(
 
     elsewhere = _elsewhere(found.others, seam, served)
     if unread:
-        doctor = "`nxm doctor`" if seam == "cli" else "`nxm doctor` in a shell"
+        doctor = "`nxm doctor`"
+        if seam == "mcp":
+            served_doctor = served is None or "memory_doctor" in served
+            doctor = "the memory_doctor tool" if served_doctor else "`nxm doctor` in a shell"
         elsewhere += (
             f"{unread} memory file{'s' if unread > 1 else ''} could not be read and "
             f"{'are' if unread > 1 else 'is'} left out: {doctor} says which and how to fix them.\n"

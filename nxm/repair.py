@@ -117,7 +117,7 @@ def resolve(
         raise ConflictError(
             f"the {keep} side of memory {full} does not read: {chosen['problem']}",
             suggestion="keep the other side, or edit the file by hand",
-            code="MEMORY_FILE_BROKEN",
+            code="SIDE_UNREADABLE",
         )
     fields = {**chosen}
     if introduction is not None:

@@ -102,18 +102,22 @@ def test_corrupted_config(root: Path, config: bytes) -> None:
 @pytest.mark.parametrize(
     ("name", "junk"),
     [
-        ("index/cache.db", b"SQLite format 3\x00 but then garbage" * 50),
-        ("index/cache.db", b""),
-        ("index/journal", b'[{"key": "cut sho'),
-        ("index/journal", b'[{"key": "../../etc/passwd", "md": null, "append": null}]'),
-        ("index/lance/memories.lance/_versions/1.manifest", b"\x00garbage"),
-        ("cache/usage.log", b"\xff\xfe\n{not json\n"),
+        ("records.db", b"SQLite format 3\x00 but then garbage" * 50),
+        ("records.db", b""),
+        ("../../vectors.db", b"SQLite format 3\x00 but then garbage" * 50),
+        (".nxs/journal", b'[{"key": "cut sho'),
+        (".nxs/journal", b'[{"key": "../../etc/passwd", "md": null, "append": null}]'),
+        ("lance/memories.lance/_versions/1.manifest", b"\x00garbage"),
+        ("usage.log", b"\xff\xfe\n{not json\n"),
     ],
-    ids=["cache-garbage", "cache-empty", "journal-cut", "journal-foreign", "manifest", "usage"],
+    ids=["cache-garbage", "cache-empty", "vectors", "journal-cut", "journal-foreign", "manifest",
+         "usage"],  # fmt: skip
 )
 def test_corrupted_derived_files(root: Path, name: str, junk: bytes) -> None:
+    from nxm.store.local import Local
+
     before = state(root)
-    path = root / ".nxs" / name
+    path = root / name if name.startswith(".nxs/") else Local(root).dir / name
     path.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)

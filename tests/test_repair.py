@@ -146,6 +146,21 @@ def test_resolve_shows_both_sides_then_keeps_one_with_both_histories(
     assert nxm(repo, "resolve", key, code=4)["code"] == "BAD_STATE"  # not in conflict any more
 
 
+def test_a_side_that_does_not_read_is_refused_and_the_other_can_be_kept(
+    conflicted: tuple[Path, str, str],
+) -> None:
+    repo, key, _ = conflicted
+    path = repo / ".nxs" / "memories" / f"{key}.md"
+    path.write_text(path.read_text().replace('"Train: Tuesdays 10:00"', '"Train: unterminated'))
+    before = path.read_bytes()
+    both = nxm(repo, "resolve", key)
+    assert "problem" in both["theirs"] and both["ours"]["introduction"] == "Train: Wednesdays"
+    refused = nxm(repo, "resolve", key, "--keep", "theirs", code=4)
+    assert refused["code"] == "SIDE_UNREADABLE" and path.read_bytes() == before
+    kept = nxm(repo, "resolve", key, "--keep", "ours")["memory"]
+    assert kept["introduction"] == "Train: Wednesdays" and not text.conflicted(path.read_bytes())
+
+
 def test_a_body_quoting_conflict_markers_reads_back_exactly(repo: Path) -> None:
     body = "A conflict looks like this:\n\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> b\n```"
     key = add(repo, body, "What a conflict looks like")
