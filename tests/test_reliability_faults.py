@@ -110,8 +110,15 @@ def test_corrupted_config(root: Path, config: bytes) -> None:
         ("lance/memories.lance/_versions/1.manifest", b"\x00garbage"),
         ("usage.log", b"\xff\xfe\n{not json\n"),
     ],
-    ids=["cache-garbage", "cache-empty", "vectors", "journal-cut", "journal-foreign", "manifest",
-         "usage"],  # fmt: skip
+    ids=[
+        "cache-garbage",
+        "cache-empty",
+        "vectors",
+        "journal-cut",
+        "journal-foreign",
+        "manifest",
+        "usage",
+    ],  # fmt: skip
 )
 def test_corrupted_derived_files(root: Path, name: str, junk: bytes) -> None:
     from nxm.store.local import Local

@@ -687,9 +687,7 @@ def test_the_counts_a_list_page_gives_follow_every_write_the_cache_sees(
         store.sync()
         cache = store.cache
         counted = dict(
-            cache.query(
-                "SELECT status, COUNT(*) FROM records WHERE good = 1 GROUP BY status"
-            )
+            cache.query("SELECT status, COUNT(*) FROM records WHERE good = 1 GROUP BY status")
         )
         for status in ("open", "closed", "forgotten", "all"):
             want = sum(counted.values()) if status == "all" else counted.get(status, 0)
