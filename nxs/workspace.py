@@ -123,24 +123,12 @@ def find(explicit: str | os.PathLike[str] | None = None, start: Path | None = No
     return Workspace(root=root, config=_read_config(root / DIRNAME / "config.toml"))
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
-
-
 def dump_config(config: dict[str, Any]) -> str:
-    """Write a config of flat sections as TOML (the shape `init` makes)."""
-    out = ["# nxs workspace configuration. Committed with the project: nothing private here.\n"]
-    for section, values in config.items():
-        out.append(f"\n[{section}]\n")
-        out.extend(f"{k} = {_toml_value(v)}\n" for k, v in values.items())
-    return "".join(out)
+    """A new config as TOML (nested tables inline)."""
+    from nxs.mcp.hostfiles import toml_table
+
+    head = "# nxs workspace configuration. Committed with the project: nothing private here.\n"
+    return head + "".join(f"\n{toml_table([name], values)}" for name, values in config.items())
 
 
 def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
@@ -168,10 +156,19 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
         for m in added:
             for k, v in defaults(m).items():
                 config.setdefault(m, {}).setdefault(k, v)
-        if "mcp" not in config:
-            config["mcp"] = dict(DEFAULT_CONFIG["mcp"])
+        new = [*added, *(["mcp"] if "mcp" not in config else [])]
+        config.setdefault("mcp", dict(DEFAULT_CONFIG["mcp"]))
         nxs_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(nxs_dir / "config.toml", dump_config(config).encode())
+        file = nxs_dir / "config.toml"
+        if file.exists():  # the tables that changed, in place: comments and the rest kept
+            from nxs.mcp.hostfiles import toml_set
+
+            text = file.read_text(encoding="utf-8")
+            for name in [n for n in ["nxs", *new] if n in config]:
+                text = toml_set(file, text, [name], config[name])
+        else:
+            text = dump_config(config)
+        atomic_write(file, text.encode())
     for name in config.get("nxs", {}).get("modules", []):  # each module's set-up, idempotent
         spec = module(name).init if name in MODULES else None
         if spec:

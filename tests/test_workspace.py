@@ -128,6 +128,24 @@ def test_init_adds_a_module_and_keeps_edited_settings(tmp_path: Path) -> None:
     assert find(ws.root).section("memory")["task_ttl_days"] == 3
 
 
+def test_adding_a_module_keeps_comments_nested_tables_and_odd_text(tmp_path: Path) -> None:
+    init(tmp_path, ["memory"])
+    config = tmp_path / ".nxs" / "config.toml"
+    config.write_text(
+        config.read_text()
+        + "# the team's bucket\n[memory.storage_options]\naws_region = \"eu-west-1\"\n"
+        + '[mcp.note]\ntext = "line one\\nline two"\n'
+    )
+    init(tmp_path, ["linear"])
+    text = config.read_text()
+    assert "# the team's bucket" in text and "# nxs workspace configuration" in text
+    loaded = tomllib.loads(text)
+    assert loaded["memory"]["storage_options"] == {"aws_region": "eu-west-1"}
+    assert loaded["mcp"]["note"] == {"text": "line one\nline two"}
+    assert loaded["nxs"]["modules"] == ["memory", "linear"]
+    assert find(tmp_path).section("memory")["storage_options"] == {"aws_region": "eu-west-1"}
+
+
 def test_init_refuses_an_unknown_module(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         init(tmp_path, ["memroy"])
@@ -145,7 +163,7 @@ def test_section_merges_over_defaults(tmp_path: Path) -> None:
 def test_dump_config_round_trips_through_toml() -> None:
     config = {
         "nxs": {"version": 1, "modules": ["memory"]},
-        "memory": {"model": 'a "quoted" \\ name', "ratio": 0.5, "on": True},
+        "memory": {"model": 'a "quoted" \\ name\n\tend', "ratio": 0.5, "on": True},
     }
     assert tomllib.loads(dump_config(config)) == config
 
