@@ -63,10 +63,10 @@ def _search_times(ws: Workspace) -> list[str]:
         return []
     out = []
     for line in raw.splitlines():
-        with contextlib.suppress(orjson.JSONDecodeError):  # a torn last line after a crash
+        with contextlib.suppress(ValueError):  # a torn last line after a crash, a bad time
             entry = orjson.loads(line)
-            if isinstance(entry, dict) and entry.get("op") == "search" and entry.get("at"):
-                out.append(_norm_time(entry["at"]))
+            if isinstance(entry, dict) and entry.get("op") == "search":
+                out.append(_norm_time(str(entry.get("at"))))
     return out
 
 

@@ -492,3 +492,17 @@ if __name__ == "__main__":
             print(f"{label}: {ms} ms")
     else:
         print(quality_table(), end="")
+
+
+def test_hand_edited_log_lines_without_their_fields_are_skipped(ctx: Context) -> None:
+    svc = ctx.memory
+    graph.add(svc, name="Acme Corp", type="ORGANIZATION", now=NOW, actor="agent")
+    with (svc.ws.dir / graph.AGENT_LOG).open("ab") as fh:
+        for bad in ({"op": "entity"}, {"op": "relation", "source": {}}, {"op": "remove_entity"},
+                    {"op": "relation", "source": 3, "relation": "USES", "target": None}):  # fmt: skip
+            fh.write(orjson.dumps({**bad, "at": NOW}) + b"\n")
+    assert graph.current(svc, NOW).find("Acme Corp")["name"] == "Acme Corp"
+    graph.add(svc, name="Dana Kim", type="PERSON", now=NOW, actor="agent")
+    graph.relate(svc, source="Dana Kim", relation="WORKS_AT", target="Acme Corp", now=NOW,
+                 actor="agent")  # fmt: skip
+    assert [r["relation"] for r in graph.current(svc, NOW).relations.values()] == ["WORKS_AT"]

@@ -42,7 +42,8 @@ def test_windows_count_events_searches_and_estimated_tokens(tmp_path: Path) -> N
     for at in ("2026-05-28T00:00:00.000Z", "2026-04-01T00:00:00.000Z", "2026-05-29T10:00:00Z"):
         log_search(ws, at, "hybrid")
     with Local(ws.root).usage.open("ab") as fh:
-        fh.write(b'{"at": "2026-05-28T0')  # a torn line is skipped
+        # a hand-edited line (a time that is not one) and a torn last line are skipped
+        fh.write(b'{"op": "search", "at": 5}\n{"op": "search"}\n{"at": "2026-05-28T0')
     got = stats(ws, records, now=NOW, days=30)
     assert (got["from"], got["to"], got["days"]) == ("2026-04-29T10:00:00.000Z", NOW, 30)
     assert got["memories"] == {

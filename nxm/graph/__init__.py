@@ -83,27 +83,30 @@ def load_agent(ws: Workspace) -> dict[str, Any]:
     entities: dict[str, dict[str, Any]] = {}
     relations: dict[tuple[str, str, str], dict[str, Any]] = {}
     for line in _statements(ws):
-        if line.get("op") == "entity":
-            entity = {k: v for k, v in line.items() if k not in ("op", "at")}
-            n = norm(entity["name"])
-            old = entities.get(n)
-            entity["created"] = old["created"] if old else line["at"]
-            entity["updated"] = line["at"]
-            entities[n] = entity
-        elif line.get("op") == "relation":
-            triple = _triple(line)
-            if triple not in relations:
-                relations[triple] = {
-                    "source": line["source"], "relation": line["relation"],
-                    "target": line["target"], "actor": line.get("actor"), "created": line["at"],
-                }  # fmt: skip
-        elif line.get("op") == "remove_relation":
-            relations.pop(_triple(line), None)
-        elif line.get("op") == "remove_entity":
-            n = norm(line["name"])
-            entities.pop(n, None)
-            for triple in [t for t in relations if n in (t[0], t[2])]:
-                del relations[triple]
+        try:
+            if line.get("op") == "entity":
+                entity = {k: v for k, v in line.items() if k not in ("op", "at")}
+                n = norm(entity["name"])
+                old = entities.get(n)
+                entity["created"] = old["created"] if old else line["at"]
+                entity["updated"] = line["at"]
+                entities[n] = entity
+            elif line.get("op") == "relation":
+                triple = _triple(line)
+                if triple not in relations:
+                    relations[triple] = {
+                        "source": line["source"], "relation": line["relation"],
+                        "target": line["target"], "actor": line.get("actor"), "created": line["at"],
+                    }  # fmt: skip
+            elif line.get("op") == "remove_relation":
+                relations.pop(_triple(line), None)
+            elif line.get("op") == "remove_entity":
+                n = norm(line["name"])
+                entities.pop(n, None)
+                for triple in [t for t in relations if n in (t[0], t[2])]:
+                    del relations[triple]
+        except (KeyError, TypeError, AttributeError):  # a hand-edited line without its fields
+            continue
     return {"entities": entities, "relations": list(relations.values())}
 
 
@@ -413,7 +416,7 @@ def remove(
             "a relation is removed with both --relation and --target",
             suggestion="name both, or neither to remove the entity",
         )
-    reason = " ".join(reason.split()) if reason else None
+    reason = " ".join((reason or "").split()) or None
     with service.store.locked():
         agent = load_agent(service.ws)
         graph = current(service, now)
