@@ -133,7 +133,7 @@ def test_adding_a_module_keeps_comments_nested_tables_and_odd_text(tmp_path: Pat
     config = tmp_path / ".nxs" / "config.toml"
     config.write_text(
         config.read_text()
-        + "# the team's bucket\n[memory.storage_options]\naws_region = \"eu-west-1\"\n"
+        + '# the team\'s bucket\n[memory.storage_options]\naws_region = "eu-west-1"\n'
         + '[mcp.note]\ntext = "line one\\nline two"\n'
     )
     init(tmp_path, ["linear"])
