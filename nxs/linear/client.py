@@ -1,16 +1,9 @@
-"""The Linear GraphQL client (httpx), and where its URL and settings come from.
+"""The Linear GraphQL client (httpx), and where its URL comes from.
 
-- Personal API keys are sent as ``Authorization: <key>``; OAuth tokens as ``Bearer <token>``.
-- GraphQL errors are read whatever the HTTP status (Linear answers most with 400), the
-  ``extensions.userPresentableMessage`` first; "entity not found" becomes `NotFoundError`,
-  everything else `UpstreamError` with a stable code.
-- Rate limiting is recognised by ``extensions.code == "RATELIMITED"`` (HTTP 400), HTTP 429 and
-  the ``X-RateLimit-*`` headers; the client retries a bounded number of times, waiting until
-  the advertised reset when it is near, and otherwise refuses with ``RATE_LIMITED``.
-- Timeouts, connection failures and HTTP 5xx (with a GraphQL ``errors`` body or without) are
-  retried for queries only, a bounded number of times with exponential backoff (the sleeper is
-  injected, so tests wait no time): a mutation that may have reached Linear is never sent twice.
-- The credential never appears in an error: messages from the server are scrubbed of it.
+GraphQL errors are read whatever the HTTP status (Linear answers most with 400). Rate limits
+(``RATELIMITED``, HTTP 429, ``X-RateLimit-*``) are waited out when the reset is near. Timeouts,
+connection failures and HTTP 5xx are retried for queries only: a mutation that may have reached
+Linear is never sent twice. Messages from the server are scrubbed of the credential.
 """
 
 from __future__ import annotations
@@ -50,9 +43,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_url(url: str, origin: str) -> str:
-    """A well-formed endpoint that keeps the key off the wire in clear text.
-
-    ``https`` to any host, or ``http`` only to a loopback address (tests, a local proxy).
+    """A well-formed endpoint: ``https`` to any host, ``http`` only to loopback.
 
     Raises:
         ValidationError: ``BAD_LINEAR_URL`` for a malformed URL, ``INSECURE_LINEAR_URL`` for
@@ -95,10 +86,8 @@ def _trusted(url: str) -> bool:
 def api_url(conn: Connection, section: dict[str, Any]) -> str:
     """The GraphQL endpoint: ``LINEAR_API_URL``, the connection's, the workspace's, the default.
 
-    A workspace's ``[linear] api_url`` is committed by anyone with access to the repository, so
-    it is honoured only for ``https://api.linear.app`` or a loopback address: a cloned project
-    must not be able to send your key to a server of its choosing. The user's own settings (the
-    variable, ``connect --api-url``) may name a proxy, over https (or http to loopback).
+    A workspace's ``[linear] api_url`` is committed, so it may name only Linear or loopback: a
+    cloned project must not send your key to a server of its choosing.
 
     Raises:
         ValidationError: a malformed or clear-text URL, or a workspace URL pointing elsewhere.
@@ -171,9 +160,6 @@ class LinearClient:
             )
         return self._http
 
-    def _auth(self) -> str:
-        return f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
-
     def _scrub(self, text: str) -> str:
         return text.replace(self.conn.key, "[redacted]") if self.conn.key else text
 
@@ -186,28 +172,21 @@ class LinearClient:
         """
         import httpx
 
-        document = DOCUMENTS[name]
         mutation = name in MUTATIONS
         payload = orjson.dumps(
-            {"query": document, "variables": variables or {}, "operationName": name}
+            {"query": DOCUMENTS[name], "variables": variables or {}, "operationName": name}
         )
+        auth = f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
         for attempt in range(1, self.attempts + 1):
             last = attempt == self.attempts
             try:
                 self.sent.append(name)
                 resp = self._client().post(
-                    self.url, content=payload, headers={"Authorization": self._auth()}
+                    self.url, content=payload, headers={"Authorization": auth}
                 )
-            except httpx.TimeoutException:
+            except httpx.TransportError as exc:  # timeouts included
                 if mutation or last:
-                    raise self._transport_error("did not answer in time", mutation) from None
-                self.sleep(self._backoff(attempt))
-                continue
-            except httpx.TransportError as exc:
-                if mutation or last:
-                    raise self._transport_error(
-                        f"could not be reached ({type(exc).__name__})", mutation
-                    ) from None
+                    raise self._transport_error(exc, mutation) from None
                 self.sleep(self._backoff(attempt))
                 continue
             body = self._json(resp)
@@ -224,8 +203,6 @@ class LinearClient:
                 continue
             return self._data(resp, body)
         raise AssertionError("unreachable")  # the loop always returns or raises
-
-    # -- responses ----------------------------------------------------------------------------
 
     @staticmethod
     def _json(resp: Any) -> dict[str, Any] | None:
@@ -258,9 +235,7 @@ class LinearClient:
     def _unavailable(
         self, status: int, body: dict[str, Any] | None, mutation: bool
     ) -> UpstreamError:
-        errors = (body or {}).get("errors") or []
-        first = errors[0] if errors and isinstance(errors[0], dict) else {}
-        ext = first.get("extensions") or {}
+        first, ext = _first((body or {}).get("errors") or [])
         said = ext.get("userPresentableMessage") or first.get("message")
         message = f"Linear answered HTTP {status}"
         if said:
@@ -299,9 +274,15 @@ class LinearClient:
             details={"retry_after_seconds": int(wait) + 1},
         )
 
-    def _transport_error(self, what: str, mutation: bool) -> UpstreamError:
-        host = urlsplit(self.url).hostname
-        message = f"Linear at {host} {what}"
+    def _transport_error(self, exc: Exception, mutation: bool) -> UpstreamError:
+        import httpx
+
+        what = (
+            "did not answer in time"
+            if isinstance(exc, httpx.TimeoutException)
+            else f"could not be reached ({type(exc).__name__})"
+        )
+        message = f"Linear at {urlsplit(self.url).hostname} {what}"
         if mutation:
             message += "; the change may or may not have been applied"
         return UpstreamError(
@@ -344,8 +325,7 @@ class LinearClient:
         )
 
     def _graphql_error(self, status: int, errors: list[dict[str, Any]]) -> NxsError:
-        first = errors[0] if isinstance(errors[0], dict) else {}
-        ext = first.get("extensions") or {}
+        first, ext = _first(errors)
         said = self._scrub(
             str(ext.get("userPresentableMessage") or first.get("message") or "unknown error")
         )
@@ -373,6 +353,12 @@ class LinearClient:
             code="LINEAR_ERROR",
             details=details,
         )
+
+
+def _first(errors: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first GraphQL error and its extensions ({} when absent or malformed)."""
+    first = errors[0] if errors and isinstance(errors[0], dict) else {}
+    return first, first.get("extensions") or {}
 
 
 __all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url", "is_loopback"]
