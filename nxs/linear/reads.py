@@ -1,7 +1,6 @@
-"""The read actions of `linear_query` (seed 000 integration_query): nothing here writes.
+"""The read actions of `linear_query`: each takes a `Call` and returns ``(message, data)``.
 
-Each action takes a `Call` and returns ``(message, data)``; `nxs.linear.actions` wraps them in
-the envelope. Every local check (filters, required pairs) runs before the first request.
+Every local check (filters, required pairs) runs before the first request.
 """
 
 from __future__ import annotations
@@ -25,20 +24,12 @@ THREAD_CAP = 1000
 FILTER_KEYS = ("state", "label", "project")
 # The seed's state vocabulary, mapped to Linear's workflow state types.
 STATE_TYPES: dict[str, tuple[str, ...]] = {
-    "open": ("started", "unstarted"),
-    "closed": ("completed", "canceled"),
-    "active": ("started",),
-    "in_progress": ("started",),
-    "started": ("started",),
-    "todo": ("unstarted",),
-    "unstarted": ("unstarted",),
-    "done": ("completed",),
-    "completed": ("completed",),
-    "cancelled": ("canceled",),
-    "canceled": ("canceled",),
-    "backlog": ("backlog",),
-    "triage": ("triage",),
-}
+    "open": ("started", "unstarted"), "closed": ("completed", "canceled"),
+    "active": ("started",), "in_progress": ("started",), "started": ("started",),
+    "todo": ("unstarted",), "unstarted": ("unstarted",), "done": ("completed",),
+    "completed": ("completed",), "cancelled": ("canceled",), "canceled": ("canceled",),
+    "backlog": ("backlog",), "triage": ("triage",),
+}  # fmt: skip
 CLOSED_TYPES = ("completed", "canceled")
 
 
@@ -117,7 +108,7 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
                 f"search_filters.{key} must be a non-empty string",
                 suggestion='e.g. {"state": "open", "label": "Bug", "project": "<project UUID>"}',
             )
-        value = value.strip()
+        value = applied[key] = value.strip()
         if key == "state":
             types = STATE_TYPES.get(value.lower().replace(" ", "_").replace("-", "_"))
             if types is None:
@@ -126,14 +117,11 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
                     suggestion=f"use one of: {', '.join(STATE_TYPES)}",
                 )
             out["state"] = {"type": {"in": list(types)}}
-            applied["state"] = value.lower()
-            applied["state_types"] = list(types)
+            applied.update(state=value.lower(), state_types=list(types))
         elif key == "label":
             out["labels"] = {"some": {"name": {"eq": value}}}  # exact, case-sensitive
-            applied["label"] = value
         else:
             out["project"] = {"id": {"eq": value}}
-            applied["project"] = value
     return out, applied
 
 
