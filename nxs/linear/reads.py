@@ -20,6 +20,7 @@ CONTEXT_ISSUES = 50
 CONTEXT_MEMORY_ISSUES = 20
 COMMENTS_FIRST = 50
 THREAD_CAP = 1000
+DESCRIPTION = shape.DESCRIPTION_DEFAULT
 
 FILTER_KEYS = ("state", "label", "project")
 # The seed's state vocabulary, mapped to Linear's workflow state types.
@@ -48,14 +49,10 @@ def _all(call: Call, name: str, field: str, cap: int = LIST_CAP) -> tuple[list[d
         after = page.get("endCursor")
 
 
-def _chars(call: Call) -> int:
-    return call.arg("description_chars", shape.DESCRIPTION_DEFAULT)
-
-
-def _hint(data: dict[str, Any], cut: bool, what: str = "an issue's full description") -> None:
+def _hint(data: dict[str, Any], cut: bool) -> None:
     if cut:
         data["detail_hint"] = (
-            f"descriptions were shortened; for {what} call "
+            "descriptions were shortened; for an issue's full description call "
             "linear_query action get_linear_issue with issue_id (e.g. NC-103)"
         )
 
@@ -143,7 +140,7 @@ def search_linear_issues(call: Call) -> tuple[str, dict]:
         where["title"] = {"containsIgnoreCase": query}
     if team_id:
         where["team"] = {"id": {"eq": team_id}}
-    limit, chars = call.arg("limit", SEARCH_LIMIT), _chars(call)
+    limit, chars = call.arg("limit", SEARCH_LIMIT), call.arg("description_chars", DESCRIPTION)
     found = shape.nodes(call.run("Issues", {"filter": where, "first": limit})["issues"])
     issues = [shape.issue(n, chars) for n in found]
     data: dict[str, Any] = {
@@ -288,7 +285,7 @@ def get_project_context(call: Call) -> tuple[str, dict]:
     include_closed = call.arg("include_closed", False)
     if not include_closed:
         where["state"] = {"type": {"nin": list(CLOSED_TYPES)}}
-    chars = _chars(call)
+    chars = call.arg("description_chars", DESCRIPTION)
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CONTEXT_ISSUES})["issues"])
     issues = [shape.issue(n, chars) for n in found]
     data: dict[str, Any] = {
