@@ -57,20 +57,23 @@ def _hint(data: dict[str, Any], cut: bool) -> None:
         )
 
 
+def _rows(field: str, rows: list[Any], cut: bool | None = None, **more: Any) -> dict[str, Any]:
+    """``rows`` under ``field`` with their total (and, given ``cut``, whether they may be cut)."""
+    out = {**more, field: rows, "total": len(rows)}
+    if cut is not None:
+        out["may_be_truncated"] = cut
+    return out
+
+
 def get_linear_teams(call: Call) -> tuple[str, dict]:
     teams, cut = _all(call, "Teams", "teams")
     rows = [{**shape.team(t), "description": t.get("description")} for t in teams]
-    return "Linear teams retrieved", {"teams": rows, "total": len(rows), "may_be_truncated": cut}
+    return "Linear teams retrieved", _rows("teams", rows, cut)
 
 
 def get_linear_projects(call: Call) -> tuple[str, dict]:
     projects, cut = _all(call, "Projects", "projects")
-    rows = [shape.project(p) for p in projects]
-    return "Linear projects retrieved", {
-        "projects": rows,
-        "total": len(rows),
-        "may_be_truncated": cut,
-    }
+    return "Linear projects retrieved", _rows("projects", [shape.project(p) for p in projects], cut)
 
 
 def get_linear_issue(call: Call) -> tuple[str, dict]:
@@ -190,7 +193,7 @@ def get_linear_team_detail(call: Call) -> tuple[str, dict]:
 def list_linear_labels(call: Call) -> tuple[str, dict]:
     labels, cut = _all(call, "Labels", "issueLabels")
     rows = [shape.label(n) for n in labels]
-    data: dict[str, Any] = {"labels": rows, "total": len(rows), "may_be_truncated": cut}
+    data = _rows("labels", rows, cut)
     if call.arg("team_id"):
         data["team_id"] = call.args["team_id"]
         data["note"] = (
@@ -203,22 +206,15 @@ def list_linear_labels(call: Call) -> tuple[str, dict]:
 def list_linear_project_labels(call: Call) -> tuple[str, dict]:
     node = call.run("ProjectLabels", {"id": call.args["project_id"]})["project"]
     rows = [shape.ref(n, "id", "name", "color", "description") for n in shape.nodes(node["labels"])]
-    return "Linear project labels retrieved", {
-        "project": shape.ref(node, "id", "name"),
-        "labels": rows,
-        "total": len(rows),
-    }
+    project = shape.ref(node, "id", "name")
+    return "Linear project labels retrieved", _rows("labels", rows, project=project)
 
 
 def list_linear_statuses(call: Call) -> tuple[str, dict]:
     node = call.run("Statuses", {"id": call.args["team_id"]})["team"]
     states = sorted(shape.nodes(node.get("states")), key=lambda s: s.get("position") or 0)
     rows = [shape.ref(s, "id", "name", "type", "color") for s in states]
-    return "Linear statuses retrieved", {
-        "team": shape.team(node),
-        "statuses": rows,
-        "total": len(rows),
-    }
+    return "Linear statuses retrieved", _rows("statuses", rows, team=shape.team(node))
 
 
 def list_linear_users(call: Call) -> tuple[str, dict]:
@@ -226,7 +222,7 @@ def list_linear_users(call: Call) -> tuple[str, dict]:
     rows = [shape.ref(u, "id", "name", "displayName", "email", "active") for u in users]
     for row in rows:
         row["display_name"] = row.pop("displayName")
-    return "Linear users retrieved", {"users": rows, "total": len(rows), "may_be_truncated": cut}
+    return "Linear users retrieved", _rows("users", rows, cut)
 
 
 def _comments(call: Call, first: int, cap: int) -> tuple[dict, list[dict], bool]:
@@ -246,13 +242,8 @@ def _comments(call: Call, first: int, cap: int) -> tuple[dict, list[dict], bool]
 def list_linear_comments(call: Call) -> tuple[str, dict]:
     node, found, more = _comments(call, COMMENTS_FIRST, COMMENTS_FIRST)
     rows = [shape.comment(c, shape.COMMENT_EXCERPT) for c in found]
-    data: dict[str, Any] = {
-        "issue": shape.ref(node, "id", "identifier", "title", "url"),
-        "comments": rows,
-        "returned_comments": len(rows),
-        "total": len(rows),
-        "may_be_truncated": more,
-    }
+    issue = shape.ref(node, "id", "identifier", "title", "url")
+    data = _rows("comments", rows, more, issue=issue, returned_comments=len(rows))
     if any(r["body_truncated"] for r in rows) or more:
         data["detail_hint"] = (
             "comments were excerpted (first 50, 200 characters each); call linear_query action "
@@ -263,13 +254,9 @@ def list_linear_comments(call: Call) -> tuple[str, dict]:
 
 def get_linear_comment_detail(call: Call) -> tuple[str, dict]:
     node, found, more = _comments(call, PAGE, THREAD_CAP)
+    issue = shape.ref(node, "id", "identifier", "title", "url")
     rows = [shape.comment(c) for c in found]
-    return "Linear comment thread retrieved", {
-        "issue": shape.ref(node, "id", "identifier", "title", "url"),
-        "comments": rows,
-        "total": len(rows),
-        "may_be_truncated": more,
-    }
+    return "Linear comment thread retrieved", _rows("comments", rows, more, issue=issue)
 
 
 def get_project_context(call: Call) -> tuple[str, dict]:
