@@ -53,17 +53,12 @@ def check_url(url: str, origin: str) -> str:
         parts = urlsplit(url)
         host = parts.hostname or ""
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+        bad = "" if parts.scheme in ("http", "https") and host else f"an http(s) URL: {url!r}"
     except ValueError as exc:
+        bad = f"a valid URL: {url!r} ({exc})"
+    if bad:
         raise ValidationError(
-            f"{origin} is not a valid URL: {url!r} ({exc})",
-            suggestion=f"e.g. {DEFAULT_URL}",
-            code="BAD_LINEAR_URL",
-        ) from None
-    if parts.scheme not in ("http", "https") or not host:
-        raise ValidationError(
-            f"{origin} is not an http(s) URL: {url!r}",
-            suggestion=f"e.g. {DEFAULT_URL}",
-            code="BAD_LINEAR_URL",
+            f"{origin} is not {bad}", suggestion=f"e.g. {DEFAULT_URL}", code="BAD_LINEAR_URL"
         )
     if parts.scheme == "http" and not is_loopback(host):
         raise ValidationError(
@@ -72,15 +67,6 @@ def check_url(url: str, origin: str) -> str:
             code="INSECURE_LINEAR_URL",
         )
     return url
-
-
-def _trusted(url: str) -> bool:
-    """Linear itself over https on its own port, or a loopback address."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if is_loopback(host):
-        return True
-    return parts.scheme == "https" and host == LINEAR_HOST and parts.port in (None, 443)
 
 
 def api_url(conn: Connection, section: dict[str, Any]) -> str:
@@ -99,7 +85,9 @@ def api_url(conn: Connection, section: dict[str, Any]) -> str:
     configured = section.get("api_url")
     if configured:
         url = check_url(str(configured), "[linear] api_url in .nxs/config.toml")
-        if not _trusted(url):
+        parts = urlsplit(url)
+        linear = parts.scheme == "https" and parts.hostname == LINEAR_HOST
+        if not (linear and parts.port in (None, 443) or is_loopback(parts.hostname or "")):
             raise ValidationError(
                 f"[linear] api_url in .nxs/config.toml points to {url!r}, which could receive "
                 f"your Linear key (a committed file may name only https://{LINEAR_HOST} or a "
