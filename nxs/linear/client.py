@@ -114,14 +114,9 @@ class LinearClient:
         clock: Callable[[], float] = time.time,
         transport: Any = None,
     ) -> None:
-        self.conn = conn
-        self.url = url
-        self.timeout = timeout
+        self.conn, self.url, self.timeout, self.max_wait = conn, url, timeout, max_wait
+        self.sleep, self.clock, self.transport = sleep, clock, transport
         self.attempts = max(1, attempts)
-        self.max_wait = max_wait
-        self.sleep = sleep
-        self.clock = clock
-        self.transport = transport
         self.sent: list[str] = []  # operation names, in order (tests and debugging)
         self._http: Any = None
 
@@ -265,11 +260,9 @@ class LinearClient:
     def _transport_error(self, exc: Exception, mutation: bool) -> UpstreamError:
         import httpx
 
-        what = (
-            "did not answer in time"
-            if isinstance(exc, httpx.TimeoutException)
-            else f"could not be reached ({type(exc).__name__})"
-        )
+        what = f"could not be reached ({type(exc).__name__})"
+        if isinstance(exc, httpx.TimeoutException):
+            what = "did not answer in time"
         message = f"Linear at {urlsplit(self.url).hostname} {what}"
         if mutation:
             message += "; the change may or may not have been applied"

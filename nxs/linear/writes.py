@@ -294,14 +294,9 @@ def cross_reference_linear_memory(call: Call) -> tuple[str, dict]:
     if call.arg("team_id"):
         where["team"] = {"id": {"eq": call.args["team_id"]}}
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CROSS_REF_SEARCH})["issues"])
-    need = 1 if len(words) == 1 else 2
-    scored = []
-    for n in found:
-        score = sum(w in n["title"].lower() for w in words)
-        if score >= need:
-            scored.append((-score, n["identifier"], n))
-    matches = [n for _, _, n in sorted(scored, key=lambda s: s[:2])]
-    matches = matches[: call.arg("limit", CROSS_REF_LIMIT)]
+    scored = [(-sum(w in n["title"].lower() for w in words), n["identifier"], n) for n in found]
+    hits = sorted((s for s in scored if -s[0] >= min(len(words), 2)), key=lambda s: s[:2])
+    matches = [n for _, _, n in hits][: call.arg("limit", CROSS_REF_LIMIT)]
     org = _org_key(call, matches[0]) if matches else ""
     record = _migrate(call, service, record, data)
     held = {r.lower() for r in record["refs"]}
@@ -326,15 +321,13 @@ def update_ticket_from_memory(call: Call) -> tuple[str, dict]:
     _, record = _memory(call)
     mode = call.arg("update_type", "add_comment")
     block = _block(record)
+    data: dict[str, Any] = {"update_type": mode, "memory": _memory_out(record)}
     if mode == "add_comment":
         issue = _resolve(call, call.args["issue_id"])
         node = call.run("CommentCreate", {"input": {"issueId": issue["id"], "body": block}})
-        return f"Memory {record['key']} added to {issue['identifier']} as a comment", {
-            "update_type": mode,
-            "comment": shape.comment(node["commentCreate"]["comment"]),
-            "issue": shape.ref(issue, "id", "identifier", "title", "url"),
-            "memory": _memory_out(record),
-        }
+        data["comment"] = shape.comment(node["commentCreate"]["comment"])
+        data["issue"] = shape.ref(issue, "id", "identifier", "title", "url")
+        return f"Memory {record['key']} added to {issue['identifier']} as a comment", data
     current = call.run("Issue", {"id": call.args["issue_id"].strip()})["issue"]
     old = current.get("description") or ""
     if block in old:
@@ -346,11 +339,8 @@ def update_ticket_from_memory(call: Call) -> tuple[str, dict]:
     new = f"{old.rstrip()}\n\n---\n\n{block}" if old.strip() else block
     variables = {"id": current["id"], "input": {"description": new}}
     node = call.run("IssueUpdate", variables)["issueUpdate"]["issue"]
-    return f"Memory {record['key']} appended to the description of {node['identifier']}", {
-        "update_type": mode,
-        "issue": shape.issue(node),
-        "memory": _memory_out(record),
-    }
+    data["issue"] = shape.issue(node)
+    return f"Memory {record['key']} appended to the description of {node['identifier']}", data
 
 
 __all__ = ["ISSUE_FIELDS", "issue_input", "keywords"]
