@@ -110,24 +110,19 @@ def named(
     ``single_org``: only one organisation is connected, so a ref that names none is read as
     naming it. ``org`` None (unknown) reads only such refs.
     """
-    known: dict[str, set[str]] | None = None
+    known: dict[str, set[str]] | None = None  # read from the events at the first legacy ref
     hits: set[str] = set()
     for r in refs:
         link = parse(r)
         if link is None or link.identifier not in identifiers:
             continue
+        orgs: set[str] | None = None  # None: the ref names no organisation
         if link.org is not None:
-            if org is not None and link.org == org.lower():
-                hits.add(link.identifier)
-            continue
-        if link.legacy_prefixed:
-            if known is None:
-                known = attributions(events)
-            if link.identifier in known:
-                if org is not None and org.lower() in known[link.identifier]:
-                    hits.add(link.identifier)
-                continue
-        if single_org:
+            orgs = {link.org}
+        elif link.legacy_prefixed:
+            known = attributions(events) if known is None else known
+            orgs = known.get(link.identifier)
+        if (orgs is None and single_org) or (org is not None and org.lower() in (orgs or ())):
             hits.add(link.identifier)
     return sorted(hits)
 
