@@ -226,14 +226,11 @@ class LinearClient:
         details: dict[str, Any] = {"http_status": status}
         if ext.get("code"):
             details["linear_code"] = str(ext["code"])
+        suggestion = "try again in a minute"
         if mutation:
             message += "; the change may or may not have been applied"
-            suggestion = (
-                "read the state back with linear_query before sending it again; "
-                "https://linearstatus.com has news"
-            )
-        else:
-            suggestion = "try again in a minute; https://linearstatus.com has news"
+            suggestion = "read the state back with linear_query before sending it again"
+        suggestion += "; https://linearstatus.com has news"
         return UpstreamError(
             message, suggestion=suggestion, code="LINEAR_UNAVAILABLE", details=details
         )

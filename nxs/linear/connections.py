@@ -62,14 +62,12 @@ def _read() -> dict[str, Any]:
     except FileNotFoundError:
         return {"version": 1, "workspaces": {}}
     except orjson.JSONDecodeError:
-        raise ValidationError(
-            f"{path()} is not valid JSON",
-            suggestion="delete it and connect again with `nxs linear connect LABEL`",
-            code="BAD_LINEAR_CONFIG",
-        ) from None
+        data, problem = None, "is not valid JSON"
+    else:
+        problem = "has an unexpected shape"
     if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
         raise ValidationError(
-            f"{path()} has an unexpected shape",
+            f"{path()} {problem}",
             suggestion="delete it and connect again with `nxs linear connect LABEL`",
             code="BAD_LINEAR_CONFIG",
         )
