@@ -146,13 +146,8 @@ def search_linear_issues(call: Call) -> tuple[str, dict]:
     limit, chars = call.arg("limit", SEARCH_LIMIT), call.arg("description_chars", DESCRIPTION)
     found = shape.nodes(call.run("Issues", {"filter": where, "first": limit})["issues"])
     issues = [shape.issue(n, chars) for n in found]
-    data: dict[str, Any] = {
-        "issues": issues,
-        "returned_issues": len(issues),
-        "total": len(issues),
-        "may_be_truncated": len(issues) >= limit,
-        "applied_filters": applied,
-    }
+    data = _rows("issues", issues, len(issues) >= limit, returned_issues=len(issues))
+    data["applied_filters"] = applied
     if query:
         data["query"] = query
         data["query_truncated"] = cut
