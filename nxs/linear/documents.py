@@ -43,11 +43,8 @@ DOCUMENTS: dict[str, str] = {
     "Teams": _list("Teams", "teams", "id name key description"),
     "Projects": _list("Projects", "projects", f"{PROJECT} {TEAMS}"),
     "Issue": f"query Issue($id: String!) {{ issue(id: $id) {{ ...IssueFields }} }}{ISSUE_FIELDS}",
-    "IssueRef": """
-query IssueRef($id: String!) {
-  organization { urlKey }
-  issue(id: $id) { id identifier title url team { id key name } }
-}""",
+    "IssueRef": "query IssueRef($id: String!) { organization { urlKey } "
+    "issue(id: $id) { id identifier title url team { id key name } } }",
     "Issues": f"""
 query Issues($filter: IssueFilter, $first: Int!) {{
   organization {{ urlKey }}
@@ -69,14 +66,10 @@ query TeamDetail($id: String!) {
   }
 }""",
     "Labels": _list("Labels", "issueLabels", "...LabelFields", LABEL_FIELDS),
-    "ProjectLabels": """
-query ProjectLabels($id: String!) {
-  project(id: $id) { id name labels(first: 250) { nodes { id name color description } } }
-}""",
-    "Statuses": """
-query Statuses($id: String!) {
-  team(id: $id) { id key name states(first: 100) { nodes { id name type position color } } }
-}""",
+    "ProjectLabels": "query ProjectLabels($id: String!) { project(id: $id) "
+    "{ id name labels(first: 250) { nodes { id name color description } } } }",
+    "Statuses": "query Statuses($id: String!) { team(id: $id) "
+    "{ id key name states(first: 100) { nodes { id name type position color } } } }",
     "Users": _list("Users", "users", "id name displayName email active"),
     "Comments": f"""
 query Comments($id: String!, $first: Int!, $after: String) {{
@@ -87,30 +80,19 @@ query Comments($id: String!, $first: Int!, $after: String) {{
     }}
   }}
 }}{COMMENT_FIELDS}""",
-    "IssueCreate": f"""
-mutation IssueCreate($input: IssueCreateInput!) {{
-  issueCreate(input: $input) {{ success issue {{ ...IssueFields }} }}
-}}{ISSUE_FIELDS}""",
-    "IssueUpdate": f"""
-mutation IssueUpdate($id: String!, $input: IssueUpdateInput!) {{
-  issueUpdate(id: $id, input: $input) {{ success issue {{ ...IssueFields }} }}
-}}{ISSUE_FIELDS}""",
-    "ProjectCreate": f"""
-mutation ProjectCreate($input: ProjectCreateInput!) {{
-  projectCreate(input: $input) {{ success project {{ id name description url {TEAMS} }} }}
-}}""",
-    "LabelCreate": f"""
-mutation LabelCreate($input: IssueLabelCreateInput!) {{
-  issueLabelCreate(input: $input) {{ success issueLabel {{ ...LabelFields }} }}
-}}{LABEL_FIELDS}""",
-    "LabelUpdate": f"""
-mutation LabelUpdate($id: String!, $input: IssueLabelUpdateInput!) {{
-  issueLabelUpdate(id: $id, input: $input) {{ success issueLabel {{ ...LabelFields }} }}
-}}{LABEL_FIELDS}""",
-    "CommentCreate": f"""
-mutation CommentCreate($input: CommentCreateInput!) {{
-  commentCreate(input: $input) {{ success comment {{ ...CommentFields issue {{ id identifier }} }} }}
-}}{COMMENT_FIELDS}""",
+    "IssueCreate": "mutation IssueCreate($input: IssueCreateInput!) "
+    "{ issueCreate(input: $input) { success issue { ...IssueFields } } }" + ISSUE_FIELDS,
+    "IssueUpdate": "mutation IssueUpdate($id: String!, $input: IssueUpdateInput!) "
+    "{ issueUpdate(id: $id, input: $input) { success issue { ...IssueFields } } }" + ISSUE_FIELDS,
+    "ProjectCreate": "mutation ProjectCreate($input: ProjectCreateInput!) "
+    f"{{ projectCreate(input: $input) {{ success project {{ id name description url {TEAMS} }} }} }}",
+    "LabelCreate": "mutation LabelCreate($input: IssueLabelCreateInput!) "
+    "{ issueLabelCreate(input: $input) { success issueLabel { ...LabelFields } } }" + LABEL_FIELDS,
+    "LabelUpdate": "mutation LabelUpdate($id: String!, $input: IssueLabelUpdateInput!) "
+    "{ issueLabelUpdate(id: $id, input: $input) { success issueLabel { ...LabelFields } } }"
+    + LABEL_FIELDS,
+    "CommentCreate": "mutation CommentCreate($input: CommentCreateInput!) { commentCreate(input: "
+    "$input) { success comment { ...CommentFields issue { id identifier } } } }" + COMMENT_FIELDS,
 }
 
 MUTATIONS = frozenset(
