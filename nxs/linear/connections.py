@@ -237,15 +237,8 @@ def select(org: str | None) -> Connection:
     else:
         message = f"{len(conns)} Linear workspaces are connected. Pass org with one of: {names}."
         suggestion = f"pass org (alias linear_workspace) with one of: {names}"
-    raise Disambiguation(
-        {
-            "success": True,
-            "disambiguation_required": True,
-            "available_workspaces": available,
-            "message": message,
-            "suggestion": suggestion,
-        }
-    )
+    answer = {"success": True, "disambiguation_required": True, "available_workspaces": available}
+    raise Disambiguation({**answer, "message": message, "suggestion": suggestion})
 
 
 def check_workspace(workspace: str | None) -> None:

@@ -261,9 +261,8 @@ def get_project_context(call: Call) -> tuple[str, dict]:
             "get_project_context needs project_id or team_id (exactly one)",
             suggestion="pass project_id (from get_linear_projects) or team_id (from get_linear_teams)",
         )
-    where: dict[str, Any] = (
-        {"project": {"id": {"eq": project_id}}} if project_id else {"team": {"id": {"eq": team_id}}}
-    )
+    scope = "project" if project_id else "team"
+    where: dict[str, Any] = {scope: {"id": {"eq": project_id or team_id}}}
     include_closed = call.arg("include_closed", False)
     if not include_closed:
         where["state"] = {"type": {"nin": list(CLOSED_TYPES)}}
@@ -271,14 +270,14 @@ def get_project_context(call: Call) -> tuple[str, dict]:
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CONTEXT_ISSUES})["issues"])
     issues = [shape.issue(n, chars) for n in found]
     data: dict[str, Any] = {
-        "scoped_by": "project" if project_id else "team",
+        "scoped_by": scope,
         "include_closed": include_closed,
         "issues": issues,
         "returned_issues": len(issues),
         "issues_may_be_truncated": len(issues) >= CONTEXT_ISSUES,
         "patterns": patterns(issues),
     }
-    data["project_id" if project_id else "team_id"] = project_id or team_id
+    data[f"{scope}_id"] = project_id or team_id
     memories, note = related_memories(call, [i["identifier"] for i in issues])
     data["related_memories"], data["total_memories"] = memories, len(memories)
     if note:

@@ -238,9 +238,7 @@ def _migrate(call: Call, service: Any, record: dict[str, Any], data: dict[str, A
     return record
 
 
-def _stamp(
-    call: Call, service: Any, key: str, org: str, issues: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _stamp(call: Call, service: Any, key: str, org: str, issues: list[dict]) -> dict[str, Any]:
     """Add ``linear:<org>/<IDENTIFIER>`` refs and one LINKED event (issue ids kept in it)."""
     label = call.label
 
