@@ -76,16 +76,14 @@ def check(spec: Action, given: dict[str, Any]) -> None:
         ValidationError: naming the parameter and what the action takes.
     """
     takes = ", ".join(spec.uses) if spec.uses else "no parameters besides org"
-    unused = sorted(k for k in given if k not in spec.uses)
-    if unused:
+    if unused := sorted(k for k in given if k not in spec.uses):
         raise ValidationError(
             f"{spec.name} does not use {', '.join(unused)}; it would be ignored, so the call is "
             "refused",
             suggestion=f"{spec.name} takes: {takes}",
             code="UNUSED_PARAMETER",
         )
-    missing = [p for p in spec.requires if p not in given]
-    if missing:
+    if missing := [p for p in spec.requires if p not in given]:
         raise ValidationError(
             f"{spec.name} requires {', '.join(missing)}", suggestion=f"{spec.name} takes: {takes}"
         )

@@ -127,7 +127,6 @@ class LinearClient:
         self.close()
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
         if self._http is not None:
             self._http.close()
             self._http = None
@@ -278,8 +277,7 @@ class LinearClient:
                 suggestion="check LINEAR_API_URL points at a GraphQL endpoint",
                 code="LINEAR_BAD_RESPONSE",
             )
-        errors = body.get("errors") or []
-        if errors:
+        if errors := body.get("errors"):
             raise self._graphql_error(resp.status_code, errors)
         if resp.status_code == 401:
             raise self._auth_error("authentication failed")

@@ -95,8 +95,6 @@ query Comments($id: String!, $first: Int!, $after: String) {{
     "$input) { success comment { ...CommentFields issue { id identifier } } } }" + COMMENT_FIELDS,
 }
 
-MUTATIONS = frozenset(
-    name for name, doc in DOCUMENTS.items() if doc.lstrip().startswith("mutation")
-)
+MUTATIONS = frozenset(n for n, doc in DOCUMENTS.items() if doc.lstrip().startswith("mutation"))
 
 __all__ = ["DOCUMENTS", "MUTATIONS"]

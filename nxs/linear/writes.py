@@ -98,10 +98,8 @@ def save_linear_issue(call: Call) -> tuple[str, dict]:
     before = _resolve(call, issue_id)
     node = call.run("IssueUpdate", {"id": before["id"], "input": fields})["issueUpdate"]["issue"]
     issue = shape.issue(node)
-    data: dict[str, Any] = {
-        "issue": issue,
-        "updated_fields": sorted(k for k in ISSUE_FIELDS if call.args.get(k) is not None),
-    }
+    updated = sorted(k for k in ISSUE_FIELDS if call.args.get(k) is not None)
+    data: dict[str, Any] = {"issue": issue, "updated_fields": updated}
     if "teamId" in fields and before["team"]["id"] != issue["team"]["id"]:
         old, new = before["identifier"], issue["identifier"]
         data["moved"] = {"from": old, "to": new, "team": issue["team"]}
