@@ -78,14 +78,12 @@ def create_linear_issue(call: Call) -> tuple[str, dict]:
             "existing issue pass issue_id to save_linear_issue",
         )
     fields.setdefault("priority", PRIORITY_DEFAULT)
-    node = call.run("IssueCreate", {"input": fields})["issueCreate"]["issue"]
-    issue = shape.issue(node)
+    issue = shape.issue(call.run("IssueCreate", {"input": fields})["issueCreate"]["issue"])
     return f"Linear issue {issue['identifier']} created", {"issue": issue, "created": True}
 
 
 def save_linear_issue(call: Call) -> tuple[str, dict]:
-    issue_id = call.arg("issue_id")
-    if issue_id is None:
+    if (issue_id := call.arg("issue_id")) is None:
         return create_linear_issue(call)
     fields = issue_input(call.args)
     if not fields:
