@@ -73,7 +73,8 @@ def api_url(conn: Connection, section: dict[str, Any]) -> str:
     """The GraphQL endpoint: ``LINEAR_API_URL``, the connection's, the workspace's, the default.
 
     A workspace's ``[linear] api_url`` is committed, so it may name only Linear or loopback: a
-    cloned project must not send your key to a server of its choosing.
+    cloned project must not send your key to a server of its choosing. The user's own settings
+    (the variable, ``connect --api-url``) may name a proxy.
 
     Raises:
         ValidationError: a malformed or clear-text URL, or a workspace URL pointing elsewhere.

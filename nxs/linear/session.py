@@ -17,8 +17,8 @@ from nxs.linear.client import LinearClient, api_url
 
 MemoryService = Any  # the memory module's service (`nxs.registry`): its public methods only
 
-TRANSPORT = "linear.transport"  # ctx.services keys tests fill: an httpx transport,
-SLEEP = "linear.sleep"  # and the retry sleeper
+TRANSPORT = "linear.transport"  # ctx.services key: an httpx transport (tests)
+SLEEP = "linear.sleep"  # ctx.services key: the retry sleeper (tests)
 
 
 def backoff_sleep(seconds: float) -> None:

@@ -288,8 +288,9 @@ def cross_reference_linear_memory(call: Call) -> tuple[str, dict]:
     if call.arg("team_id"):
         where["team"] = {"id": {"eq": call.args["team_id"]}}
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CROSS_REF_SEARCH})["issues"])
+    need = min(len(words), 2)  # words a title must hold
     scored = [(-sum(w in n["title"].lower() for w in words), n["identifier"], n) for n in found]
-    hits = sorted((s for s in scored if -s[0] >= min(len(words), 2)), key=lambda s: s[:2])
+    hits = sorted((s for s in scored if -s[0] >= need), key=lambda s: s[:2])
     matches = [n for _, _, n in hits][: call.arg("limit", CROSS_REF_LIMIT)]
     org = _org_key(call, matches[0]) if matches else ""
     record = _migrate(call, service, record, data)
