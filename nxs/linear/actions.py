@@ -1,11 +1,8 @@
 """The action tables of `linear_query` and `linear_mutate`, and the one dispatcher.
 
-Each action lists the parameters it uses and the ones it requires. A parameter given to an
-action that does not use it is refused with the action's list, never silently dropped (a
-dropped filter or field looks exactly like an applied one). Answers use seed 000's envelope,
-``{"success": true, "message": ..., "org": ..., "data": {...}}``; when the organisation is
-ambiguous the answer is the disambiguation one instead. A ``workspace`` naming a connected
-organisation is refused first, on every action (`connections.check_workspace`).
+A parameter given to an action that does not use it is refused with the action's list, never
+silently dropped (a dropped filter or field looks exactly like an applied one). A ``workspace``
+naming a connected organisation is refused first, on every action (`connections.check_workspace`).
 """
 
 from __future__ import annotations
@@ -31,161 +28,44 @@ class Action:
     run: Callable[[Call], tuple[str, dict[str, Any]]]
     uses: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
-    summary: str = ""
 
 
-def _table(*actions: Action) -> dict[str, Action]:
+def _table(*rows: tuple[Any, ...]) -> dict[str, Action]:
+    """Actions from rows (function, uses, requires[, name]); the name defaults to the function's."""
+    actions = (Action(n[0] if n else f.__name__, f, tuple(u.split()), tuple(r.split()))
+               for f, u, r, *n in rows)  # fmt: skip
     return {a.name: a for a in actions}
 
 
-_ISSUE_WRITE = (
-    "title", "description", "team_id", "project_id", "priority", "state_id", "assignee_id",
-    "labels",
-)  # fmt: skip
+_ISSUE_WRITE = "title description team_id project_id priority state_id assignee_id labels"
 
 QUERY = _table(
-    Action("get_linear_teams", reads.get_linear_teams, summary="teams[], total"),
-    Action("get_linear_projects", reads.get_linear_projects, summary="projects[], total"),
-    Action(
-        "get_linear_issue",
-        reads.get_linear_issue,
-        ("issue_id",),
-        ("issue_id",),
-        "one issue, full description (UUID or identifier like NC-103)",
-    ),
-    Action(
-        "search_linear_issues",
-        reads.search_linear_issues,
-        ("query", "team_id", "limit", "description_chars", "search_filters"),
-        summary="title search; needs query or team_id; search_filters: state, label, project",
-    ),
-    Action(
-        "get_linear_project_detail",
-        reads.get_linear_project_detail,
-        ("project_id",),
-        ("project_id",),
-        "project with members, teams, labels, issue_count",
-    ),
-    Action(
-        "get_linear_team_detail",
-        reads.get_linear_team_detail,
-        ("team_id",),
-        ("team_id",),
-        "team with members, states, labels, issue_count",
-    ),
-    Action(
-        "list_linear_labels",
-        reads.list_linear_labels,
-        ("team_id",),
-        summary="every label of the organisation (team_id is only echoed)",
-    ),
-    Action(
-        "list_linear_project_labels",
-        reads.list_linear_project_labels,
-        ("project_id",),
-        ("project_id",),
-        "a project's labels",
-    ),
-    Action(
-        "list_linear_statuses",
-        reads.list_linear_statuses,
-        ("team_id",),
-        ("team_id",),
-        "a team's workflow states (their UUIDs close issues)",
-    ),
-    Action("list_linear_users", reads.list_linear_users, summary="users[] (assignee UUIDs)"),
-    Action(
-        "list_linear_comments",
-        reads.list_linear_comments,
-        ("issue_id",),
-        ("issue_id",),
-        "first 50 comments, excerpted",
-    ),
-    Action(
-        "get_linear_comment_detail",
-        reads.get_linear_comment_detail,
-        ("issue_id",),
-        ("issue_id",),
-        "the full, unexcerpted comment thread",
-    ),
-    Action(
-        "get_project_context",
-        reads.get_project_context,
-        ("project_id", "team_id", "include_closed", "description_chars"),
-        summary="issues (max 50) plus linked memories and patterns",
-    ),
+    (reads.get_linear_teams, "", ""),
+    (reads.get_linear_projects, "", ""),
+    (reads.get_linear_issue, "issue_id", "issue_id"),
+    (reads.search_linear_issues, "query team_id limit description_chars search_filters", ""),
+    (reads.get_linear_project_detail, "project_id", "project_id"),
+    (reads.get_linear_team_detail, "team_id", "team_id"),
+    (reads.list_linear_labels, "team_id", ""),  # team_id is only echoed
+    (reads.list_linear_project_labels, "project_id", "project_id"),
+    (reads.list_linear_statuses, "team_id", "team_id"),
+    (reads.list_linear_users, "", ""),
+    (reads.list_linear_comments, "issue_id", "issue_id"),
+    (reads.get_linear_comment_detail, "issue_id", "issue_id"),
+    (reads.get_project_context, "project_id team_id include_closed description_chars", ""),
 )
 
 MUTATE = _table(
-    Action(
-        "create_linear_issue",
-        writes.create_linear_issue,
-        _ISSUE_WRITE,
-        ("title", "team_id"),
-        "create an issue (priority defaults to 3)",
-    ),
-    Action(
-        "save_linear_issue",
-        writes.save_linear_issue,
-        ("issue_id", *_ISSUE_WRITE),
-        summary="update with issue_id (team_id MOVES it), else create with title + team_id",
-    ),
-    Action(
-        "auto_create_linear_issue",
-        writes.create_linear_issue,
-        _ISSUE_WRITE,
-        ("title", "team_id"),
-        "legacy alias of create_linear_issue",
-    ),
-    Action(
-        "create_linear_project",
-        writes.create_linear_project,
-        ("name", "description", "team_ids", "team_id"),
-        ("name",),
-        "create a project in one or more teams",
-    ),
-    Action(
-        "create_linear_label",
-        writes.create_linear_label,
-        ("name", "team_id", "color", "description"),
-        ("name",),
-        "create a label; team_id makes it team-scoped",
-    ),
-    Action(
-        "update_linear_label",
-        writes.update_linear_label,
-        ("id", "name", "color", "description"),
-        ("id",),
-        "rename or recolour a label in place",
-    ),
-    Action(
-        "create_linear_comment",
-        writes.create_linear_comment,
-        ("issue_id", "body"),
-        ("issue_id", "body"),
-        "comment on an issue",
-    ),
-    Action(
-        "link_memory_to_linear_issue",
-        writes.link_memory_to_linear_issue,
-        ("memory_id", "issue_id"),
-        ("memory_id", "issue_id"),
-        "stamp a memory with linear:<org>/<IDENTIFIER> and a LINKED event",
-    ),
-    Action(
-        "cross_reference_linear_memory",
-        writes.cross_reference_linear_memory,
-        ("memory_id", "team_id", "limit"),
-        ("memory_id",),
-        "find issues whose titles share the memory's introduction words; link them",
-    ),
-    Action(
-        "update_ticket_from_memory",
-        writes.update_ticket_from_memory,
-        ("issue_id", "memory_id", "update_type"),
-        ("issue_id", "memory_id"),
-        "comment the memory on an issue, or append it to the description",
-    ),
+    (writes.create_linear_issue, _ISSUE_WRITE, "title team_id"),
+    (writes.save_linear_issue, f"issue_id {_ISSUE_WRITE}", ""),
+    (writes.create_linear_issue, _ISSUE_WRITE, "title team_id", "auto_create_linear_issue"),
+    (writes.create_linear_project, "name description team_ids team_id", "name"),
+    (writes.create_linear_label, "name team_id color description", "name"),
+    (writes.update_linear_label, "id name color description", "id"),
+    (writes.create_linear_comment, "issue_id body", "issue_id body"),
+    (writes.link_memory_to_linear_issue, "memory_id issue_id", "memory_id issue_id"),
+    (writes.cross_reference_linear_memory, "memory_id team_id limit", "memory_id"),
+    (writes.update_ticket_from_memory, "issue_id memory_id update_type", "issue_id memory_id"),
 )
 
 
@@ -196,26 +76,23 @@ def check(spec: Action, given: dict[str, Any]) -> None:
         ValidationError: naming the parameter and what the action takes.
     """
     takes = ", ".join(spec.uses) if spec.uses else "no parameters besides org"
-    unused = sorted(k for k in given if k not in spec.uses)
-    if unused:
-        names = ", ".join(unused)
+    if unused := sorted(k for k in given if k not in spec.uses):
         raise ValidationError(
-            f"{spec.name} does not use {names}; it would be ignored, so the call is refused",
+            f"{spec.name} does not use {', '.join(unused)}; it would be ignored, so the call is "
+            "refused",
             suggestion=f"{spec.name} takes: {takes}",
             code="UNUSED_PARAMETER",
         )
-    missing = [p for p in spec.requires if p not in given]
-    if missing:
+    if missing := [p for p in spec.requires if p not in given]:
         raise ValidationError(
-            f"{spec.name} requires {', '.join(missing)}",
-            suggestion=f"{spec.name} takes: {takes}",
+            f"{spec.name} requires {', '.join(missing)}", suggestion=f"{spec.name} takes: {takes}"
         )
 
 
 def dispatch(ctx: Context, table: dict[str, Action], kw: dict[str, Any]) -> dict:
     """Run one action: check its parameters, choose the organisation, wrap the answer."""
     spec = table[kw["action"]]
-    connections.check_workspace(ctx.workspace_arg)  # seed 000's workspace: "AV" means org
+    connections.check_workspace(ctx.workspace_arg)
     given = {k: v for k, v in kw.items() if v is not None and k not in SHARED}
     check(spec, given)
     call = Call(ctx=ctx, args=given, org=kw.get("org"))

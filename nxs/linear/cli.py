@@ -80,8 +80,7 @@ def connect(
     typer_ctx: typer.Context,
     label: Annotated[str, typer.Argument(help="Your name for this organisation, e.g. AV.")],
     from_env: Annotated[
-        str | None,
-        typer.Option("--from-env", help="Read the key from this environment variable."),
+        str | None, typer.Option("--from-env", help="Read the key from this environment variable.")
     ] = None,
     oauth: Annotated[
         bool, typer.Option("--oauth", help="The credential is an OAuth token (sent as Bearer).")

@@ -1,16 +1,9 @@
-"""The Linear GraphQL client (httpx), and where its URL and settings come from.
+"""The Linear GraphQL client (httpx), and where its URL comes from.
 
-- Personal API keys are sent as ``Authorization: <key>``; OAuth tokens as ``Bearer <token>``.
-- GraphQL errors are read whatever the HTTP status (Linear answers most with 400), the
-  ``extensions.userPresentableMessage`` first; "entity not found" becomes `NotFoundError`,
-  everything else `UpstreamError` with a stable code.
-- Rate limiting is recognised by ``extensions.code == "RATELIMITED"`` (HTTP 400), HTTP 429 and
-  the ``X-RateLimit-*`` headers; the client retries a bounded number of times, waiting until
-  the advertised reset when it is near, and otherwise refuses with ``RATE_LIMITED``.
-- Timeouts, connection failures and HTTP 5xx (with a GraphQL ``errors`` body or without) are
-  retried for queries only, a bounded number of times with exponential backoff (the sleeper is
-  injected, so tests wait no time): a mutation that may have reached Linear is never sent twice.
-- The credential never appears in an error: messages from the server are scrubbed of it.
+GraphQL errors are read whatever the HTTP status (Linear answers most with 400). Rate limits
+(``RATELIMITED``, HTTP 429, ``X-RateLimit-*``) are waited out when the reset is near. Timeouts,
+connection failures and HTTP 5xx are retried for queries only: a mutation that may have reached
+Linear is never sent twice. Messages from the server are scrubbed of the credential.
 """
 
 from __future__ import annotations
@@ -50,9 +43,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_url(url: str, origin: str) -> str:
-    """A well-formed endpoint that keeps the key off the wire in clear text.
-
-    ``https`` to any host, or ``http`` only to a loopback address (tests, a local proxy).
+    """A well-formed endpoint: ``https`` to any host, ``http`` only to loopback.
 
     Raises:
         ValidationError: ``BAD_LINEAR_URL`` for a malformed URL, ``INSECURE_LINEAR_URL`` for
@@ -62,17 +53,12 @@ def check_url(url: str, origin: str) -> str:
         parts = urlsplit(url)
         host = parts.hostname or ""
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+        bad = "" if parts.scheme in ("http", "https") and host else f"an http(s) URL: {url!r}"
     except ValueError as exc:
+        bad = f"a valid URL: {url!r} ({exc})"
+    if bad:
         raise ValidationError(
-            f"{origin} is not a valid URL: {url!r} ({exc})",
-            suggestion=f"e.g. {DEFAULT_URL}",
-            code="BAD_LINEAR_URL",
-        ) from None
-    if parts.scheme not in ("http", "https") or not host:
-        raise ValidationError(
-            f"{origin} is not an http(s) URL: {url!r}",
-            suggestion=f"e.g. {DEFAULT_URL}",
-            code="BAD_LINEAR_URL",
+            f"{origin} is not {bad}", suggestion=f"e.g. {DEFAULT_URL}", code="BAD_LINEAR_URL"
         )
     if parts.scheme == "http" and not is_loopback(host):
         raise ValidationError(
@@ -83,22 +69,12 @@ def check_url(url: str, origin: str) -> str:
     return url
 
 
-def _trusted(url: str) -> bool:
-    """Linear itself over https on its own port, or a loopback address."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if is_loopback(host):
-        return True
-    return parts.scheme == "https" and host == LINEAR_HOST and parts.port in (None, 443)
-
-
 def api_url(conn: Connection, section: dict[str, Any]) -> str:
     """The GraphQL endpoint: ``LINEAR_API_URL``, the connection's, the workspace's, the default.
 
-    A workspace's ``[linear] api_url`` is committed by anyone with access to the repository, so
-    it is honoured only for ``https://api.linear.app`` or a loopback address: a cloned project
-    must not be able to send your key to a server of its choosing. The user's own settings (the
-    variable, ``connect --api-url``) may name a proxy, over https (or http to loopback).
+    A workspace's ``[linear] api_url`` is committed, so it may name only Linear or loopback: a
+    cloned project must not send your key to a server of its choosing. The user's own settings
+    (the variable, ``connect --api-url``) may name a proxy.
 
     Raises:
         ValidationError: a malformed or clear-text URL, or a workspace URL pointing elsewhere.
@@ -110,7 +86,9 @@ def api_url(conn: Connection, section: dict[str, Any]) -> str:
     configured = section.get("api_url")
     if configured:
         url = check_url(str(configured), "[linear] api_url in .nxs/config.toml")
-        if not _trusted(url):
+        parts = urlsplit(url)
+        linear = parts.scheme == "https" and parts.hostname == LINEAR_HOST
+        if not (linear and parts.port in (None, 443) or is_loopback(parts.hostname or "")):
             raise ValidationError(
                 f"[linear] api_url in .nxs/config.toml points to {url!r}, which could receive "
                 f"your Linear key (a committed file may name only https://{LINEAR_HOST} or a "
@@ -137,14 +115,9 @@ class LinearClient:
         clock: Callable[[], float] = time.time,
         transport: Any = None,
     ) -> None:
-        self.conn = conn
-        self.url = url
-        self.timeout = timeout
+        self.conn, self.url, self.timeout, self.max_wait = conn, url, timeout, max_wait
+        self.sleep, self.clock, self.transport = sleep, clock, transport
         self.attempts = max(1, attempts)
-        self.max_wait = max_wait
-        self.sleep = sleep
-        self.clock = clock
-        self.transport = transport
         self.sent: list[str] = []  # operation names, in order (tests and debugging)
         self._http: Any = None
 
@@ -155,7 +128,6 @@ class LinearClient:
         self.close()
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
         if self._http is not None:
             self._http.close()
             self._http = None
@@ -171,9 +143,6 @@ class LinearClient:
             )
         return self._http
 
-    def _auth(self) -> str:
-        return f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
-
     def _scrub(self, text: str) -> str:
         return text.replace(self.conn.key, "[redacted]") if self.conn.key else text
 
@@ -186,28 +155,21 @@ class LinearClient:
         """
         import httpx
 
-        document = DOCUMENTS[name]
         mutation = name in MUTATIONS
         payload = orjson.dumps(
-            {"query": document, "variables": variables or {}, "operationName": name}
+            {"query": DOCUMENTS[name], "variables": variables or {}, "operationName": name}
         )
+        auth = f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
         for attempt in range(1, self.attempts + 1):
             last = attempt == self.attempts
             try:
                 self.sent.append(name)
                 resp = self._client().post(
-                    self.url, content=payload, headers={"Authorization": self._auth()}
+                    self.url, content=payload, headers={"Authorization": auth}
                 )
-            except httpx.TimeoutException:
+            except httpx.TransportError as exc:  # timeouts included
                 if mutation or last:
-                    raise self._transport_error("did not answer in time", mutation) from None
-                self.sleep(self._backoff(attempt))
-                continue
-            except httpx.TransportError as exc:
-                if mutation or last:
-                    raise self._transport_error(
-                        f"could not be reached ({type(exc).__name__})", mutation
-                    ) from None
+                    raise self._transport_error(exc, mutation) from None
                 self.sleep(self._backoff(attempt))
                 continue
             body = self._json(resp)
@@ -224,8 +186,6 @@ class LinearClient:
                 continue
             return self._data(resp, body)
         raise AssertionError("unreachable")  # the loop always returns or raises
-
-    # -- responses ----------------------------------------------------------------------------
 
     @staticmethod
     def _json(resp: Any) -> dict[str, Any] | None:
@@ -258,9 +218,7 @@ class LinearClient:
     def _unavailable(
         self, status: int, body: dict[str, Any] | None, mutation: bool
     ) -> UpstreamError:
-        errors = (body or {}).get("errors") or []
-        first = errors[0] if errors and isinstance(errors[0], dict) else {}
-        ext = first.get("extensions") or {}
+        first, ext = _first((body or {}).get("errors") or [])
         said = ext.get("userPresentableMessage") or first.get("message")
         message = f"Linear answered HTTP {status}"
         if said:
@@ -268,14 +226,11 @@ class LinearClient:
         details: dict[str, Any] = {"http_status": status}
         if ext.get("code"):
             details["linear_code"] = str(ext["code"])
+        suggestion = "try again in a minute"
         if mutation:
             message += "; the change may or may not have been applied"
-            suggestion = (
-                "read the state back with linear_query before sending it again; "
-                "https://linearstatus.com has news"
-            )
-        else:
-            suggestion = "try again in a minute; https://linearstatus.com has news"
+            suggestion = "read the state back with linear_query before sending it again"
+        suggestion += "; https://linearstatus.com has news"
         return UpstreamError(
             message, suggestion=suggestion, code="LINEAR_UNAVAILABLE", details=details
         )
@@ -299,9 +254,13 @@ class LinearClient:
             details={"retry_after_seconds": int(wait) + 1},
         )
 
-    def _transport_error(self, what: str, mutation: bool) -> UpstreamError:
-        host = urlsplit(self.url).hostname
-        message = f"Linear at {host} {what}"
+    def _transport_error(self, exc: Exception, mutation: bool) -> UpstreamError:
+        import httpx
+
+        what = f"could not be reached ({type(exc).__name__})"
+        if isinstance(exc, httpx.TimeoutException):
+            what = "did not answer in time"
+        message = f"Linear at {urlsplit(self.url).hostname} {what}"
         if mutation:
             message += "; the change may or may not have been applied"
         return UpstreamError(
@@ -319,8 +278,7 @@ class LinearClient:
                 suggestion="check LINEAR_API_URL points at a GraphQL endpoint",
                 code="LINEAR_BAD_RESPONSE",
             )
-        errors = body.get("errors") or []
-        if errors:
+        if errors := body.get("errors"):
             raise self._graphql_error(resp.status_code, errors)
         if resp.status_code == 401:
             raise self._auth_error("authentication failed")
@@ -344,8 +302,7 @@ class LinearClient:
         )
 
     def _graphql_error(self, status: int, errors: list[dict[str, Any]]) -> NxsError:
-        first = errors[0] if isinstance(errors[0], dict) else {}
-        ext = first.get("extensions") or {}
+        first, ext = _first(errors)
         said = self._scrub(
             str(ext.get("userPresentableMessage") or first.get("message") or "unknown error")
         )
@@ -373,6 +330,12 @@ class LinearClient:
             code="LINEAR_ERROR",
             details=details,
         )
+
+
+def _first(errors: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first GraphQL error and its extensions ({} when absent or malformed)."""
+    first = errors[0] if errors and isinstance(errors[0], dict) else {}
+    return first, first.get("extensions") or {}
 
 
 __all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url", "is_loopback"]

@@ -1,14 +1,9 @@
 """Linear connections: one key per organisation, under a label, kept owner-only.
 
-Keys live in ``config_dir()/linear.json`` (0600 in a 0700 directory), never in `.nxs/` (which
-people commit) and never in any output or error. When no organisation is connected there, the
-``LINEAR_API_KEY`` environment variable counts as one organisation labelled ``default``.
-
-A call picks its organisation with `select`: with one connected the label may be left out;
-a label that names no connected organisation, or a missing one with two or more connected,
-gets the disambiguation answer (a success naming the labels, nothing sent), and never another
-organisation's key (SPEC section 9). `check_workspace` is the one rule for seed 000's
-``workspace: "AV"``: a ``workspace`` that names a connected label is refused (`USE_ORG`).
+Keys live in ``config_dir()/linear.json`` (0600), never in `.nxs/` (which people commit) nor in
+any output. With none stored, ``LINEAR_API_KEY`` counts as one organisation labelled ``default``.
+A label that names no connected organisation gets the disambiguation answer, never another
+organisation's key (SPEC section 9).
 """
 
 from __future__ import annotations
@@ -46,7 +41,7 @@ class Connection:
     key: str = field(repr=False)
     oauth: bool = False
     api_url: str | None = None
-    source: str = "config"  # "config" or "env"
+    source: str = "config"  # or "env"
 
 
 class Disambiguation(Exception):
@@ -58,7 +53,6 @@ class Disambiguation(Exception):
 
 
 def path() -> Path:
-    """The file holding the connections."""
     return config_dir() / FILENAME
 
 
@@ -68,14 +62,12 @@ def _read() -> dict[str, Any]:
     except FileNotFoundError:
         return {"version": 1, "workspaces": {}}
     except orjson.JSONDecodeError:
-        raise ValidationError(
-            f"{path()} is not valid JSON",
-            suggestion="delete it and connect again with `nxs linear connect LABEL`",
-            code="BAD_LINEAR_CONFIG",
-        ) from None
+        data, problem = None, "is not valid JSON"
+    else:
+        problem = "has an unexpected shape"
     if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
         raise ValidationError(
-            f"{path()} has an unexpected shape",
+            f"{path()} {problem}",
             suggestion="delete it and connect again with `nxs linear connect LABEL`",
             code="BAD_LINEAR_CONFIG",
         )
@@ -90,20 +82,13 @@ def load() -> list[Connection]:
     """The connected organisations, in label order (``LINEAR_API_KEY`` when none is stored)."""
     stored = _read()["workspaces"]
     out = [
-        Connection(
-            label=label,
-            key=entry["key"],
-            oauth=bool(entry.get("oauth")),
-            api_url=entry.get("api_url"),
-        )
+        Connection(label, entry["key"], bool(entry.get("oauth")), entry.get("api_url"))
         for label, entry in stored.items()
         if isinstance(entry, dict) and isinstance(entry.get("key"), str) and entry["key"]
     ]
-    if not out and os.environ.get(ENV_KEY, "").strip():
-        key = os.environ[ENV_KEY].strip()
-        out.append(
-            Connection(label=ENV_LABEL, key=key, oauth=key.startswith(OAUTH_PREFIX), source="env")
-        )
+    key = os.environ.get(ENV_KEY, "").strip()
+    if not out and key:
+        out.append(Connection(ENV_LABEL, key, key.startswith(OAUTH_PREFIX), source="env"))
     return sorted(out, key=lambda c: c.label.lower())
 
 
@@ -178,7 +163,6 @@ def connect(label: str, key: str, *, oauth: bool = False, api_url: str | None = 
                 suggestion=f"one key per organisation: `nxs linear disconnect {other}` first",
                 code="KEY_ALREADY_CONNECTED",
             )
-    replaced = same is not None
     if same is not None:
         del stored[same]
     entry: dict[str, Any] = {"key": key, "oauth": oauth or key.startswith(OAUTH_PREFIX)}
@@ -189,7 +173,7 @@ def connect(label: str, key: str, *, oauth: bool = False, api_url: str | None = 
     _write(data)
     return {
         "connected": label,
-        "replaced": replaced,
+        "replaced": same is not None,
         "oauth": entry["oauth"],
         "workspaces": labels(),
         "stored_in": str(path()),
@@ -235,13 +219,12 @@ def select(org: str | None) -> Connection:
             suggestion="run `nxs linear connect LABEL` (key on stdin) or set LINEAR_API_KEY",
             code="LINEAR_NOT_CONNECTED",
         )
-    available = [c.label for c in conns]
-    names = ", ".join(available)
     if org is None and len(conns) == 1:
         return conns[0]
+    available = [c.label for c in conns]
+    names = ", ".join(available)
     if org is not None:
-        match = _match(conns, org)
-        if match is not None:
+        if match := _match(conns, org):
             return match
         message = f"No Linear workspace is labelled {org!r}. Pass org with one of: {names}."
         if len(conns) == 1:
@@ -254,30 +237,22 @@ def select(org: str | None) -> Connection:
     else:
         message = f"{len(conns)} Linear workspaces are connected. Pass org with one of: {names}."
         suggestion = f"pass org (alias linear_workspace) with one of: {names}"
-    raise Disambiguation(
-        {
-            "success": True,
-            "disambiguation_required": True,
-            "available_workspaces": available,
-            "message": message,
-            "suggestion": suggestion,
-        }
-    )
+    answer = {"success": True, "disambiguation_required": True, "available_workspaces": available}
+    raise Disambiguation({**answer, "message": message, "suggestion": suggestion})
 
 
 def check_workspace(workspace: str | None) -> None:
     """Refuse a ``workspace`` that names a connected organisation (seed 000's spelling).
 
-    In nxs ``workspace`` is the nxs workspace path on every tool (SPEC section 2), so a label
-    there is refused, never used as a path, whether or not a directory of that name exists.
+    In nxs ``workspace`` is the workspace path (SPEC section 2): a label there is refused, never
+    used as a path, even where a directory of that name exists.
 
     Raises:
         ValidationError: ``USE_ORG``, naming ``org``.
     """
     if not workspace or not LABEL_RE.match(workspace.strip()):
         return
-    match = _match(load(), workspace)
-    if match is not None:
+    if match := _match(load(), workspace):
         raise ValidationError(
             f"workspace {workspace.strip()!r} names a connected Linear organisation, but in nxs "
             "workspace is the nxs workspace path; the Linear organisation is chosen with org",
@@ -287,16 +262,6 @@ def check_workspace(workspace: str | None) -> None:
 
 
 __all__ = [
-    "Connection",
-    "Disambiguation",
-    "check_key",
-    "check_label",
-    "check_workspace",
-    "connect",
-    "disconnect",
-    "labels",
-    "load",
-    "looks_like_key",
-    "path",
-    "select",
-]
+    "Connection", "Disambiguation", "check_key", "check_label", "check_workspace", "connect",
+    "disconnect", "labels", "load", "looks_like_key", "path", "select",
+]  # fmt: skip

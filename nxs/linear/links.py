@@ -1,20 +1,13 @@
 """Memory <-> Linear issue links: refs that name the organisation, read only within it.
 
-A link is the ref ``linear:<org>/<IDENTIFIER>`` on the memory (``linear:acme/NC-103``), where
-``<org>`` is the organisation's URL key as Linear gives it (``organization.urlKey``, the
-``acme`` of ``https://linear.app/acme/issue/NC-103``): the same for everyone who works in
-that organisation, whatever label each of them connected it under, so a committed `.nxs/`
-means the same thing on every machine. Identifiers repeat across organisations (two can each
-have an ``NC-99``), so a link is read only in the organisation it names.
+A link is the ref ``linear:<org>/<IDENTIFIER>`` (``linear:acme/NC-103``), ``<org>`` being
+Linear's ``organization.urlKey``: the same whatever label each person connected it under, so a
+committed `.nxs/` means the same on every machine. Identifiers repeat across organisations, so
+a link is read only in the organisation it names.
 
-Refs made before links carried the organisation (``linear:NC-103``), and hand-typed ones
-(``NC-103``), are read compatibly: a legacy ``linear:`` ref belongs to the organisations whose
-issue URL the memory's own ``LINKED`` events recorded for that identifier; a ref no event
-accounts for is read only while a single organisation is connected (there is then no other it
-could mean). `qualify` rewrites attributable legacy refs (a pure function of refs and events)
-and `migrate` applies it to a workspace through `MemoryService.classify`.
-
-Only `MemoryService`'s public methods are used here (list, history, classify).
+Legacy refs (``linear:NC-103``, or hand-typed ``NC-103``) belong to the organisations the
+memory's own ``LINKED`` events recorded for that identifier; one no event accounts for is read
+only while a single organisation is connected. `migrate` rewrites the attributable ones.
 """
 
 from __future__ import annotations
@@ -92,11 +85,8 @@ def attributions(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
 
 
 def qualify(refs: list[str], events: Iterable[dict[str, Any]]) -> list[str]:
-    """The refs with every attributable ``linear:<ID>`` rewritten to ``linear:<org>/<ID>``.
-
-    A legacy ref whose identifier the events link in two organisations becomes two refs; one
-    no event accounts for (and every other ref) is kept as it is. Pure: the migration's rule.
-    """
+    """The refs with every attributable ``linear:<ID>`` rewritten to ``linear:<org>/<ID>``
+    (one per organisation the events link it in); every other ref kept as it is."""
     known = attributions(events)
     out: list[str] = []
     for r in refs:
@@ -120,24 +110,19 @@ def named(
     ``single_org``: only one organisation is connected, so a ref that names none is read as
     naming it. ``org`` None (unknown) reads only such refs.
     """
-    known: dict[str, set[str]] | None = None
+    known: dict[str, set[str]] | None = None  # read from the events at the first legacy ref
     hits: set[str] = set()
     for r in refs:
         link = parse(r)
         if link is None or link.identifier not in identifiers:
             continue
+        orgs: set[str] | None = None  # None: the ref names no organisation
         if link.org is not None:
-            if org is not None and link.org == org.lower():
-                hits.add(link.identifier)
-            continue
-        if link.legacy_prefixed:
-            if known is None:
-                known = attributions(events)
-            if link.identifier in known:
-                if org is not None and org.lower() in known[link.identifier]:
-                    hits.add(link.identifier)
-                continue
-        if single_org:
+            orgs = {link.org}
+        elif link.legacy_prefixed:
+            known = attributions(events) if known is None else known
+            orgs = known.get(link.identifier)
+        if (orgs is None and single_org) or (org is not None and org.lower() in (orgs or ())):
             hits.add(link.identifier)
     return sorted(hits)
 
@@ -145,9 +130,6 @@ def named(
 def is_legacy(refs: list[str]) -> bool:
     """Whether any ref is a ``linear:<ID>`` made before links named the organisation."""
     return any((link := parse(r)) is not None and link.legacy_prefixed for r in refs)
-
-
-# -- through MemoryService's public methods --------------------------------------------------
 
 
 def memories(service: MemoryService) -> list[dict[str, Any]]:
@@ -185,10 +167,7 @@ def linked(
 
 
 def migrate(service: MemoryService, now: str, actor: str) -> list[str]:
-    """Rewrite every attributable legacy ref of the workspace; return the keys changed.
-
-    One ``classify`` (a CLASSIFIED event) per memory whose refs change; idempotent.
-    """
+    """Rewrite every attributable legacy ref (one ``classify`` per memory); the keys changed."""
     changed = []
     for memory in memories(service):
         if not is_legacy(memory["refs"]):
@@ -201,15 +180,6 @@ def migrate(service: MemoryService, now: str, actor: str) -> list[str]:
 
 
 __all__ = [
-    "Link",
-    "attributions",
-    "is_legacy",
-    "linked",
-    "memories",
-    "migrate",
-    "named",
-    "parse",
-    "qualify",
-    "ref_for",
-    "url_key",
-]
+    "Link", "attributions", "is_legacy", "linked", "memories", "migrate", "named", "parse",
+    "qualify", "ref_for", "url_key",
+]  # fmt: skip

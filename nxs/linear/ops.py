@@ -1,11 +1,8 @@
 """The Linear operations: `linear_query` (reads) and `linear_mutate` (writes), seed 000.
 
-An ``action`` chooses the sub-operation; every other parameter is top level and refused by an
-action that does not use it. The organisation is chosen with ``org`` (alias
-``linear_workspace``, listed in the schema too): the seed calls it ``workspace``, but that name
-is the seam-only nxs workspace path on every tool (SPEC section 2), and a ``workspace`` that
-names a connected organisation is refused with ``USE_ORG``. This module imports cheaply; the actions load
-on the first call.
+An ``action`` chooses the sub-operation; every other parameter is top level. The organisation is
+``org`` (alias ``linear_workspace``): the seed's ``workspace`` is the nxs workspace path on every
+tool (SPEC section 2). This module imports cheaply; the actions load on the first call.
 """
 
 from __future__ import annotations
@@ -33,33 +30,21 @@ ORG = Param(
     "org",
     help="Linear organisation label, case-insensitive (seed 000's workspace). Needed when two "
     "or more are connected; a label not connected is refused, never replaced.",
-    max_len=40,
-    aliases=("linear_workspace",),
-    list_aliases=True,
-)
-ISSUE_ID = Param(
-    "issue_id", help="Issue UUID or identifier like NC-103 (resolved for you).", max_len=100
-)
+    max_len=40, aliases=("linear_workspace",), list_aliases=True,
+)  # fmt: skip
+ISSUE_ID = Param("issue_id", help="Issue UUID or identifier like NC-103 (resolved for you).",
+                 max_len=100)  # fmt: skip
 TEAM_ID = Param("team_id", help="Team UUID from get_linear_teams.", max_len=100)
 PROJECT_ID = Param("project_id", help="Project UUID from get_linear_projects.", max_len=100)
 DESCRIPTION_CHARS = Param(
-    "description_chars",
-    type="int",
+    "description_chars", type="int",
     help="Description excerpt length: default 200, max 2000 (clamped), 0 omits.",
-    min=0,
-    max=2000,
-    clamp=True,
-)
+    min=0, max=2000, clamp=True,
+)  # fmt: skip
 
 
 def _action(choices: tuple[str, ...], verb: str) -> Param:
-    return Param(
-        "action",
-        help=f"What to {verb}.",
-        required=True,
-        positional=True,
-        choices=choices,
-    )
+    return Param("action", help=f"What to {verb}.", required=True, positional=True, choices=choices)
 
 
 def linear_query(ctx: Context, **kw: Any) -> dict[str, Any]:
@@ -78,11 +63,7 @@ def linear_mutate(ctx: Context, **kw: Any) -> dict[str, Any]:
 
 OPERATIONS: list[Operation] = [
     Operation(
-        name="query",
-        tool="linear_query",
-        cli="nxs",
-        verb=("linear", "query"),
-        module="linear",
+        name="query", tool="linear_query", cli="nxs", verb=("linear", "query"), module="linear",
         group="linear",
         summary=(
             "Read Linear: teams, projects, issues (title search with strict search_filters), "
@@ -92,46 +73,23 @@ OPERATIONS: list[Operation] = [
         when=LINEAR_WHEN,
         handler=linear_query,
         params=(
-            _action(QUERY_ACTIONS, "read"),
-            ORG,
-            ISSUE_ID,
-            TEAM_ID,
-            PROJECT_ID,
-            Param(
-                "query",
-                help="Words matched against issue titles only, case-insensitive; the first 100 "
-                "characters are used (a longer query is cut, never refused).",
-            ),
-            Param(
-                "limit",
-                type="int",
-                help="Issues to return: default 25, max 100 (clamped).",
-                min=1,
-                max=100,
-                clamp=True,
-            ),
+            _action(QUERY_ACTIONS, "read"), ORG, ISSUE_ID, TEAM_ID, PROJECT_ID,
+            Param("query", help="Words matched against issue titles only, case-insensitive; the "
+                  "first 100 characters are used (a longer query is cut, never refused)."),
+            Param("limit", type="int", help="Issues to return: default 25, max 100 (clamped).",
+                  min=1, max=100, clamp=True),
             DESCRIPTION_CHARS,
-            Param(
-                "search_filters",
-                type="object",
-                help="Only these keys: state (open, closed, todo, ...), label (exact name), "
-                'project (UUID); e.g. {"state": "open"}. Any other key is refused.',
-            ),
-            Param(
-                "include_closed",
-                type="bool",
-                help="get_project_context: include completed and canceled issues (default no).",
-            ),
+            Param("search_filters", type="object", help="Only these keys: state (open, closed, "
+                  "todo, ...), label (exact name), project (UUID); e.g. {\"state\": \"open\"}. "
+                  "Any other key is refused."),
+            Param("include_closed", type="bool", help="get_project_context: include completed "
+                  "and canceled issues (default no)."),
         ),
         example="nxs linear query search_linear_issues --team-id TEAM_UUID "
         '--search-filters \'{"state": "open"}\' --json',
     ),
     Operation(
-        name="mutate",
-        tool="linear_mutate",
-        cli="nxs",
-        verb=("linear", "mutate"),
-        module="linear",
+        name="mutate", tool="linear_mutate", cli="nxs", verb=("linear", "mutate"), module="linear",
         group="linear",
         summary=(
             "Write to Linear: create or update issues (team_id on an update MOVES the issue; "
@@ -141,64 +99,33 @@ OPERATIONS: list[Operation] = [
         when=LINEAR_WHEN,
         handler=linear_mutate,
         params=(
-            _action(MUTATE_ACTIONS, "write"),
-            ORG,
-            ISSUE_ID,
+            _action(MUTATE_ACTIONS, "write"), ORG, ISSUE_ID,
             Param("title", help="Issue title (required to create).", max_len=512),
             Param("description", help="Markdown body of an issue, project or label."),
             TEAM_ID,
-            Param(
-                "team_ids",
-                type="list",
-                help="Team UUIDs of a new project.",
-                max_len=50,
-            ),
+            Param("team_ids", type="list", help="Team UUIDs of a new project.", max_len=50),
             PROJECT_ID,
-            Param(
-                "priority",
-                type="int",
-                help="0 none, 1 urgent, 2 high, 3 medium (default on create), 4 low.",
-                min=0,
-                max=4,
-            ),
+            Param("priority", type="int", help="0 none, 1 urgent, 2 high, 3 medium (default on "
+                  "create), 4 low.", min=0, max=4),
             Param("state_id", help="Workflow state UUID (list_linear_statuses).", max_len=100),
             Param("assignee_id", help="User UUID (list_linear_users).", max_len=100),
-            Param(
-                "labels",
-                type="list",
-                help="Label UUIDs. REPLACES the issue's labels: send the union to add one.",
-                max_len=100,
-                aliases=("label_ids", "labelIds"),
-            ),
+            Param("labels", type="list", help="Label UUIDs. REPLACES the issue's labels: send the "
+                  "union to add one.", max_len=100, aliases=("label_ids", "labelIds")),
             Param("name", help="Project or label name.", max_len=256),
             Param("color", help="Label colour, hex like #ff5500.", max_len=7),
-            Param(
-                "id", help="Label UUID (update_linear_label).", max_len=100, aliases=("label_id",)
-            ),
+            Param("id", help="Label UUID (update_linear_label).", max_len=100,
+                  aliases=("label_id",)),
             Param("body", help="Comment body (Markdown)."),
-            Param(
-                "memory_id",
-                help="Memory key or an unambiguous prefix.",
-                max_len=64,
-            ),
-            Param(
-                "update_type",
-                help="update_ticket_from_memory: add_comment (default) or update_description.",
-                choices=("add_comment", "update_description"),
-            ),
-            Param(
-                "limit",
-                type="int",
-                help="cross_reference_linear_memory: issues to link, default 5, max 20.",
-                min=1,
-                max=20,
-                clamp=True,
-            ),
+            Param("memory_id", help="Memory key or an unambiguous prefix.", max_len=64),
+            Param("update_type", help="update_ticket_from_memory: add_comment (default) or "
+                  "update_description.", choices=("add_comment", "update_description")),
+            Param("limit", type="int", help="cross_reference_linear_memory: issues to link, "
+                  "default 5, max 20.", min=1, max=20, clamp=True),
         ),
         writes=True,
         example="nxs linear mutate create_linear_issue --title 'CORS error from localhost' "
         "--team-id TEAM_UUID --priority 2 --json",
     ),
-]
+]  # fmt: skip
 
 __all__ = ["MUTATE_ACTIONS", "OPERATIONS", "QUERY_ACTIONS"]

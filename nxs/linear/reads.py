@@ -1,7 +1,6 @@
-"""The read actions of `linear_query` (seed 000 integration_query): nothing here writes.
+"""The read actions of `linear_query`: each takes a `Call` and returns ``(message, data)``.
 
-Each action takes a `Call` and returns ``(message, data)``; `nxs.linear.actions` wraps them in
-the envelope. Every local check (filters, required pairs) runs before the first request.
+Every local check (filters, required pairs) runs before the first request.
 """
 
 from __future__ import annotations
@@ -21,24 +20,17 @@ CONTEXT_ISSUES = 50
 CONTEXT_MEMORY_ISSUES = 20
 COMMENTS_FIRST = 50
 THREAD_CAP = 1000
+DESCRIPTION = shape.DESCRIPTION_DEFAULT
 
 FILTER_KEYS = ("state", "label", "project")
 # The seed's state vocabulary, mapped to Linear's workflow state types.
 STATE_TYPES: dict[str, tuple[str, ...]] = {
-    "open": ("started", "unstarted"),
-    "closed": ("completed", "canceled"),
-    "active": ("started",),
-    "in_progress": ("started",),
-    "started": ("started",),
-    "todo": ("unstarted",),
-    "unstarted": ("unstarted",),
-    "done": ("completed",),
-    "completed": ("completed",),
-    "cancelled": ("canceled",),
-    "canceled": ("canceled",),
-    "backlog": ("backlog",),
-    "triage": ("triage",),
-}
+    "open": ("started", "unstarted"), "closed": ("completed", "canceled"),
+    "active": ("started",), "in_progress": ("started",), "started": ("started",),
+    "todo": ("unstarted",), "unstarted": ("unstarted",), "done": ("completed",),
+    "completed": ("completed",), "cancelled": ("canceled",), "canceled": ("canceled",),
+    "backlog": ("backlog",), "triage": ("triage",),
+}  # fmt: skip
 CLOSED_TYPES = ("completed", "canceled")
 
 
@@ -57,32 +49,31 @@ def _all(call: Call, name: str, field: str, cap: int = LIST_CAP) -> tuple[list[d
         after = page.get("endCursor")
 
 
-def _chars(call: Call) -> int:
-    return call.arg("description_chars", shape.DESCRIPTION_DEFAULT)
-
-
-def _hint(data: dict[str, Any], cut: bool, what: str = "an issue's full description") -> None:
+def _hint(data: dict[str, Any], cut: bool) -> None:
     if cut:
         data["detail_hint"] = (
-            f"descriptions were shortened; for {what} call "
+            "descriptions were shortened; for an issue's full description call "
             "linear_query action get_linear_issue with issue_id (e.g. NC-103)"
         )
+
+
+def _rows(field: str, rows: list[Any], cut: bool | None = None, **more: Any) -> dict[str, Any]:
+    """``rows`` under ``field`` with their total (and, given ``cut``, whether they may be cut)."""
+    out = {**more, field: rows, "total": len(rows)}
+    if cut is not None:
+        out["may_be_truncated"] = cut
+    return out
 
 
 def get_linear_teams(call: Call) -> tuple[str, dict]:
     teams, cut = _all(call, "Teams", "teams")
     rows = [{**shape.team(t), "description": t.get("description")} for t in teams]
-    return "Linear teams retrieved", {"teams": rows, "total": len(rows), "may_be_truncated": cut}
+    return "Linear teams retrieved", _rows("teams", rows, cut)
 
 
 def get_linear_projects(call: Call) -> tuple[str, dict]:
     projects, cut = _all(call, "Projects", "projects")
-    rows = [shape.project(p) for p in projects]
-    return "Linear projects retrieved", {
-        "projects": rows,
-        "total": len(rows),
-        "may_be_truncated": cut,
-    }
+    return "Linear projects retrieved", _rows("projects", [shape.project(p) for p in projects], cut)
 
 
 def get_linear_issue(call: Call) -> tuple[str, dict]:
@@ -117,7 +108,7 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
                 f"search_filters.{key} must be a non-empty string",
                 suggestion='e.g. {"state": "open", "label": "Bug", "project": "<project UUID>"}',
             )
-        value = value.strip()
+        value = applied[key] = value.strip()
         if key == "state":
             types = STATE_TYPES.get(value.lower().replace(" ", "_").replace("-", "_"))
             if types is None:
@@ -126,14 +117,11 @@ def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[
                     suggestion=f"use one of: {', '.join(STATE_TYPES)}",
                 )
             out["state"] = {"type": {"in": list(types)}}
-            applied["state"] = value.lower()
-            applied["state_types"] = list(types)
+            applied.update(state=value.lower(), state_types=list(types))
         elif key == "label":
             out["labels"] = {"some": {"name": {"eq": value}}}  # exact, case-sensitive
-            applied["label"] = value
         else:
             out["project"] = {"id": {"eq": value}}
-            applied["project"] = value
     return out, applied
 
 
@@ -155,16 +143,11 @@ def search_linear_issues(call: Call) -> tuple[str, dict]:
         where["title"] = {"containsIgnoreCase": query}
     if team_id:
         where["team"] = {"id": {"eq": team_id}}
-    limit, chars = call.arg("limit", SEARCH_LIMIT), _chars(call)
+    limit, chars = call.arg("limit", SEARCH_LIMIT), call.arg("description_chars", DESCRIPTION)
     found = shape.nodes(call.run("Issues", {"filter": where, "first": limit})["issues"])
     issues = [shape.issue(n, chars) for n in found]
-    data: dict[str, Any] = {
-        "issues": issues,
-        "returned_issues": len(issues),
-        "total": len(issues),
-        "may_be_truncated": len(issues) >= limit,
-        "applied_filters": applied,
-    }
+    data = _rows("issues", issues, len(issues) >= limit, returned_issues=len(issues))
+    data["applied_filters"] = applied
     if query:
         data["query"] = query
         data["query_truncated"] = cut
@@ -205,7 +188,7 @@ def get_linear_team_detail(call: Call) -> tuple[str, dict]:
 def list_linear_labels(call: Call) -> tuple[str, dict]:
     labels, cut = _all(call, "Labels", "issueLabels")
     rows = [shape.label(n) for n in labels]
-    data: dict[str, Any] = {"labels": rows, "total": len(rows), "may_be_truncated": cut}
+    data = _rows("labels", rows, cut)
     if call.arg("team_id"):
         data["team_id"] = call.args["team_id"]
         data["note"] = (
@@ -218,22 +201,15 @@ def list_linear_labels(call: Call) -> tuple[str, dict]:
 def list_linear_project_labels(call: Call) -> tuple[str, dict]:
     node = call.run("ProjectLabels", {"id": call.args["project_id"]})["project"]
     rows = [shape.ref(n, "id", "name", "color", "description") for n in shape.nodes(node["labels"])]
-    return "Linear project labels retrieved", {
-        "project": shape.ref(node, "id", "name"),
-        "labels": rows,
-        "total": len(rows),
-    }
+    project = shape.ref(node, "id", "name")
+    return "Linear project labels retrieved", _rows("labels", rows, project=project)
 
 
 def list_linear_statuses(call: Call) -> tuple[str, dict]:
     node = call.run("Statuses", {"id": call.args["team_id"]})["team"]
     states = sorted(shape.nodes(node.get("states")), key=lambda s: s.get("position") or 0)
     rows = [shape.ref(s, "id", "name", "type", "color") for s in states]
-    return "Linear statuses retrieved", {
-        "team": shape.team(node),
-        "statuses": rows,
-        "total": len(rows),
-    }
+    return "Linear statuses retrieved", _rows("statuses", rows, team=shape.team(node))
 
 
 def list_linear_users(call: Call) -> tuple[str, dict]:
@@ -241,7 +217,7 @@ def list_linear_users(call: Call) -> tuple[str, dict]:
     rows = [shape.ref(u, "id", "name", "displayName", "email", "active") for u in users]
     for row in rows:
         row["display_name"] = row.pop("displayName")
-    return "Linear users retrieved", {"users": rows, "total": len(rows), "may_be_truncated": cut}
+    return "Linear users retrieved", _rows("users", rows, cut)
 
 
 def _comments(call: Call, first: int, cap: int) -> tuple[dict, list[dict], bool]:
@@ -261,13 +237,8 @@ def _comments(call: Call, first: int, cap: int) -> tuple[dict, list[dict], bool]
 def list_linear_comments(call: Call) -> tuple[str, dict]:
     node, found, more = _comments(call, COMMENTS_FIRST, COMMENTS_FIRST)
     rows = [shape.comment(c, shape.COMMENT_EXCERPT) for c in found]
-    data: dict[str, Any] = {
-        "issue": shape.ref(node, "id", "identifier", "title", "url"),
-        "comments": rows,
-        "returned_comments": len(rows),
-        "total": len(rows),
-        "may_be_truncated": more,
-    }
+    issue = shape.ref(node, "id", "identifier", "title", "url")
+    data = _rows("comments", rows, more, issue=issue, returned_comments=len(rows))
     if any(r["body_truncated"] for r in rows) or more:
         data["detail_hint"] = (
             "comments were excerpted (first 50, 200 characters each); call linear_query action "
@@ -278,13 +249,9 @@ def list_linear_comments(call: Call) -> tuple[str, dict]:
 
 def get_linear_comment_detail(call: Call) -> tuple[str, dict]:
     node, found, more = _comments(call, PAGE, THREAD_CAP)
+    issue = shape.ref(node, "id", "identifier", "title", "url")
     rows = [shape.comment(c) for c in found]
-    return "Linear comment thread retrieved", {
-        "issue": shape.ref(node, "id", "identifier", "title", "url"),
-        "comments": rows,
-        "total": len(rows),
-        "may_be_truncated": more,
-    }
+    return "Linear comment thread retrieved", _rows("comments", rows, more, issue=issue)
 
 
 def get_project_context(call: Call) -> tuple[str, dict]:
@@ -294,24 +261,23 @@ def get_project_context(call: Call) -> tuple[str, dict]:
             "get_project_context needs project_id or team_id (exactly one)",
             suggestion="pass project_id (from get_linear_projects) or team_id (from get_linear_teams)",
         )
-    where: dict[str, Any] = (
-        {"project": {"id": {"eq": project_id}}} if project_id else {"team": {"id": {"eq": team_id}}}
-    )
+    scope = "project" if project_id else "team"
+    where: dict[str, Any] = {scope: {"id": {"eq": project_id or team_id}}}
     include_closed = call.arg("include_closed", False)
     if not include_closed:
         where["state"] = {"type": {"nin": list(CLOSED_TYPES)}}
-    chars = _chars(call)
+    chars = call.arg("description_chars", DESCRIPTION)
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CONTEXT_ISSUES})["issues"])
     issues = [shape.issue(n, chars) for n in found]
     data: dict[str, Any] = {
-        "scoped_by": "project" if project_id else "team",
+        "scoped_by": scope,
         "include_closed": include_closed,
         "issues": issues,
         "returned_issues": len(issues),
         "issues_may_be_truncated": len(issues) >= CONTEXT_ISSUES,
         "patterns": patterns(issues),
     }
-    data["project_id" if project_id else "team_id"] = project_id or team_id
+    data[f"{scope}_id"] = project_id or team_id
     memories, note = related_memories(call, [i["identifier"] for i in issues])
     data["related_memories"], data["total_memories"] = memories, len(memories)
     if note:

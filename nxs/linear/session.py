@@ -1,9 +1,7 @@
 """One Linear call's state: its arguments, its organisation, its client, its nxs workspace.
 
 The organisation is chosen on first use of the client, after every local check has passed, so
-a refused call never reaches Linear and a disambiguation answer is given only to a well-formed
-call. Tests inject an ``httpx`` transport and a sleeper through ``ctx.services`` (or replace
-`backoff_sleep` for the CLI, which has no services).
+a refused call never reaches Linear and a disambiguation answer goes only to a well-formed call.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ SLEEP = "linear.sleep"  # ctx.services key: the retry sleeper (tests)
 
 
 def backoff_sleep(seconds: float) -> None:
-    """The retry sleeper when none is injected (tests replace it to wait no time)."""
+    """The retry sleeper when none is injected (the CLI's tests replace it)."""
     time.sleep(seconds)
 
 
@@ -39,7 +37,6 @@ class Call:
     _client: LinearClient | None = field(default=None, repr=False)
 
     def arg(self, name: str, default: Any = None) -> Any:
-        """A given argument, or the default."""
         value = self.args.get(name)
         return default if value is None else value
 
@@ -80,10 +77,7 @@ class Call:
         return self._client
 
     def run(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one named document through the chosen organisation's client.
-
-        A document that asks for ``organization { urlKey }`` sets `org_key` (memory links).
-        """
+        """Send one named document; one asking for ``organization { urlKey }`` sets `org_key`."""
         data = self.client.run(name, variables)
         org = data.get("organization")
         if isinstance(org, dict) and org.get("urlKey"):

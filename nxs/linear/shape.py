@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 DESCRIPTION_DEFAULT = 200
-DESCRIPTION_MAX = 2000
 COMMENT_EXCERPT = 200
 
 
 def nodes(connection: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The nodes of a connection (empty when absent)."""
     return list((connection or {}).get("nodes") or [])
 
 
@@ -25,19 +23,20 @@ def team(node: dict[str, Any] | None) -> dict[str, Any] | None:
     return ref(node, "id", "key", "name")
 
 
-def excerpt(out: dict[str, Any], field: str, text: str | None, chars: int) -> bool:
-    """Put an excerpt of ``text`` under ``field`` with its truncation facts; True when cut."""
+def excerpt(out: dict[str, Any], field: str, text: str | None, chars: int | None) -> None:
+    """Put ``text`` under ``field``: whole when ``chars`` is None, else cut with the facts."""
     text = text or ""
-    cut = len(text) > chars
+    if chars is None:
+        out[field] = text
+        return
     if chars > 0:
         out[field] = text[:chars]
-    out[f"{field}_truncated"] = cut
+    out[f"{field}_truncated"] = len(text) > chars
     out[f"{field}_chars_available"] = len(text)
-    return cut
 
 
 def issue(node: dict[str, Any], chars: int | None = None) -> dict[str, Any]:
-    """One issue; ``chars`` None keeps the whole description, otherwise it is excerpted."""
+    """One issue; ``chars`` None keeps the whole description."""
     out: dict[str, Any] = {
         "id": node["id"],
         "identifier": node["identifier"],
@@ -53,10 +52,7 @@ def issue(node: dict[str, Any], chars: int | None = None) -> dict[str, Any]:
         "created_at": node.get("createdAt"),
         "updated_at": node.get("updatedAt"),
     }
-    if chars is None:
-        out["description"] = node.get("description") or ""
-    else:
-        excerpt(out, "description", node.get("description"), chars)
+    excerpt(out, "description", node.get("description"), chars)
     return out
 
 
@@ -84,15 +80,11 @@ def comment(node: dict[str, Any], chars: int | None = None) -> dict[str, Any]:
         "updated_at": node.get("updatedAt"),
         "url": node.get("url"),
     }
-    if chars is None:
-        out["body"] = node.get("body") or ""
-    else:
-        excerpt(out, "body", node.get("body"), chars)
+    excerpt(out, "body", node.get("body"), chars)
     return out
 
 
 def project(node: dict[str, Any]) -> dict[str, Any]:
-    """One project, summary fields."""
     return {
         "id": node["id"],
         "name": node["name"],

@@ -1,8 +1,8 @@
-"""The write actions of `linear_mutate` (seed 000 integration_mutate): no deletes, ever.
+"""The write actions of `linear_mutate`: no deletes, ever.
 
-Inputs are built from an allow-list of fields (`ISSUE_FIELDS`), so nothing a caller passes can
-reach Linear's ``trashed`` or any archive flag. Every local check, and the memory lookup of the
-memory-touching actions, happens before the first request; a refused call writes nothing.
+Inputs are built from an allow-list (`ISSUE_FIELDS`), so nothing a caller passes can reach
+Linear's ``trashed`` or any archive flag. Every local check, and the memory lookup, happens
+before the first request: a refused call writes nothing.
 """
 
 from __future__ import annotations
@@ -16,15 +16,10 @@ from nxs.linear.session import Call
 
 # action parameter -> IssueCreateInput / IssueUpdateInput field
 ISSUE_FIELDS: dict[str, str] = {
-    "title": "title",
-    "description": "description",
-    "team_id": "teamId",
-    "project_id": "projectId",
-    "priority": "priority",
-    "state_id": "stateId",
-    "assignee_id": "assigneeId",
-    "labels": "labelIds",
-}
+    "title": "title", "description": "description", "team_id": "teamId",
+    "project_id": "projectId", "priority": "priority", "state_id": "stateId",
+    "assignee_id": "assigneeId", "labels": "labelIds",
+}  # fmt: skip
 PRIORITY_DEFAULT = 3
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 CROSS_REF_LIMIT = 5
@@ -37,9 +32,8 @@ STOPWORDS = frozenset(
 
 
 def ids(name: str, values: list[str]) -> list[str]:
-    """A list of ids, stripped and deduplicated; a blank one is refused, never dropped.
-
-    Dropping it would change the meaning: ``labels: [""]`` would clear every label.
+    """Ids stripped and deduplicated; a blank one is refused, never dropped (``labels: [""]``
+    would clear every label).
 
     Raises:
         ValidationError: an empty or blank item.
@@ -84,14 +78,12 @@ def create_linear_issue(call: Call) -> tuple[str, dict]:
             "existing issue pass issue_id to save_linear_issue",
         )
     fields.setdefault("priority", PRIORITY_DEFAULT)
-    node = call.run("IssueCreate", {"input": fields})["issueCreate"]["issue"]
-    issue = shape.issue(node)
+    issue = shape.issue(call.run("IssueCreate", {"input": fields})["issueCreate"]["issue"])
     return f"Linear issue {issue['identifier']} created", {"issue": issue, "created": True}
 
 
 def save_linear_issue(call: Call) -> tuple[str, dict]:
-    issue_id = call.arg("issue_id")
-    if issue_id is None:
+    if (issue_id := call.arg("issue_id")) is None:
         return create_linear_issue(call)
     fields = issue_input(call.args)
     if not fields:
@@ -104,10 +96,8 @@ def save_linear_issue(call: Call) -> tuple[str, dict]:
     before = _resolve(call, issue_id)
     node = call.run("IssueUpdate", {"id": before["id"], "input": fields})["issueUpdate"]["issue"]
     issue = shape.issue(node)
-    data: dict[str, Any] = {
-        "issue": issue,
-        "updated_fields": sorted(k for k in ISSUE_FIELDS if call.args.get(k) is not None),
-    }
+    updated = sorted(k for k in ISSUE_FIELDS if call.args.get(k) is not None)
+    data: dict[str, Any] = {"issue": issue, "updated_fields": updated}
     if "teamId" in fields and before["team"]["id"] != issue["team"]["id"]:
         old, new = before["identifier"], issue["identifier"]
         data["moved"] = {"from": old, "to": new, "team": issue["team"]}
@@ -151,13 +141,19 @@ def create_linear_project(call: Call) -> tuple[str, dict]:
     }
 
 
-def _color(value: str | None) -> str | None:
-    if value is not None and not COLOR_RE.match(value.strip()):
-        raise ValidationError(
-            f"color must be a hex colour like #ff5500, got {value!r}",
-            suggestion="six hex digits after #, e.g. #eb5757",
-        )
-    return value.strip() if value is not None else None
+def _label_fields(call: Call, fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with the label's color (checked) and description, where given."""
+    color = call.arg("color")
+    if color is not None:
+        if not COLOR_RE.match(color.strip()):
+            raise ValidationError(
+                f"color must be a hex colour like #ff5500, got {color!r}",
+                suggestion="six hex digits after #, e.g. #eb5757",
+            )
+        fields["color"] = color.strip()
+    if call.arg("description") is not None:
+        fields["description"] = call.args["description"]
+    return fields
 
 
 def create_linear_label(call: Call) -> tuple[str, dict]:
@@ -167,12 +163,8 @@ def create_linear_label(call: Call) -> tuple[str, dict]:
     fields: dict[str, Any] = {"name": name}
     if call.arg("team_id"):
         fields["teamId"] = call.args["team_id"]
-    if call.arg("color") is not None:
-        fields["color"] = _color(call.args["color"])
-    if call.arg("description") is not None:
-        fields["description"] = call.args["description"]
-    node = call.run("LabelCreate", {"input": fields})["issueLabelCreate"]["issueLabel"]
-    label = shape.label(node)
+    node = call.run("LabelCreate", {"input": _label_fields(call, fields)})
+    label = shape.label(node["issueLabelCreate"]["issueLabel"])
     return f"Linear {label['scope']} label {label['name']} created", {"label": label}
 
 
@@ -184,20 +176,16 @@ def update_linear_label(call: Call) -> tuple[str, dict]:
                 "name must not be empty", suggestion="leave name out to keep the current one"
             )
         fields["name"] = call.args["name"].strip()
-    if call.arg("color") is not None:
-        fields["color"] = _color(call.args["color"])
-    if call.arg("description") is not None:
-        fields["description"] = call.args["description"]
-    if not fields:
+    if not _label_fields(call, fields):
         raise ValidationError(
             "update_linear_label needs one of name, color, description",
             suggestion="a rename keeps the label id and every issue carrying it",
             code="EMPTY_UPDATE",
         )
-    variables = {"id": call.args["id"], "input": fields}
-    node = call.run("LabelUpdate", variables)["issueLabelUpdate"]["issueLabel"]
-    return f"Linear label {node['name']} updated", {
-        "label": shape.label(node),
+    node = call.run("LabelUpdate", {"id": call.args["id"], "input": fields})
+    label = shape.label(node["issueLabelUpdate"]["issueLabel"])
+    return f"Linear label {label['name']} updated", {
+        "label": label,
         "updated_fields": sorted(fields),
     }
 
@@ -213,9 +201,6 @@ def create_linear_comment(call: Call) -> tuple[str, dict]:
         "comment": shape.comment(comment),
         "issue": shape.ref(issue, "id", "identifier", "title", "url"),
     }
-
-
-# -- memory <-> issue ---------------------------------------------------------------------------
 
 
 def _memory(call: Call) -> tuple[Any, dict[str, Any]]:
@@ -240,17 +225,16 @@ def _org_key(call: Call, issue: dict[str, Any]) -> str:
     return org
 
 
-def _migrate(call: Call, service: Any, record: dict[str, Any]) -> tuple[list[str], dict]:
-    """Migrate the workspace's legacy links (`links.migrate`); the memory, read again if so."""
+def _migrate(call: Call, service: Any, record: dict[str, Any], data: dict[str, Any]) -> dict:
+    """Migrate the workspace's legacy links (`links.migrate`), noted in ``data``; the memory."""
     migrated = links.migrate(service, call.ctx.now, call.ctx.actor)
     if migrated:
+        data["migrated_links"] = migrated
         record = service.show(key=record["key"])["memory"]
-    return migrated, record
+    return record
 
 
-def _stamp(
-    call: Call, service: Any, key: str, org: str, issues: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _stamp(call: Call, service: Any, key: str, org: str, issues: list[dict]) -> dict[str, Any]:
     """Add ``linear:<org>/<IDENTIFIER>`` refs and one LINKED event (issue ids kept in it)."""
     label = call.label
 
@@ -275,11 +259,9 @@ def link_memory_to_linear_issue(call: Call) -> tuple[str, dict]:
     service, record = _memory(call)
     issue = _resolve(call, call.args["issue_id"])
     org = _org_key(call, issue)
-    migrated, record = _migrate(call, service, record)
-    ref = links.ref_for(org, issue["identifier"])
     data: dict[str, Any] = {"issue": shape.ref(issue, "id", "identifier", "title", "url")}
-    if migrated:
-        data["migrated_links"] = migrated
+    record = _migrate(call, service, record, data)
+    ref = links.ref_for(org, issue["identifier"])
     if ref.lower() in {r.lower() for r in record["refs"]}:
         data.update(memory=_memory_out(record), linked=False, ref=ref)
         return f"Memory {record['key']} is already linked to {issue['identifier']}", data
@@ -306,18 +288,12 @@ def cross_reference_linear_memory(call: Call) -> tuple[str, dict]:
     if call.arg("team_id"):
         where["team"] = {"id": {"eq": call.args["team_id"]}}
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CROSS_REF_SEARCH})["issues"])
-    need = 1 if len(words) == 1 else 2
-    scored = []
-    for n in found:
-        score = sum(w in n["title"].lower() for w in words)
-        if score >= need:
-            scored.append((-score, n["identifier"], n))
-    matches = [n for _, _, n in sorted(scored, key=lambda s: s[:2])]
-    matches = matches[: call.arg("limit", CROSS_REF_LIMIT)]
+    need = min(len(words), 2)  # words a title must hold
+    scored = [(-sum(w in n["title"].lower() for w in words), n["identifier"], n) for n in found]
+    hits = sorted((s for s in scored if -s[0] >= need), key=lambda s: s[:2])
+    matches = [n for _, _, n in hits][: call.arg("limit", CROSS_REF_LIMIT)]
     org = _org_key(call, matches[0]) if matches else ""
-    migrated, record = _migrate(call, service, record)
-    if migrated:
-        data["migrated_links"] = migrated
+    record = _migrate(call, service, record, data)
     held = {r.lower() for r in record["refs"]}
     new = [n for n in matches if links.ref_for(org, n["identifier"]).lower() not in held]
     old = [n["identifier"] for n in matches if n not in new]
@@ -340,15 +316,13 @@ def update_ticket_from_memory(call: Call) -> tuple[str, dict]:
     _, record = _memory(call)
     mode = call.arg("update_type", "add_comment")
     block = _block(record)
+    data: dict[str, Any] = {"update_type": mode, "memory": _memory_out(record)}
     if mode == "add_comment":
         issue = _resolve(call, call.args["issue_id"])
         node = call.run("CommentCreate", {"input": {"issueId": issue["id"], "body": block}})
-        return f"Memory {record['key']} added to {issue['identifier']} as a comment", {
-            "update_type": mode,
-            "comment": shape.comment(node["commentCreate"]["comment"]),
-            "issue": shape.ref(issue, "id", "identifier", "title", "url"),
-            "memory": _memory_out(record),
-        }
+        data["comment"] = shape.comment(node["commentCreate"]["comment"])
+        data["issue"] = shape.ref(issue, "id", "identifier", "title", "url")
+        return f"Memory {record['key']} added to {issue['identifier']} as a comment", data
     current = call.run("Issue", {"id": call.args["issue_id"].strip()})["issue"]
     old = current.get("description") or ""
     if block in old:
@@ -360,11 +334,8 @@ def update_ticket_from_memory(call: Call) -> tuple[str, dict]:
     new = f"{old.rstrip()}\n\n---\n\n{block}" if old.strip() else block
     variables = {"id": current["id"], "input": {"description": new}}
     node = call.run("IssueUpdate", variables)["issueUpdate"]["issue"]
-    return f"Memory {record['key']} appended to the description of {node['identifier']}", {
-        "update_type": mode,
-        "issue": shape.issue(node),
-        "memory": _memory_out(record),
-    }
+    data["issue"] = shape.issue(node)
+    return f"Memory {record['key']} appended to the description of {node['identifier']}", data
 
 
 __all__ = ["ISSUE_FIELDS", "issue_input", "keywords"]
