@@ -264,9 +264,11 @@ class Index:
         vectors: dict[str, Any],
         context: dict[str, str],
         deletes: list[str],
+        upkeep: bool = True,
     ) -> None:
         """Write rows (a record without a vector given is PENDING) and delete keys; call under
-        the store's write lock. A team store keeps each record whole in its row.
+        the store's write lock. A team store keeps each record whole in its row; ``upkeep``:
+        false for all but the last of several writes in a row (`_maintain` once).
 
         Raises:
             UpstreamError: LanceDB refused the write.
@@ -293,7 +295,8 @@ class Index:
                 code="STORE_WRITE_FAILED",
             ) from None
         try:
-            self._maintain(table)
+            if upkeep:
+                self._maintain(table)
         except (OSError, RuntimeError) as exc:  # the rows are written: compaction waits
             print(f"nxs: the write is saved, but index upkeep failed: {exc}", file=sys.stderr)
 

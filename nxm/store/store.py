@@ -377,7 +377,8 @@ class Store:
                     r["key"]: np.frombuffer(stored[text_hash(r)], dtype=np.float32)
                     for r in upserts if text_hash(r) in stored
                 }  # fmt: skip
-                self.index.write(upserts, vectors, contexts(records, list(got)), deletes)
+                last = start + BATCH >= len(pending)
+                self.index.write(upserts, vectors, contexts(records, list(got)), deletes, last)
                 if not in_memory:
                     cache.indexed(batch)
                 progress.report("indexing memories", start + len(batch), len(pending))
