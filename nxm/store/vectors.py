@@ -108,12 +108,12 @@ def nearest(
 
     if not candidates:
         return []
-    keys = sorted(candidates)
-    matrix = np.frombuffer(b"".join(candidates[k] for k in keys), dtype=np.float32)
+    keys = list(candidates)
+    matrix = np.frombuffer(b"".join(candidates.values()), dtype=np.float32)
     matrix = matrix.reshape(len(keys), -1)
     query = np.asarray(vector, dtype=np.float32)
     scale = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
     with np.errstate(divide="ignore", invalid="ignore"):
         sims = np.where(scale > 0, (matrix @ query) / scale, 0.0)
-    best = sorted((-float(s), k) for k, s in zip(keys, sims, strict=True) if s >= floor)
+    best = sorted((-float(sims[i]), keys[i]) for i in np.flatnonzero(sims >= floor))
     return [(k, -s) for s, k in best[:count]]
