@@ -105,7 +105,7 @@ def _list(out: Any, result: dict[str, Any]) -> None:
         return
     if not result["memories"]:
         out.print(
-            f"[yellow]page {page} is past the end[/]: {total} memories fill {pages} "
+            f"[yellow]page {page} is past the end[/]: {total} memor{'y' if total == 1 else 'ies'} fill {pages} "
             f"page{'s' if pages != 1 else ''} of {result['page_size']} "
             f"(try `--page {pages}`)"
         )
@@ -113,7 +113,9 @@ def _list(out: Any, result: dict[str, Any]) -> None:
     out.print(_memory_rows(result["memories"]))
     statuses = {m["status"] for m in result["memories"]}
     which = f" {_escape(next(iter(statuses)))}" if len(statuses) == 1 else ""
-    out.print(f"[dim]page {page} of {pages} · {total}{which} memories[/]")
+    out.print(
+        f"[dim]page {page} of {pages} · {total}{which} memor{'y' if total == 1 else 'ies'}[/]"
+    )
 
 
 def _search(out: Any, result: dict[str, Any]) -> None:

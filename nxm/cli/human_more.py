@@ -21,7 +21,9 @@ def _recall(out: Any, r: dict[str, Any]) -> None:
         out.print(rows)
     else:
         out.print("[dim]nothing to recall for this[/]")
-    notes = [f"{r['total']} memories"] + (["topics fanned out"] if r.get("fanned_out") else [])
+    notes = [f"{r['total']} memor{'y' if r['total'] == 1 else 'ies'}"] + (
+        ["topics fanned out"] if r.get("fanned_out") else []
+    )
     out.print(f"[dim]{' · '.join(notes)}[/]")
     if r.get("persona_hint"):
         out.print(
