@@ -40,10 +40,6 @@ from nxs.workspace import Workspace
 if TYPE_CHECKING:
     import numpy as np
 
-PROVENANCE = (
-    "user_id", "agent_id", "session_id", "persona", "program_tool", "user_query", "billable",
-    "company_client", "client_project", "artifact_url", "metadata",
-)  # fmt: skip
 LIST_FILTERS = (
     "status", "category", "scope", "ref", "user_id", "agent_id", "session_id", "layer", "priority",
 )  # fmt: skip

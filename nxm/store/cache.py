@@ -1,12 +1,12 @@
 """The record cache: every memory file parsed once, in SQLite, outside the repository.
 
-Reading 10,000 memory files takes ~0.3 s, so `list`, `show` and `prime` read the records from
-``records.db`` in the workspace's cache folder (`nxm.store.local`; stdlib sqlite3, no lancedb).
-Each row keeps the identities of the two files it was read from (`nxm.store.files.ident`);
-every command compares them with the files first (`nxm.store.Store.sync`) and reads again what
-changed, so it is never believed over the files, and deleting it loses nothing. A row whose
-files make no record keeps why (``problem``). ``pending`` holds the keys whose search-index
-row is out of date; ``extracted`` each memory's entity-graph extraction.
+`list`, `show` and `prime` read the records from ``records.db`` in the workspace's cache
+folder (`nxm.store.local`; stdlib sqlite3, no lancedb). Each row keeps the identities of the
+two files it was read from (`nxm.store.files.ident`); every command compares them with the
+files first (`nxm.store.Store.sync`) and reads again what changed, so it is never believed over
+the files, and deleting it loses nothing. A row whose files make no record keeps why
+(``problem``). ``pending`` holds the keys whose search-index row is out of date; ``extracted``
+each memory's entity-graph extraction.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s
 ``expect``), so a reader that parsed a file just before a writer changed it cannot put the old
@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from nxm import coverage
 from nxm.projection import line as projection_line
 from nxm.record import FIELDS, body_hash, order_bytes
 from nxm.store.text import LOCAL
@@ -62,7 +63,6 @@ CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) W
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-_PRIORITY = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 
 
 def moment(text: Any) -> str | None:
@@ -73,17 +73,6 @@ def moment(text: Any) -> str | None:
         return parse_timestamp(text).isoformat()
     except (ValueError, TypeError, AttributeError, OverflowError):
         return None
-
-
-def _worth(record: dict[str, Any]) -> float:
-    """Priority × feedback: `nxm.coverage.worth` at recency 1 (what the SQL groups by)."""
-    counts = record.get("feedback") or {}
-    try:
-        net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
-    except (TypeError, ValueError, AttributeError):
-        net = 0
-    priority = _PRIORITY.get(record.get("priority") or "MEDIUM", 2.0)
-    return priority * min(max(1.0 + 0.25 * net, 0.25), 2.0)
 
 
 class Cache:
@@ -210,11 +199,10 @@ class Cache:
 
     # -- rows -------------------------------------------------------------------------------
 
-    def idents(self, racy: bool = False, logs: bool = False) -> dict[str, tuple[str, str]]:
+    def idents(self, racy: bool = False) -> dict[str, tuple[str, str]]:
         """The identities each row was read from, by key (``racy``: only of the rows read too
-        soon after a change to trust them; ``logs``: only of rows with a history)."""
+        soon after a change to trust them)."""
         where = " WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'" if racy else ""
-        where = " WHERE log != ''" if logs else where
         return {
             k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records" + where)
         }
@@ -317,7 +305,7 @@ class Cache:
             category=record["category"],
             ord=order_bytes(record),
             line=projection_line(record),
-            worth=_worth(record),
+            worth=coverage.worth(record, None),  # priority × feedback: what the SQL groups by
             # undated: as if written at the end of time (recency 1, as `coverage.worth` has it)
             written=moment(record.get("updated") or record.get("created")) or "9999",
             expires=moment(record["expires"]) if record.get("expires") else None,
@@ -449,8 +437,8 @@ class Cache:
         self, now: datetime, each: int
     ) -> tuple[list[dict[str, Any]], set[tuple[Any, float]]]:
         """The heads of the best open, unexpired, project memories of every category and worth
-        class (`_worth`), and the classes that may hold more. Within a class recency decides
-        worth (`nxm.coverage.worth`): those written now or later (or undated) first, all of
+        class (`coverage.worth` at recency 1), and the classes that may hold more. Within a
+        class recency decides worth: those written now or later (or undated) first, all of
         them, then the ``each`` most recent of the rest, through the ``records_recent`` index."""
         at = now.isoformat()
         live = (

@@ -11,10 +11,9 @@ answers for the files on disk, and a deleted index is made again from the cache.
 docs/team-store.md.
 
 Rows are written under the store's write lock, after ``checkout_latest()`` (two processes never
-upsert one key twice). Every write makes a LanceDB version and fragment, and rows written after
-the full-text index was built are searched by a scan with other term statistics, so a small
-table is optimized after every write and a larger one once fragments or unindexed rows pile up
-(`Upkeep.due`), by the writer, which holds the lock meanwhile.
+upsert one key twice). Rows written after the full-text index was built are searched by a scan
+with other term statistics, and every write makes a fragment, so the writer optimizes a small
+table after every write and a larger one once fragments or unindexed rows pile up (`Upkeep.due`).
 """
 
 from __future__ import annotations
@@ -41,20 +40,17 @@ FILTER_COLUMNS = (
     "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
     "session_id", "created", "updated", "expires",
 )  # fmt: skip
-# Fragments before optimize(). At 100,000 memories search time showed no trend from 2 to 22
-# fragments of single writes (docs/benchmarks.md, Scale).
-COMPACT_EVERY = 24
+COMPACT_EVERY = 24  # fragments before optimize() (docs/benchmarks.md, Scale)
 # Old versions are removed by compaction once this old: long enough for any reader that opened
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
 FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
-# Up to this many rows every write is folded into the full-text index at once (~0.1 s at 2,000
-# rows); larger tables fold every `COMPACT_EVERY` writes, or when a batch leaves more than
-# `UNINDEXED_MAX` rows outside the index (searched by a scan, ~50 us a row).
+# Up to this many rows every write is folded into the full-text index at once; larger tables
+# fold every `COMPACT_EVERY` writes, or when more than `UNINDEXED_MAX` rows are outside it.
 FOLD_EVERY_WRITE_UP_TO = 2_000
 UNINDEXED_MAX = 256
-# LanceDB's caches of index and manifest pieces grow with every version; a long-lived process
-# (the MCP server) keeps them to this size. Search took the same time with 8, 32 or 128 MB.
+# LanceDB's caches of index and manifest pieces grow with every version: bounded for a
+# long-lived process (the MCP server).
 INDEX_CACHE_BYTES = 32 << 20
 METADATA_CACHE_BYTES = 16 << 20
 
@@ -331,13 +327,9 @@ class Index:
             return {}
         table.checkout_latest()
         got = table.search().select(["doc", "processing"]).limit(None).to_arrow()
-        out = {}
-        for doc, processing in zip(
-            got.column("doc").to_pylist(), got.column("processing").to_pylist(), strict=True
-        ):
-            record = orjson.loads(doc)
-            out[record["key"]] = (record, processing == "READY")
-        return out
+        docs = [orjson.loads(doc) for doc in got.column("doc").to_pylist()]
+        ready = [p == "READY" for p in got.column("processing").to_pylist()]
+        return {r["key"]: (r, ok) for r, ok in zip(docs, ready, strict=True)}
 
     def version(self) -> int | None:
         table = self.table()
@@ -397,10 +389,9 @@ class Index:
         indexed = self._fts_columns(table, version)
         cond = where(filters)
 
-        # LanceDB's own async queries, all awaited in one call on the event loop its sync API
-        # runs on: half the time and CPU of one sync `table.search` per column (two columns at
-        # 10,000 memories: 13.6 -> 7.0 ms; results identical, `tests/test_store.py`).
-        # `_table` is the `AsyncTable` the sync table wraps (lancedb is pinned to 0.40.x).
+        # LanceDB's own async queries, awaited together on the loop its sync API runs on: half
+        # the cost of a sync search per column. `_table` is the `AsyncTable` the sync table
+        # wraps (lancedb is pinned to 0.40.x).
         import asyncio
 
         from lancedb.background_loop import LOOP

@@ -200,11 +200,6 @@ class Store:
         """Changes whenever any process changed the cache (for what a process keeps)."""
         return int(self.cache.query("PRAGMA data_version")[0][0]), self._commits
 
-    def report_problems(self) -> None:
-        """Say on stderr which files could not be read, and the fix of each."""
-        for p in self.problems:
-            print(f"nxs: {p['file']}: {p['problem']} (fix: {p['fix']})", file=sys.stderr)
-
     # -- writes -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
