@@ -100,8 +100,8 @@ class MemoryService:
         self.store.close()
 
     def warm(self) -> Iterator[None]:
-        """Load what the first search would, a step at a time (a server runs each while no
-        call runs): lancedb, the model, the index."""
+        """Load lancedb, the model and the index a step at a time (a server runs each while no
+        call runs)."""
         from nxm.store import import_lancedb
 
         yield
@@ -158,12 +158,10 @@ class MemoryService:
         key = key.strip().lower()
         if key in records:
             return records[key]
-        starting = getattr(records, "starting", None)  # Records: from the key index
-        hits = (
-            (starting(key) if starting else [k for k in records if k.startswith(key)])
-            if key
-            else []
-        )
+        hits: list[str] = []
+        if key:
+            starting = getattr(records, "starting", None)  # Records: from the key index
+            hits = starting(key) if starting else [k for k in records if k.startswith(key)]
         broken = [(k, why) for k, why in records.cache.problems() if k.startswith(key)] if (
             isinstance(records, Records) and key and not hits
         ) else []  # fmt: skip
@@ -216,11 +214,8 @@ class MemoryService:
         **provenance: Any,
     ) -> dict[str, Any]:
         """Add a memory under its content-hash key; the same body again returns the existing one.
-
-        The answer lists the open memories it resembles (``similar``: `nxm.curate`). With
-        ``supersedes`` (a key or key prefix) the new memory replaces that one: both are linked
-        and the old one closed, in the same write.
-        """
+        The answer lists the open memories it resembles (`nxm.curate`); with ``supersedes`` the
+        new memory replaces that one: both are linked and the old one closed, in one write."""
         body, introduction = _body(body), _intro(introduction)
         secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
@@ -287,12 +282,9 @@ class MemoryService:
     def _change(
         self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False
     ) -> dict[str, Any]:
-        """Read-modify-write one record under the lock.
-
-        ``apply(record, current)`` mutates a copy and returns the event's (type, data), or raises
-        to refuse; a change to the text search embeds is embedded again (the model is loaded
-        before the lock when ``embed`` says the call may change it).
-        """
+        """Read-modify-write one record under the lock: ``apply(record, current)`` mutates a copy
+        and returns the event's (type, data), or raises to refuse. A changed embedded text is
+        embedded again (``embed``: the model is loaded before the lock)."""
         if embed:
             self.embedder()
         with self.store.writing() as current:
@@ -472,21 +464,14 @@ class MemoryService:
         status = filters.get("status") or "open"
         ref = filters.get("ref")
         # the filters given, looked up once: this loop sees every memory of the store
-        wanted = [
-            (f, filters[f])
-            for f in LIST_FILTERS
-            if f not in ("status", "ref") and filters.get(f) is not None
-        ]
-        out = []
-        for r in records:
-            if status != "all" and r["status"] != status:
-                continue
-            if ref is not None and not any(ref_matches(x, ref) for x in r["refs"]):
-                continue
-            if wanted and any(r[f] != v for f, v in wanted):
-                continue
-            out.append(r)
-        return out
+        wanted = [(f, filters[f]) for f in LIST_FILTERS
+                  if f not in ("status", "ref") and filters.get(f) is not None]  # fmt: skip
+        return [
+            r for r in records
+            if (status == "all" or r["status"] == status)
+            and (ref is None or any(ref_matches(x, ref) for x in r["refs"]))
+            and not (wanted and any(r[f] != v for f, v in wanted))
+        ]  # fmt: skip
 
     def list(self, *, page: int = 1, page_size: int = 20, **filters: Any) -> dict[str, Any]:
         """Memories in reading order, filtered and paginated, with totals."""
@@ -505,8 +490,7 @@ class MemoryService:
         })  # fmt: skip
 
     def noted(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """A read's answer, with the files it could not read (``problems``) when there are any:
-        nothing is left out in silence."""
+        """A read's answer, with the files it could not read (``problems``) when there are any."""
         if self.store.problems:
             answer["problems"] = self.store.problems
         return answer
@@ -524,8 +508,7 @@ class MemoryService:
     def _semantic(
         self, query: str, mode: str, filters: dict[str, Any], pool: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None, str | None]:
-        """The semantic hits and their spread (`Store.semantic`; none in keyword mode), and a
-        note when the model is missing."""
+        """The semantic hits, their spread (`Store.semantic`), a note when the model is missing."""
         if mode == "keyword":
             return [], None, None
         emb = self.embedder()
@@ -552,10 +535,8 @@ class MemoryService:
         **filters: Any,
     ) -> dict[str, Any]:
         """Hybrid, semantic or keyword search with the list filters; scores in the answer.
-
-        ``user_query_full`` (seed 000) is searched instead of ``query`` unless ``use_full_query``
-        is false; ``conversation_id`` only labels the search.
-        """
+        ``user_query_full`` is searched instead of ``query`` unless ``use_full_query`` is false;
+        ``conversation_id`` only labels the search."""
         if user_query_full and user_query_full.strip() and use_full_query is not False:
             query = user_query_full
         if not query.strip():

@@ -1,14 +1,11 @@
 """The search index: one LanceDB table, derived from the memory files (or, for a team store on
-object storage, the store itself).
+object storage, the store itself: its rows also keep each record whole, ``doc``).
 
 Each row holds a memory's key, the columns filters need, the text full-text search reads (its
-own text, and its session context: `nxm.record.contexts`) and its vector. LanceDB answers the
-three questions a search asks: BM25 matches (`keywords`), the nearest vectors with the spread
-of every allowed one (`semantic`: an exact scan), and which keys pass the filters (`passing`).
-`nxm.store.Store.refresh` writes the rows the record cache marks pending, so the index always
-answers for the files on disk, and a deleted index is made again from the cache. A team store
-(``memory.store = "s3://…"``) also keeps each record whole in its row (``doc``):
-docs/team-store.md.
+own text, and its session context: `nxm.record.contexts`) and its vector. A search asks for BM25
+matches (`keywords`), the nearest vectors with the spread of every allowed one (`semantic`: an
+exact scan), and which keys pass the filters (`passing`). `nxm.store.Store.refresh` writes the
+rows the record cache marks pending; a deleted index is made again from the cache.
 
 Rows are written under the store's write lock, after ``checkout_latest()`` (two processes never
 upsert one key twice). Rows written after the full-text index was built are searched by a scan
@@ -102,9 +99,7 @@ class Upkeep:
         )
 
     def due(self) -> bool:
-        """Whether the writer optimizes now: a small table folds every write in at once (rows
-        outside the index are scored on other term statistics); a large one waits for
-        `COMPACT_EVERY` fragments or `UNINDEXED_MAX` unindexed rows."""
+        """Whether the writer optimizes now (see `FOLD_EVERY_WRITE_UP_TO`)."""
         small = self.unindexed > 0 and self.rows <= FOLD_EVERY_WRITE_UP_TO
         return self.fragments >= COMPACT_EVERY or self.unindexed > UNINDEXED_MAX or small
 
@@ -261,8 +256,7 @@ class Index:
         context: dict[str, str],
         deletes: list[str],
     ) -> None:
-        """Write rows (a record without a vector given is PENDING) and delete keys; call under
-        the store's write lock. A team store keeps each record whole in its row.
+        """Write rows (PENDING without a vector) and delete keys, under the store's write lock.
 
         Raises:
             UpstreamError: LanceDB refused the write.
@@ -274,12 +268,8 @@ class Index:
         try:
             if upserts:
                 rows = self._rows(upserts, vectors, context, docs=self.remote)
-                (
-                    table.merge_insert("key")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .execute(rows)
-                )
+                merge = table.merge_insert("key").when_matched_update_all()
+                merge.when_not_matched_insert_all().execute(rows)
             if deletes:
                 table.delete("key IN (" + ", ".join(_sql(k) for k in deletes) + ")")
         except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
@@ -414,7 +404,7 @@ class Index:
         }
 
     def _fts_columns(self, table: Any, version: int) -> set[str]:
-        """The columns with a full-text index at the checked-out version (asked once per version)."""
+        """The columns with a full-text index at the checked-out version (asked once for each)."""
         at = (id(table), version)
         if self._fts_at is None or self._fts_at[0] != at:
             got = {i.columns[0] for i in table.list_indices() if i.index_type == "FTS"}

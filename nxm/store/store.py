@@ -66,8 +66,7 @@ class Store:
 
     @contextlib.contextmanager
     def locked(self, wait: float | None = None) -> Iterator[None]:
-        """Hold the write lock (re-entrant within this process), waiting at most ``wait``
-        seconds (default `lock.WAIT_S`)."""
+        """Hold the write lock (re-entrant in this process), waiting at most ``wait`` seconds."""
         with self._lock:
             if self._held:
                 self._held += 1
@@ -205,8 +204,7 @@ class Store:
     @contextlib.contextmanager
     def writing(self, adds: bool = False) -> Iterator[Records]:
         """Hold the write lock and yield every record, brought up to date inside it (``adds``:
-        a write of new memories only, `sync`). The first write of a process also configures
-        this clone's merge driver (once per clone)."""
+        `sync`). The first write of a process also configures this clone's merge driver."""
         with self.locked():
             if self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
@@ -234,18 +232,13 @@ class Store:
             ConflictError: a memory it would write is in conflict or cannot be read
                 (``resolving``: the one key `nxm resolve` may write over).
         """
-        import numpy as np
-
         if not upserts and not deletes:
             return
         for key in [r["key"] for r in upserts] + list(deletes):
             problem = self.cache.problem(key)
             if problem is not None and key != resolving:
                 raise unreadable(key, problem, write=True)
-        by_text = {
-            text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
-            for r in upserts if vectors and vectors.get(r["key"]) is not None
-        }  # fmt: skip
+        by_text = _by_text(upserts, vectors or {})
         self._save(current, upserts, list(deletes), by_text)
         for r in upserts:
             current.changes[r["key"]] = r
@@ -301,10 +294,7 @@ class Store:
         everything: bool = False,
     ) -> int:
         """Embed the records without a vector (every record with ``everything``) in batches,
-        keeping the vectors by text (those the machine has already are taken, not embedded);
-        returns how many were embedded."""
-        import numpy as np
-
+        taking those the machine has already by text; returns how many were embedded."""
         cache = self.cache
         todo = cache.keys() if everything else cache.unready()
         if not everything and todo:  # another clone or branch of this machine embedded them
@@ -315,11 +305,7 @@ class Store:
         with progress.items("embedding memories", len(todo)) as advance:
             for start in range(0, len(todo), BATCH):
                 batch = list(cache.many(todo[start : start + BATCH]).values())
-                got = embed(batch)
-                made = {
-                    text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
-                    for r in batch if got.get(r["key"]) is not None
-                }  # fmt: skip
+                made = _by_text(batch, embed(batch))
                 self.embeddings.put(made)
                 cache.now_ready(made)
                 advance(len(batch))
@@ -483,6 +469,16 @@ def unreadable(key: str, problem: str, write: bool = False) -> NxsError:
         suggestion="fix the file by hand (`nxm doctor` says how), then run the command again",
         code="MEMORY_FILE_BROKEN",
     )
+
+
+def _by_text(records: list[dict[str, Any]], vectors: dict[str, Any]) -> dict[str, bytes]:
+    """The records' vectors as float32 bytes by text hash (how the machine keeps them)."""
+    import numpy as np
+
+    return {
+        text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
+        for r in records if vectors.get(r["key"]) is not None
+    }  # fmt: skip
 
 
 def _changed(
