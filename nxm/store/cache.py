@@ -412,8 +412,7 @@ class Cache:
 
     def lines(self, limit: int) -> tuple[list[str], int, int]:
         """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
-        and how many memories are closed (read through indexes: the cost stays that of
-        ``limit``)."""
+        and how many memories are closed (through indexes: the cost is that of ``limit``)."""
         got = "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?"
         lines = [ln for (ln,) in self.query(got, (limit,))]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
@@ -497,15 +496,9 @@ class Cache:
         """Records with these texts have a vector now: READY, and pending for the index."""
         args = (orjson.dumps(list(texts)).decode(),)
         with self.transaction() as conn:
-            keys = [
-                k
-                for (k,) in conn.execute(
-                    "SELECT key FROM records WHERE text IN (SELECT value FROM json_each(?))", args
-                )
-            ]
-            conn.execute(
-                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))", args
-            )
+            inside = "text IN (SELECT value FROM json_each(?))"
+            keys = [k for (k,) in conn.execute(f"SELECT key FROM records WHERE {inside}", args)]
+            conn.execute(f"UPDATE records SET ready = 1 WHERE {inside}", args)
             self._mark_pending(conn, keys)
 
     def check_model(self) -> None:
@@ -513,10 +506,8 @@ class Cache:
         every row goes to the index again (each model has its own vectors)."""
         if self.meta("model") == self.model:
             return
-        texts = [
-            t for (t,) in self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")
-        ]
-        have = list(self.embeddings.get(texts))
+        texts = self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")
+        have = list(self.embeddings.get(t for (t,) in texts))
         with self.transaction() as conn:
             conn.execute("UPDATE records SET ready = 0")
             conn.execute(

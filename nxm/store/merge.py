@@ -1,17 +1,13 @@
 """nxs's git merge driver: a workspace's committed files merged by what they hold.
 
-Configured per clone by `nxm.store.gitconfig` and run by git as
-``python -m nxm.store.merge %O %A %B %P`` (the base, ours, where the result is written,
-theirs, and the path in the work tree):
+Configured per clone by `nxm.store.gitconfig`; git runs ``python -m nxm.store.merge %O %A %B %P``
+(base, ours and the result, theirs, the path in the work tree):
 
-- a memory file merges field by field, and its body line by line, so a close on one branch and a
-  priority change on another (adjacent lines to git) merge; only a field or the body lines both
-  sides changed differently conflict (`memory3`);
-- an event log or ``graph.jsonl`` merges as a multiset of lines (`log3`): what a side added is
-  added, what it removed is removed, so a revert takes a vote back out and a cherry-pick brings
-  only its own events (git's ``union`` driver does neither);
-- NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`): what both sides'
-  memories make once merged, with no duplicate line and its count right.
+- a memory file merges field by field, its body line by line, so a close on one branch and a
+  priority change on another (adjacent lines to git) merge (`memory3`);
+- an event log or ``graph.jsonl`` merges as a multiset of lines (`log3`), so a revert takes a
+  vote back out and a cherry-pick brings only its own events (git's ``union`` does neither);
+- NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`).
 
 Anything else, a side that does not parse, or any failure: git's own text merge. This module
 imports only the standard library, orjson and the formats, since git runs it once per file.
@@ -105,11 +101,9 @@ def _render(values: dict[str, Any]) -> bytes:
 
 
 def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) -> tuple[bytes, bool]:
-    """A memory file merged field by field; where both sides changed the body, line by line.
-
-    Each side's fields are first set to the merged value wherever only one side changed them,
-    so git's line merge of the three rewritten files conflicts only on what truly conflicts.
-    """
+    """A memory file merged field by field; where both sides changed the body, line by line
+    (each side rewritten with the merged fields, so git's line merge conflicts only on what
+    truly conflicts)."""
     try:
         sides = [text.parse(ours, "ours"), text.parse(theirs, "theirs")]
         old = text.parse(base, "base") if base.strip() else None

@@ -240,10 +240,8 @@ def event_line(event: dict[str, Any]) -> bytes:
 
 
 def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
-    """The events of a log, in the order they were written (after a union merge: one side's,
-    then the other's).
-
-    A last line without its newline is a write cut short by a crash and is left out.
+    """The events of a log, in the order written; a last line without its newline (a write cut
+    short by a crash) is left out.
 
     Raises:
         FileProblem: a line that is not an event, or merge conflict markers.
