@@ -130,8 +130,7 @@ class Candidates:
         self.taken: Counter[Any] = Counter()  # class's last read, a pick may be the wrong one
 
     def picks(self) -> Iterator[dict[str, Any]]:
-        """`picks` over the candidates; reads more and starts again (as the caller does, by
-        calling it anew) when they run past what was read (`exhausted`)."""
+        """`picks` over the candidates; `Exhausted` when they run past those read (call again)."""
         self.taken = Counter()
         for record in picks_of(self.ranked):
             self._sure()

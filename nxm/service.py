@@ -100,8 +100,7 @@ class MemoryService:
         self.store.close()
 
     def warm(self) -> Iterator[None]:
-        """Load lancedb, the model and the index a step at a time (a server runs each while no
-        call runs)."""
+        """Load lancedb, the model and the index, a step at a time (each while no call runs)."""
         from nxm.store import import_lancedb
 
         yield
@@ -313,9 +312,8 @@ class MemoryService:
         priority: str | None = None,
         allow_secret: bool = False,
     ) -> dict[str, Any]:
-        """Change what is given of body, introduction and priority, the rest kept; the event
-        keeps the values it replaced (``before``), so `nxm revert` can restore them. A call
-        that changes nothing is refused."""
+        """Change what is given of body, introduction and priority; the event keeps the values
+        replaced (``before``, for `nxm revert`). A call that changes nothing is refused."""
         if introduction is None and body is None and priority is None:
             raise ValidationError(
                 "update needs a body, an introduction or a priority",

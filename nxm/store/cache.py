@@ -200,8 +200,7 @@ class Cache:
     # -- rows -------------------------------------------------------------------------------
 
     def idents(self, racy: bool = False) -> dict[str, tuple[str, str]]:
-        """The identities each row was read from, by key (``racy``: only of the rows read too
-        soon after a change to trust them)."""
+        """The identities each row was read from, by key (``racy``: those too recent to trust)."""
         where = " WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'" if racy else ""
         return {
             k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records" + where)
@@ -436,9 +435,8 @@ class Cache:
         self, now: datetime, each: int
     ) -> tuple[list[dict[str, Any]], set[tuple[Any, float]]]:
         """The heads of the best open, unexpired, project memories of every category and worth
-        class (`coverage.worth` at recency 1), and the classes that may hold more. Within a
-        class recency decides worth: those written now or later (or undated) first, all of
-        them, then the ``each`` most recent of the rest, through the ``records_recent`` index."""
+        class (`coverage.worth` at recency 1), and the classes that may hold more: all written
+        now or later (or undated), then the ``each`` most recent (``records_recent``)."""
         at = now.isoformat()
         live = (
             "good = 1 AND status = 'open' AND scope = 'project' AND category IS ? AND worth = ? "

@@ -212,6 +212,5 @@ def write_git_files(root: Path) -> list[str]:
 
 
 def set_up(root: Path) -> list[str]:
-    """What `init` makes for the memory module (idempotent): the git files and this clone's
-    merge driver; returns what changed."""
+    """What `init` makes (idempotent): the git files and this clone's merge driver; what changed."""
     return write_git_files(root) + install(root)

@@ -176,8 +176,7 @@ class Index:
         return self._table
 
     def drop(self, why: str) -> bool:
-        """Remove a local index that cannot be read (it is made again from the record cache);
-        False when it cannot be removed."""
+        """Remove a local index that cannot be read (the cache makes it again); False if not."""
         import shutil
 
         line = (why.strip().splitlines() or ["?"])[0][:200]
@@ -284,8 +283,7 @@ class Index:
             print(f"nxs: the write is saved, but index upkeep failed: {exc}", file=sys.stderr)
 
     def _maintain(self, table: Any) -> None:
-        """Keep the full-text index whole and the fragments few (`Upkeep`); a missing
-        full-text index (the first write's) is made here."""
+        """Keep the full-text index whole (the first write makes it) and the fragments few."""
         state = Upkeep.of(table)
         if state.missing:
             if state.rows:
@@ -414,9 +412,8 @@ class Index:
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-        """The ``limit`` READY records nearest ``vector`` by cosine similarity, best first (ties
-        by key), and the (mean, std) of the similarity of every READY record the filters allow,
-        which fusion standardizes against: one exact scan of the table."""
+        """The ``limit`` READY records nearest ``vector`` by cosine, best first (ties by key), and
+        the (mean, std) over every READY record the filters allow: one exact scan."""
         import numpy as np
 
         latest = self._latest()

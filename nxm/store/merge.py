@@ -39,8 +39,7 @@ _ABSENT = object()  # a field of a side that has no file (add/add)
 def merge3(
     path: str, base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str] = ("ours", "theirs")
 ) -> tuple[bytes, bool]:
-    """The merge of one file's three versions by what its path says it is, and whether it is
-    clean (no conflict markers left)."""
+    """One file's three versions merged by what its path says it is; whether it is clean."""
     path = path.replace(os.sep, "/")
     if MEMORY.search(path):
         return memory3(base, ours, theirs, labels)
@@ -101,9 +100,8 @@ def _render(values: dict[str, Any]) -> bytes:
 
 
 def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) -> tuple[bytes, bool]:
-    """A memory file merged field by field; where both sides changed the body, line by line
-    (each side rewritten with the merged fields, so git's line merge conflicts only on what
-    truly conflicts)."""
+    """A memory file merged field by field, a body both sides changed line by line (each side
+    rewritten with the merged fields, so git's line merge conflicts only on true conflicts)."""
     try:
         sides = [text.parse(ours, "ours"), text.parse(theirs, "theirs")]
         old = text.parse(base, "base") if base.strip() else None

@@ -81,8 +81,7 @@ class Records(Mapping[str, dict[str, Any]]):
         return ((r["key"], r) for r in self.values())
 
     def heads(self, ordered: bool = False) -> Iterator[dict[str, Any]]:
-        """Every record without body and events (in reading order when ``ordered``); the
-        write's own changes are not in it."""
+        """The records without body and events (not the write's changes), ordered if ``ordered``."""
         return self.cache.heads(ordered=ordered)
 
     def with_body(self, digest: str) -> list[str]:

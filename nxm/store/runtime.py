@@ -52,9 +52,8 @@ DEFERRED = {
 
 @contextlib.contextmanager
 def _typing_override() -> Iterator[None]:
-    """While lancedb imports, give it Python 3.12's `override` on 3.11 too (the `overrides`
-    package's reads each caller's bytecode, slowly; 3.12's only marks the method). A later
-    ``import overrides`` gets the real package."""
+    """While lancedb imports, give it 3.12's `typing.override` on 3.11 too (the `overrides`
+    package's reads each caller's bytecode, slowly); a later ``import overrides`` gets it."""
     if sys.version_info >= (3, 12) or "overrides" in sys.modules:
         yield
         return
@@ -119,9 +118,8 @@ os.register_at_fork(after_in_child=_BACKGROUND.clear)  # a forked child has none
 
 
 def background() -> Any:
-    """The process's two threads for work that overlaps a search's other parts (LanceDB and
-    onnxruntime release the GIL), made once. A task given them must never wait for another of
-    their tasks (that could deadlock)."""
+    """The process's two threads for work overlapping a search (LanceDB and onnxruntime release
+    the GIL). A task given them must never wait for another of their tasks (deadlock)."""
     if not _BACKGROUND:
         from concurrent.futures import ThreadPoolExecutor
 

@@ -108,9 +108,8 @@ class Store:
         """After the cache file refused a write (a full or read-only disk): keep the records
         in memory for this process instead; False for any other error."""
         text = getattr(exc, "message", None) or str(exc)
-        if not any(w in text for w in ("full", "readonly", "read-only", "disk I/O")):
-            return False
-        if not self.cache.persistent:
+        refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O"))
+        if not refused or not self.cache.persistent:
             return False
         print(f"nxs: the local cache cannot be written ({text}); working from the files",
               file=sys.stderr)  # fmt: skip
@@ -484,9 +483,8 @@ def _by_text(records: list[dict[str, Any]], vectors: dict[str, Any]) -> dict[str
 def _changed(
     stored: dict[str, tuple[str, str]], mds: dict[str, str], logs: dict[str, str]
 ) -> set[str]:
-    """The keys whose files are gone, new or changed since the cache read them, or were read
-    too soon after a change to trust their identity (set operations: every command runs this
-    over every memory)."""
+    """The keys whose files are gone, new or changed since the cache read them, or too recent
+    to trust (set operations: every command runs this over every memory)."""
     out = {k for k, _ in mds.items() ^ {k: md for k, (md, _) in stored.items()}.items()}
     was = {k: log for k, (_, log) in stored.items() if log}
     out |= {k for k, _ in logs.items() ^ was.items()} & (mds.keys() | stored.keys())

@@ -310,9 +310,8 @@ def record_of(key: str, md: bytes, log: bytes | None, where: str) -> dict[str, A
 
 
 def reconciled(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Events from which `derived` tells this record's created, updated, actor and feedback:
-    its own, in their order, with what they lack added (an imported or older record stays
-    what it was)."""
+    """Events from which `derived` tells this record's created, updated, actor and feedback: its
+    own, in order, with what they lack added (an imported or older record stays what it was)."""
     from nxm.record import event
 
     events = list(record.get("events") or [])
