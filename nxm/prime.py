@@ -154,7 +154,9 @@ def block(
 ) -> str:
     """The memory module's block, at most ``budget`` bytes (default: the workspace's
     ``memory.prime_budget``) unless the fixed text alone is longer."""
-    budget = _budget(ws, budget)
+    if budget is None:
+        value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
+        budget = value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET
     head = memory_rules(seam, served)
     note = static_note(seam)
     try:
@@ -207,13 +209,6 @@ def block(
         except Exhausted:  # the picks ran past the candidates read: more were read
             continue
     return head + title + _index(chosen, found.totals, found.live, seam) + tail
-
-
-def _budget(ws: Any, budget: int | None) -> int:
-    if budget is not None:
-        return budget
-    value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
-    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET
 
 
 __all__ = ["DEFAULT_BUDGET", "block", "index_line", "memory_rules", "static_note"]

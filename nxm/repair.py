@@ -129,7 +129,6 @@ def resolve(
         md_bytes = text.render({**fields, "key": full})
         log_bytes = b"".join(text.event_line(e) for e in events)
         record = text.record_of(full, md_bytes, log_bytes, ".nxs")
-        record["processing"] = "PENDING"
         vector = service._vectors([record])
         service._ready([record], vector)
         store.commit(current, [record], vector, resolving=full)

@@ -64,8 +64,6 @@ class Files:
     def log(self, key: str) -> Path:
         return self.history / f"{key}.jsonl"
 
-    # -- finding changes ------------------------------------------------------------------------
-
     def scan(self, folder: Path, suffix: str) -> tuple[dict[str, str], list[str]]:
         """Every memory file in ``folder`` by key, with its identity, and the names of the other
         entries (not ``<key><suffix>``, or not a plain file: a symlink is never followed); dot
@@ -124,8 +122,6 @@ class Files:
             finally:
                 os.close(fd)
         return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
-
-    # -- writing --------------------------------------------------------------------------------
 
     def write(self, changes: Iterable[Change]) -> None:
         """Apply ``changes`` as one all-or-nothing write (journaled; call under the write lock).

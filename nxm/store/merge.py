@@ -50,9 +50,6 @@ def merge3(
     return text3(base, ours, theirs, labels)
 
 
-# -- git's text merge ----------------------------------------------------------------------------
-
-
 def text3(
     base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str], union: bool = False
 ) -> tuple[bytes, bool]:
@@ -76,9 +73,6 @@ def text3(
     if not 0 <= got.returncode < 128:
         raise subprocess.SubprocessError(got.stderr.decode(errors="replace").strip())
     return got.stdout, got.returncode == 0
-
-
-# -- memory files --------------------------------------------------------------------------------
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -130,9 +124,6 @@ def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) ->
     return out, clean
 
 
-# -- event logs ----------------------------------------------------------------------------------
-
-
 def _events(data: bytes) -> list[bytes]:
     """A log's lines, each with its newline; a last one without (cut short) kept only when it
     is whole JSON."""
@@ -166,9 +157,6 @@ def log3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
             added[ln] -= 1
             new.append(ln)
     return b"".join(kept + new[::-1])
-
-
-# -- NEXUS_MEMORY.md -----------------------------------------------------------------------------
 
 
 def _line3(b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any]) -> dict[str, Any]:
@@ -210,9 +198,6 @@ def index3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     total = max(on + tn - bn, len(merged)) if truncated else len(merged)
     lines = [projection.line(f) for f in merged[: projection.LIMIT]]
     return projection.render([ln for ln in lines if ln], total)
-
-
-# -- the driver ----------------------------------------------------------------------------------
 
 
 def _labels() -> tuple[str, str]:

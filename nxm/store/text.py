@@ -67,8 +67,6 @@ class FileProblem(ValueError):
     """A memory's files do not make a record (the message says where and why)."""
 
 
-# -- the Markdown file ---------------------------------------------------------------------------
-
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "~", ""}
 _UNSAFE = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`\s]|: |\s#|:$|\s$|[\x00-\x1f\x7f\u2028\u2029\ufeff]")
 _NUMBER = re.compile(r"^[-+]?(\.?\d|\.inf|\.nan)", re.I)
@@ -155,9 +153,6 @@ def parse(raw: bytes, where: str) -> dict[str, Any]:
     return out
 
 
-# -- conflict markers ----------------------------------------------------------------------------
-
-
 def _lines(raw: bytes) -> list[bytes]:
     """The lines of a file, each with its newline (git's markers are lines ended by \\n)."""
     parts = raw.split(b"\n")
@@ -229,9 +224,6 @@ def sides(raw: bytes) -> tuple[bytes, bytes, str, str]:
     theirs = b"".join(ln for tag, ln in hunks if tag in ("both", "theirs"))
     labels = [ln.decode("utf-8", "replace") for tag, ln in hunks if tag in ("<", ">")]
     return ours, theirs, (labels[0] if labels else ""), (labels[1] if labels else "")
-
-
-# -- the event log -------------------------------------------------------------------------------
 
 
 def event_line(event: dict[str, Any]) -> bytes:
