@@ -81,11 +81,9 @@ def _left_out(count: int, total: int, seam: str = "cli") -> str:
         head = f"{count} memories are not shown here"
     else:
         head = f"{count} more {'memory is' if count == 1 else 'memories are'} not shown here"
-    where = (
-        "memory_list with scope project (and a category) lists every one"
-        if seam == "mcp"
-        else "`nxm list --scope project [--category C]` lists every one"
-    )
+    where = "`nxm list --scope project [--category C]` lists every one"
+    if seam == "mcp":
+        where = "memory_list with scope project (and a category) lists every one"
     return f"({head}: the byte budget is spent. {where}.)"
 
 

@@ -110,8 +110,6 @@ class MemoryService:
         yield
         self.store.index.table()
 
-    # -- embedding ------------------------------------------------------------------------------
-
     def embedder(self) -> Any:
         """The embedder, or None (with the reason kept) when the model cannot be loaded."""
         if self._embedder is None and self._embed_error is None:
@@ -143,8 +141,6 @@ class MemoryService:
         for r in records:
             if r["key"] in vectors:
                 r["processing"], r["model"] = "READY", self.model_name
-
-    # -- lookup ---------------------------------------------------------------------------------
 
     @staticmethod
     def resolve(records: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
@@ -192,8 +188,6 @@ class MemoryService:
     @staticmethod
     def _out(record: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in record.items() if k != "events"}
-
-    # -- writes ---------------------------------------------------------------------------------
 
     def add(
         self,
@@ -444,8 +438,6 @@ class MemoryService:
             self._write(current, [], deletes=[r["key"]])
         return {"purged": True, "key": r["key"]}
 
-    # -- reads ----------------------------------------------------------------------------------
-
     def show(self, *, key: str) -> dict[str, Any]:
         """One memory, untruncated, with its history."""
         return {"memory": self.resolve(self.store.records(), key)}
@@ -622,8 +614,6 @@ class MemoryService:
         if note:
             out["note"] = note
         return self.noted(out)
-
-    # -- maintenance ----------------------------------------------------------------------------
 
     def refresh(self, *, semantic: bool = True) -> None:
         """Bring the search index up to date with the files, embedding what has no vector

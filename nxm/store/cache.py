@@ -1,16 +1,15 @@
 """The record cache: every memory file parsed once, in SQLite, outside the repository.
 
-`list`, `show` and `prime` read the records from ``records.db`` in the workspace's cache
-folder (`nxm.store.local`; stdlib sqlite3, no lancedb). Each row keeps the identities of the
-two files it was read from (`nxm.store.files.ident`); every command compares them with the
-files first (`nxm.store.Store.sync`) and reads again what changed, so it is never believed over
-the files, and deleting it loses nothing. A row whose files make no record keeps why
-(``problem``). ``pending`` holds the keys whose search-index row is out of date; ``extracted``
-each memory's entity-graph extraction.
+`list`, `show` and `prime` read ``records.db`` (`nxm.store.local`; stdlib sqlite3, no lancedb).
+Each row keeps the identities of the two files it was read from (`nxm.store.files.ident`);
+every command compares them with the files first (`Store.sync`) and reads again what changed,
+so it is never believed over the files, and deleting it loses nothing. A row whose files make no
+record keeps why (``problem``); ``pending`` holds the keys whose index row is out of date,
+``extracted`` each memory's entity-graph extraction.
 
-Rows are replaced only if they still hold what the replacing process read (`put`'s
-``expect``), so a reader that parsed a file just before a writer changed it cannot put the old
-record back. A cache the disk refuses lives in memory for the command.
+Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
+so a reader that parsed a file just before a writer changed it cannot put the old record back.
+A cache the disk refuses lives in memory for the command.
 """
 
 from __future__ import annotations
@@ -85,8 +84,6 @@ class Cache:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self.persistent = path is not None
-
-    # -- connection -------------------------------------------------------------------------
 
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -196,8 +193,6 @@ class Cache:
 
     def set_meta(self, conn: sqlite3.Connection, name: str, value: str) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
-
-    # -- rows -------------------------------------------------------------------------------
 
     def idents(self, racy: bool = False) -> dict[str, tuple[str, str]]:
         """The identities each row was read from, by key (``racy``: those too recent to trust)."""
@@ -335,8 +330,6 @@ class Cache:
         record["model"] = self.model if ready else None
         return record
 
-    # -- reads ------------------------------------------------------------------------------
-
     def get(self, key: str) -> dict[str, Any] | None:
         got = self.query(
             "SELECT d.doc, r.ready FROM docs d JOIN records r ON r.key = d.key WHERE d.key = ?",
@@ -421,8 +414,6 @@ class Cache:
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
 
-    # -- what prime reads -------------------------------------------------------------------
-
     def open_counts(self, now: datetime) -> list[tuple[str, Any, int]]:
         """(scope, category, count) of the open, unexpired records at ``now``."""
         return self.query(
@@ -455,8 +446,6 @@ class Cache:
             if len(got) == each:
                 full.add((category, worth))
         return list(self.many(keys, "head").values()), full
-
-    # -- the index's bookkeeping ------------------------------------------------------------
 
     def pending(self) -> list[tuple[str, int]]:
         return self.query("SELECT key, seq FROM pending ORDER BY key")
@@ -514,8 +503,6 @@ class Cache:
             )
             self.set_meta(conn, "model", self.model)
             self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
-
-    # -- graph extraction -------------------------------------------------------------------
 
     def extractions(self) -> dict[str, dict[str, Any]]:
         return {

@@ -46,8 +46,7 @@ FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
 # fold every `COMPACT_EVERY` writes, or when more than `UNINDEXED_MAX` rows are outside it.
 FOLD_EVERY_WRITE_UP_TO = 2_000
 UNINDEXED_MAX = 256
-# LanceDB's caches of index and manifest pieces grow with every version: bounded for a
-# long-lived process (the MCP server).
+# LanceDB's caches grow with every version: bounded for a long-lived process (the MCP server).
 INDEX_CACHE_BYTES = 32 << 20
 METADATA_CACHE_BYTES = 16 << 20
 
@@ -306,8 +305,6 @@ class Index:
         after = table.stats()["fragment_stats"]["num_fragments"]
         return {"fragments_before": before, "fragments_after": after}
 
-    # -- a team store's records ----------------------------------------------------------------
-
     def docs(self) -> dict[str, tuple[dict[str, Any], bool]]:
         """Every record a team store holds, and whether it has a vector."""
         table = self.table()
@@ -336,8 +333,6 @@ class Index:
         return dict(
             zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True)
         )
-
-    # -- search ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:

@@ -62,8 +62,6 @@ class Store:
         self.embeddings.close()
         self.index = Index(self.index.uri, self.index._storage_options, self.index.dim)
 
-    # -- the lock ---------------------------------------------------------------------------
-
     @contextlib.contextmanager
     def locked(self, wait: float | None = None) -> Iterator[None]:
         """Hold the write lock (re-entrant in this process), waiting at most ``wait`` seconds."""
@@ -81,8 +79,6 @@ class Store:
                     yield
                 finally:
                     self._held = 0
-
-    # -- following the files ----------------------------------------------------------------
 
     def sync(self, adds: bool = False) -> list[str]:
         """Bring the record cache up to date with the files; returns the keys whose record
@@ -162,11 +158,10 @@ class Store:
     def _look(
         self, name: str, seen: dict[str, Any], marks: dict[str, str], trust: bool
     ) -> tuple[Any, list[str]]:
-        """A folder's files by key with their identities, and its other names; None for the
-        files when ``trust`` and its mark has not moved since it was last looked at. Git makes,
-        removes and replaces files (the mark moves); nxs's own writes keep the mark they leave;
-        an edit in place does not move it: reads trust only the history folder (a hand edit of
-        a history is seen once the folder changes), an add both."""
+        """A folder's files by key with their identities, and its other names; None for the files
+        when ``trust`` and its mark has not moved since last looked at. Git's changes move the
+        mark, nxs's writes keep the mark they leave, an edit in place does not move it: reads
+        trust only the history folder (a hand edit is seen once it changes), an add both."""
         was = seen.get(name, {})
         if trust and was.get("mark") == marks[name] and self.cache.persistent:
             return None, was["strays"]
@@ -197,8 +192,6 @@ class Store:
     def generation(self) -> tuple[int, int]:
         """Changes whenever any process changed the cache (for what a process keeps)."""
         return int(self.cache.query("PRAGMA data_version")[0][0]), self._commits
-
-    # -- writes -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def writing(self, adds: bool = False) -> Iterator[Records]:
@@ -284,8 +277,6 @@ class Store:
         if old == new[: len(old)] and self.cache.problem(key) is None:
             return Change(key, md, append=b"".join(event_line(e) for e in new[len(old) :]))
         return Change(key, md, rewrite=b"".join(event_line(e) for e in new))
-
-    # -- the index --------------------------------------------------------------------------
 
     def embed(
         self,
@@ -396,8 +387,6 @@ class Store:
             self.refresh()
             return self.index.compact()
 
-    # -- NEXUS_MEMORY.md --------------------------------------------------------------------
-
     def project(self) -> None:
         """Write NEXUS_MEMORY.md again if it does not show the records (a write's last step:
         the records are saved, and the next write heals a projection that failed)."""
@@ -407,8 +396,6 @@ class Store:
             write(self.ws.root, self.cache)
         except OSError as exc:
             print(f"nxs: NEXUS_MEMORY.md could not be written: {exc.strerror}", file=sys.stderr)
-
-    # -- search -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
