@@ -144,11 +144,7 @@ def _fit(
 
 
 def block(
-    ws: Any,
-    budget: int | None,
-    now: str,
-    seam: str = "cli",
-    served: Collection[str] | None = None,
+    ws: Any, budget: int | None, now: str, seam: str = "cli", served: Collection[str] | None = None
 ) -> str:
     """The memory module's block, at most ``budget`` bytes (default: the workspace's
     ``memory.prime_budget``) unless the fixed text alone is longer."""

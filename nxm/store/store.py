@@ -26,6 +26,7 @@ from nxs.workspace import Workspace
 
 BATCH = 512  # memories embedded and indexed per step of a large refresh
 READ_WAIT_S = 2.0  # how long a search waits for a writer before it answers from memory
+Embed = Callable[[list[dict[str, Any]]], dict[str, Any]]  # records -> their vectors by key
 
 
 class Store:
@@ -278,11 +279,7 @@ class Store:
             return Change(key, md, append=b"".join(event_line(e) for e in new[len(old) :]))
         return Change(key, md, rewrite=b"".join(event_line(e) for e in new))
 
-    def embed(
-        self,
-        embed: Callable[[list[dict[str, Any]]], dict[str, Any]],
-        everything: bool = False,
-    ) -> int:
+    def embed(self, embed: Embed, everything: bool = False) -> int:
         """Embed the records without a vector (every record with ``everything``) in batches,
         taking those the machine has already by text; returns how many were embedded."""
         cache = self.cache
@@ -301,9 +298,7 @@ class Store:
                 advance(len(batch))
         return len(todo)
 
-    def refresh(
-        self, embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
-    ) -> None:
+    def refresh(self, embed: Embed | None = None) -> None:
         """Write the pending memories into the search index (embedding, with ``embed``, those
         without a vector first); the index is made again from the cache when it is missing."""
         cache = self.cache
