@@ -14,7 +14,7 @@ scopes are only counted):
 
 Ties end at reading order. The caller takes the picks in order up to the first that does not fit.
 `Candidates` reads from the record cache only what the picks can reach: within a category and
-a class of equal priority × feedback worth falls with age, so the ``EACH`` most recent of every
+a class of equal priority × feedback, worth falls with age, so the ``EACH`` most recent of every
 class hold the category's best; if the picks reach past them, more are read.
 """
 

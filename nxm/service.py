@@ -40,6 +40,7 @@ from nxs.workspace import Workspace
 if TYPE_CHECKING:
     import numpy as np
 
+_VERBS = {"CLOSED": "close", "REOPENED": "reopen", "FORGOTTEN": "forget", "RESTORED": "restore"}
 LIST_FILTERS = (
     "status", "category", "scope", "ref", "user_id", "agent_id", "session_id", "layer", "priority",
 )  # fmt: skip
@@ -390,11 +391,8 @@ class MemoryService:
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             status = r["status"]
             if status not in allowed:
-                verb = {"CLOSED": "close", "REOPENED": "reopen", "FORGOTTEN": "forget"}.get(
-                    kind, kind.lower().removesuffix("d")
-                )
                 raise ConflictError(
-                    f"memory {r['key']} is {status}; cannot {verb} it",
+                    f"memory {r['key']} is {status}; cannot {_VERBS[kind]} it",
                     suggestion=f"see its state with `nxm show {r['key']}`",
                     code="BAD_STATE",
                 )

@@ -83,8 +83,7 @@ def _driver_works(driver: str | None) -> bool:
     except ValueError:
         return False
     return (
-        len(words) == 1 + len(ARGS)
-        and tuple(words[1:]) == ARGS
+        tuple(words[1:]) == ARGS
         and os.path.isabs(words[0])
         and os.access(words[0], os.X_OK)  # an interpreter since removed is replaced
     )

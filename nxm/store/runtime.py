@@ -11,11 +11,11 @@ from typing import Any
 
 
 def _glibc(function: str, *args: int) -> None:
-    """Call one of glibc's malloc tunings (elsewhere nothing happens). LanceDB's threads would
-    otherwise each get an arena that keeps what they freed, and the heap would keep a write's
-    large temporaries: a long-lived process grows. So: ``mallopt(M_ARENA_MAX=-8, 2)`` before
-    LanceDB starts its threads, ``mallopt(M_MMAP_THRESHOLD=-3, 1 MB)`` so that large blocks are
-    mappings returned when freed, and ``malloc_trim(0)`` to hand the free heap back."""
+    """Call one of glibc's malloc tunings (elsewhere nothing happens), so that a long-lived
+    process does not keep growing: ``mallopt(M_ARENA_MAX=-8, 2)`` before LanceDB starts its
+    threads (each would get an arena that keeps what it freed); ``mallopt(M_MMAP_THRESHOLD=-3,
+    1 MB)``, fixed (glibc raises it after a large free, and the heap then keeps a write's large
+    temporaries); ``malloc_trim(0)`` to hand the free heap back."""
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -99,7 +99,6 @@ def import_lancedb() -> Any:
 
 def _lazy(module: Any) -> Any:
     """``module`` (made from its spec, not yet run) runs its code on the first missing name."""
-
     lock = threading.Lock()
 
     def missing(name: str) -> Any:
