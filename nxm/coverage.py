@@ -1,22 +1,18 @@
 """Which memories a session start sees: the prime index, chosen for coverage (docs/mcp.md).
 
-Ranking by priority then category alone would fill the index with HIGH conventions and decisions
-and never reach a gotcha or an owner. The rule instead:
+Ranking by priority then category alone would fill the index with HIGH conventions and never
+reach a gotcha or an owner. So, among the open, project-scoped, unexpired memories (other
+scopes are only counted):
 
-- **Candidates**: open, project-scoped, unexpired memories (item, user and session memories
-  are counted per scope instead: they read on their item, or through recall).
-- **Worth** of a memory: priority (HIGH 3, MEDIUM 2, LOW 1) × recency (1 for a memory written
-  today, falling to 0.5 with a half-life of 90 days, from `updated`, else `created`) ×
-  feedback (1 + 0.25 per POSITIVE beyond NEGATIVE, between 0.25 and 2).
-- **Coverage first**: the best memory of every category comes before any second one
-  (categories by their best memory's worth; uncategorised is a category of its own).
-- **Then worth, shared out**: each next pick is the memory with the highest worth divided by
-  one plus the number already picked from its category, so a large category gets more lines
-  but never all of them.
+- **Worth**: priority (HIGH 3, MEDIUM 2, LOW 1) × recency (1 today, falling to 0.5 with a
+  half-life of 90 days, from `updated`, else `created`) × feedback (1 + 0.25 per POSITIVE
+  beyond NEGATIVE, between 0.25 and 2).
+- **Coverage first**: the best memory of every category before any second one (categories by
+  their best memory's worth; uncategorised is a category of its own).
+- **Then worth, shared out**: each next pick has the highest worth divided by one plus the
+  number already picked from its category, so a large category never takes all the lines.
 
-Ties end at reading order, so the choice is deterministic. The caller fits the picks into its
-byte budget in order and stops at the first that does not fit.
-
+Ties end at reading order. The caller takes the picks in order up to the first that does not fit.
 `Candidates` reads from the record cache only what the picks can reach: within a category and
 a class of equal priority × feedback, worth falls with age, so the ``EACH`` most recent of every
 class hold the category's best; if the picks reach past them, more are read.
@@ -134,8 +130,7 @@ class Candidates:
         self.taken: Counter[Any] = Counter()  # class's last read, a pick may be the wrong one
 
     def picks(self) -> Iterator[dict[str, Any]]:
-        """`picks` over the candidates; reads more and starts again (as the caller does, by
-        calling it anew) when they run past what was read (`exhausted`)."""
+        """`picks` over the candidates; `Exhausted` when they run past those read (call again)."""
         self.taken = Counter()
         for record in picks_of(self.ranked):
             self._sure()

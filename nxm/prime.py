@@ -1,14 +1,11 @@
 """The memory module's block of the session bootstrap (`nxs prime`, the MCP instructions).
 
-It carries, in this order: the session protocol (`nxs.protocol`: recall, search, the memory rule
-with add, the correction rule with update, store context, facts), how to write an introduction,
-why nothing imports NEXUS_MEMORY.md, the other commands, and an index of open, project-scoped,
-unexpired memories (key and introduction) chosen for coverage (`nxm.coverage`) within a byte
-budget, with a note when some were left out, a line counting the other scopes, and one when
-memory files could not be read. It names MCP tools to a host (``seam="mcp"``) and nxm verbs to
-a shell (``seam="cli"``). Records come from the store's record cache, so lancedb is not
-imported, and only the candidates the coverage choice can reach are read. It never fails: an
-unreadable store turns into a line saying so.
+In this order: the session protocol (`nxs.protocol`), how to write an introduction, why nothing
+imports NEXUS_MEMORY.md, the other commands, and an index of open, project-scoped, unexpired
+memories chosen for coverage (`nxm.coverage`) within a byte budget, with notes for what was left
+out, other scopes and unreadable files. It names MCP tools to a host (``seam="mcp"``) and nxm
+verbs to a shell. It reads the record cache (no lancedb), and never fails: an unreadable store
+turns into a line saying so.
 """
 
 from __future__ import annotations
@@ -84,11 +81,9 @@ def _left_out(count: int, total: int, seam: str = "cli") -> str:
         head = f"{count} memories are not shown here"
     else:
         head = f"{count} more {'memory is' if count == 1 else 'memories are'} not shown here"
-    where = (
-        "memory_list with scope project (and a category) lists every one"
-        if seam == "mcp"
-        else "`nxm list --scope project [--category C]` lists every one"
-    )
+    where = "`nxm list --scope project [--category C]` lists every one"
+    if seam == "mcp":
+        where = "memory_list with scope project (and a category) lists every one"
     return f"({head}: the byte budget is spent. {where}.)"
 
 
@@ -149,22 +144,17 @@ def _fit(
 
 
 def block(
-    ws: Any,
-    budget: int | None,
-    now: str,
-    seam: str = "cli",
-    served: Collection[str] | None = None,
+    ws: Any, budget: int | None, now: str, seam: str = "cli", served: Collection[str] | None = None
 ) -> str:
     """The memory module's block, at most ``budget`` bytes (default: the workspace's
-    ``memory.prime_budget``) unless the fixed text alone is longer.
-
-    The index is chosen for coverage (`nxm.coverage`): every category first, then by worth.
-    """
-    budget = _budget(ws, budget)
+    ``memory.prime_budget``) unless the fixed text alone is longer."""
+    if budget is None:
+        value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
+        budget = value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET
     head = memory_rules(seam, served)
     note = static_note(seam)
     try:
-        from nxm.coverage import Candidates
+        from nxm.coverage import Candidates, Exhausted
         from nxm.store import open_store
 
         store = open_store(ws)
@@ -185,20 +175,6 @@ def block(
     finally:
         with contextlib.suppress(Exception):
             store.close()
-    return _memory_index(found, head, note, budget, seam, served, unread)
-
-
-def _memory_index(
-    found: Any,
-    head: str,
-    note: str,
-    budget: int,
-    seam: str,
-    served: Collection[str] | None,
-    unread: int = 0,
-) -> str:
-    from nxm.coverage import Exhausted
-
     elsewhere = _elsewhere(found.others, seam, served)
     if unread:
         doctor = "`nxm doctor`"
@@ -227,13 +203,6 @@ def _memory_index(
         except Exhausted:  # the picks ran past the candidates read: more were read
             continue
     return head + title + _index(chosen, found.totals, found.live, seam) + tail
-
-
-def _budget(ws: Any, budget: int | None) -> int:
-    if budget is not None:
-        return budget
-    value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
-    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET
 
 
 __all__ = ["DEFAULT_BUDGET", "block", "index_line", "memory_rules", "static_note"]

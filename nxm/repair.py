@@ -1,11 +1,9 @@
 """Mending the store after git: a memory in a merge conflict (`resolve`), and everything in
 ``.nxs/`` that does not read, with its fix (`doctor`).
 
-A conflicted memory file is left out of every answer and named (`nxm.store.doctor`), and no
-write goes over it; `resolve` shows both sides and writes the one kept (edited, if asked), with
-both sides' events. `doctor` lists every problem; with ``fix`` it does what can be done
-without a person: configure git's merge driver in this clone, write the git files and
-NEXUS_MEMORY.md, and adopt memory files added by hand under a name that is not their key.
+`resolve` shows both sides of a conflicted memory and writes the one kept (edited, if asked),
+with both sides' events. `doctor --fix` does what needs no person: configure git's merge driver,
+write the git files and NEXUS_MEMORY.md, adopt memory files added by hand under another name.
 """
 
 from __future__ import annotations
@@ -75,8 +73,8 @@ def resolve(
     introduction: str | None = None,
     body: str | None = None,
 ) -> dict[str, Any]:
-    """Both sides of a memory in a merge conflict, or (``keep``) the memory resolved to one of
-    them, edited by ``introduction`` and ``body`` when given, with both sides' events.
+    """Both sides of a memory in conflict, or (``keep``) the memory resolved to one of them,
+    edited by ``introduction`` and ``body``, with both sides' events.
 
     Raises:
         NotFoundError, ConflictError: as `_conflicted`; a side that does not read is kept.
@@ -131,7 +129,6 @@ def resolve(
         md_bytes = text.render({**fields, "key": full})
         log_bytes = b"".join(text.event_line(e) for e in events)
         record = text.record_of(full, md_bytes, log_bytes, ".nxs")
-        record["processing"] = "PENDING"
         vector = service._vectors([record])
         service._ready([record], vector)
         store.commit(current, [record], vector, resolving=full)

@@ -40,10 +40,7 @@ from nxs.workspace import Workspace
 if TYPE_CHECKING:
     import numpy as np
 
-PROVENANCE = (
-    "user_id", "agent_id", "session_id", "persona", "program_tool", "user_query", "billable",
-    "company_client", "client_project", "artifact_url", "metadata",
-)  # fmt: skip
+_VERBS = {"CLOSED": "close", "REOPENED": "reopen", "FORGOTTEN": "forget", "RESTORED": "restore"}
 LIST_FILTERS = (
     "status", "category", "scope", "ref", "user_id", "agent_id", "session_id", "layer", "priority",
 )  # fmt: skip
@@ -104,8 +101,7 @@ class MemoryService:
         self.store.close()
 
     def warm(self) -> Iterator[None]:
-        """Load what the first search would, a step at a time (a server runs each while no
-        call runs): lancedb, the model, the index."""
+        """Load lancedb, the model and the index, a step at a time (each while no call runs)."""
         from nxm.store import import_lancedb
 
         yield
@@ -114,8 +110,6 @@ class MemoryService:
         self.embedder()
         yield
         self.store.index.table()
-
-    # -- embedding ------------------------------------------------------------------------------
 
     def embedder(self) -> Any:
         """The embedder, or None (with the reason kept) when the model cannot be loaded."""
@@ -149,8 +143,6 @@ class MemoryService:
             if r["key"] in vectors:
                 r["processing"], r["model"] = "READY", self.model_name
 
-    # -- lookup ---------------------------------------------------------------------------------
-
     @staticmethod
     def resolve(records: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
         """The record a key or an unambiguous key prefix names.
@@ -162,12 +154,10 @@ class MemoryService:
         key = key.strip().lower()
         if key in records:
             return records[key]
-        starting = getattr(records, "starting", None)  # Records: from the key index
-        hits = (
-            (starting(key) if starting else [k for k in records if k.startswith(key)])
-            if key
-            else []
-        )
+        hits: list[str] = []
+        if key:
+            starting = getattr(records, "starting", None)  # Records: from the key index
+            hits = starting(key) if starting else [k for k in records if k.startswith(key)]
         broken = [(k, why) for k, why in records.cache.problems() if k.startswith(key)] if (
             isinstance(records, Records) and key and not hits
         ) else []  # fmt: skip
@@ -200,8 +190,6 @@ class MemoryService:
     def _out(record: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in record.items() if k != "events"}
 
-    # -- writes ---------------------------------------------------------------------------------
-
     def add(
         self,
         *,
@@ -220,11 +208,8 @@ class MemoryService:
         **provenance: Any,
     ) -> dict[str, Any]:
         """Add a memory under its content-hash key; the same body again returns the existing one.
-
-        The answer lists the open memories it resembles (``similar``: `nxm.curate`). With
-        ``supersedes`` (a key or key prefix) the new memory replaces that one: both are linked
-        and the old one closed, in the same write.
-        """
+        The answer lists the open memories it resembles (`nxm.curate`); with ``supersedes`` the
+        new memory replaces that one: both are linked and the old one closed, in one write."""
         body, introduction = _body(body), _intro(introduction)
         secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
@@ -291,12 +276,9 @@ class MemoryService:
     def _change(
         self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False
     ) -> dict[str, Any]:
-        """Read-modify-write one record under the lock.
-
-        ``apply(record, current)`` mutates a copy and returns the event's (type, data), or raises
-        to refuse; a change to the text search embeds is embedded again (the model is loaded
-        before the lock when ``embed`` says the call may change it).
-        """
+        """Read-modify-write one record under the lock: ``apply(record, current)`` mutates a copy
+        and returns the event's (type, data), or raises to refuse. A changed embedded text is
+        embedded again (``embed``: the model is loaded before the lock)."""
         if embed:
             self.embedder()
         with self.store.writing() as current:
@@ -325,9 +307,8 @@ class MemoryService:
         priority: str | None = None,
         allow_secret: bool = False,
     ) -> dict[str, Any]:
-        """Change what is given of body, introduction and priority, the rest kept; the event
-        keeps the values it replaced (``before``), so `nxm revert` can restore them. A call
-        that changes nothing is refused."""
+        """Change what is given of body, introduction and priority; the event keeps the values
+        replaced (``before``, for `nxm revert`). A call that changes nothing is refused."""
         if introduction is None and body is None and priority is None:
             raise ValidationError(
                 "update needs a body, an introduction or a priority",
@@ -410,11 +391,8 @@ class MemoryService:
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             status = r["status"]
             if status not in allowed:
-                verb = {"CLOSED": "close", "REOPENED": "reopen", "FORGOTTEN": "forget"}.get(
-                    kind, kind.lower().removesuffix("d")
-                )
                 raise ConflictError(
-                    f"memory {r['key']} is {status}; cannot {verb} it",
+                    f"memory {r['key']} is {status}; cannot {_VERBS[kind]} it",
                     suggestion=f"see its state with `nxm show {r['key']}`",
                     code="BAD_STATE",
                 )
@@ -458,8 +436,6 @@ class MemoryService:
             self._write(current, [], deletes=[r["key"]])
         return {"purged": True, "key": r["key"]}
 
-    # -- reads ----------------------------------------------------------------------------------
-
     def show(self, *, key: str) -> dict[str, Any]:
         """One memory, untruncated, with its history."""
         return {"memory": self.resolve(self.store.records(), key)}
@@ -476,21 +452,14 @@ class MemoryService:
         status = filters.get("status") or "open"
         ref = filters.get("ref")
         # the filters given, looked up once: this loop sees every memory of the store
-        wanted = [
-            (f, filters[f])
-            for f in LIST_FILTERS
-            if f not in ("status", "ref") and filters.get(f) is not None
-        ]
-        out = []
-        for r in records:
-            if status != "all" and r["status"] != status:
-                continue
-            if ref is not None and not any(ref_matches(x, ref) for x in r["refs"]):
-                continue
-            if wanted and any(r[f] != v for f, v in wanted):
-                continue
-            out.append(r)
-        return out
+        wanted = [(f, filters[f]) for f in LIST_FILTERS
+                  if f not in ("status", "ref") and filters.get(f) is not None]  # fmt: skip
+        return [
+            r for r in records
+            if (status == "all" or r["status"] == status)
+            and (ref is None or any(ref_matches(x, ref) for x in r["refs"]))
+            and not (wanted and any(r[f] != v for f, v in wanted))
+        ]  # fmt: skip
 
     def list(self, *, page: int = 1, page_size: int = 20, **filters: Any) -> dict[str, Any]:
         """Memories in reading order, filtered and paginated, with totals."""
@@ -509,8 +478,7 @@ class MemoryService:
         })  # fmt: skip
 
     def noted(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """A read's answer, with the files it could not read (``problems``) when there are any:
-        nothing is left out in silence."""
+        """A read's answer, with the files it could not read (``problems``) when there are any."""
         if self.store.problems:
             answer["problems"] = self.store.problems
         return answer
@@ -528,8 +496,7 @@ class MemoryService:
     def _semantic(
         self, query: str, mode: str, filters: dict[str, Any], pool: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None, str | None]:
-        """The semantic hits and their spread (`Store.semantic`; none in keyword mode), and a
-        note when the model is missing."""
+        """The semantic hits, their spread (`Store.semantic`), a note when the model is missing."""
         if mode == "keyword":
             return [], None, None
         emb = self.embedder()
@@ -556,10 +523,8 @@ class MemoryService:
         **filters: Any,
     ) -> dict[str, Any]:
         """Hybrid, semantic or keyword search with the list filters; scores in the answer.
-
-        ``user_query_full`` (seed 000) is searched instead of ``query`` unless ``use_full_query``
-        is false; ``conversation_id`` only labels the search.
-        """
+        ``user_query_full`` is searched instead of ``query`` unless ``use_full_query`` is false;
+        ``conversation_id`` only labels the search."""
         if user_query_full and user_query_full.strip() and use_full_query is not False:
             query = user_query_full
         if not query.strip():
@@ -647,8 +612,6 @@ class MemoryService:
         if note:
             out["note"] = note
         return self.noted(out)
-
-    # -- maintenance ----------------------------------------------------------------------------
 
     def refresh(self, *, semantic: bool = True) -> None:
         """Bring the search index up to date with the files, embedding what has no vector

@@ -1,24 +1,18 @@
 """The memory store: Markdown files git merges, and a local index that follows them.
 
-What a workspace commits (`nxm.store.text`)::
+A workspace commits ``.nxs/memories/<key>.md`` (a memory) and ``.nxs/history/<key>.jsonl``
+(its events, one a line; `nxm.store.text`). This machine derives, outside the repository
+(`nxm.store.local`), the record cache (`nxm.store.cache`, SQLite: what ``list``, ``show`` and
+``prime`` read without lancedb), the search index (`nxm.store.index`, LanceDB) and the
+vectors (`nxm.store.vectors`, by model and text, shared by its clones).
 
-    .nxs/memories/<key>.md       one memory: front matter and body
-    .nxs/history/<key>.jsonl     its events, one a line
-
-and what this machine derives from them, outside the repository (`nxm.store.local`): the
-record cache (`nxm.store.cache`, SQLite: what ``list``, ``show`` and ``prime`` read without
-lancedb), the search index (`nxm.store.index`, LanceDB: what every search reads) and the
-machine's vectors (`nxm.store.vectors`, by model and text, shared by its clones).
-
-Every command first brings the cache up to date with the files (`Store.sync`): it compares
-each file's identity with the one its row was read from, so a checkout, a pull, a merge, a
-rebase or a hand edit is seen by the next command of every seam. Reads write nothing git
-tracks; what cannot be read is reported (`problems`), never dropped in silence. Memories the
-cache marks changed are written into the index before the next search (`Store.refresh`).
-
-A write (`Store.writing`, `Store.commit`) holds the write lock, brings the cache up to date,
-and writes only the files of the memories it changes, through a journal (`nxm.store.files`),
-then NEXUS_MEMORY.md; it never writes over a memory file that is in conflict.
+Every command first brings the cache up to date with the files (`Store.sync`) by comparing
+file identities, so a checkout, pull, merge, rebase or hand edit is seen by the next command of
+every seam. Reads write nothing git tracks; what cannot be read is reported (`problems`), never
+dropped in silence. The index catches up before the next search (`Store.refresh`). A write
+(`Store.writing`, `Store.commit`) holds the write lock, brings the cache up to date, writes the
+files of the memories it changes through a journal (`nxm.store.files`), then NEXUS_MEMORY.md;
+it never writes over a memory file that is in conflict.
 """
 
 from __future__ import annotations

@@ -1,16 +1,15 @@
 """The record cache: every memory file parsed once, in SQLite, outside the repository.
 
-Reading 10,000 memory files takes ~0.3 s, so `list`, `show` and `prime` read the records from
-``records.db`` in the workspace's cache folder (`nxm.store.local`; stdlib sqlite3, no lancedb).
+`list`, `show` and `prime` read ``records.db`` (`nxm.store.local`; stdlib sqlite3, no lancedb).
 Each row keeps the identities of the two files it was read from (`nxm.store.files.ident`);
-every command compares them with the files first (`nxm.store.Store.sync`) and reads again what
-changed, so it is never believed over the files, and deleting it loses nothing. A row whose
-files make no record keeps why (``problem``). ``pending`` holds the keys whose search-index
-row is out of date; ``extracted`` each memory's entity-graph extraction.
+every command compares them with the files first (`Store.sync`) and reads again what changed,
+so it is never believed over the files, and deleting it loses nothing. A row whose files make no
+record keeps why (``problem``); ``pending`` holds the keys whose index row is out of date,
+``extracted`` each memory's entity-graph extraction.
 
-Rows are replaced only if they still hold what the replacing process read (`put`'s
-``expect``), so a reader that parsed a file just before a writer changed it cannot put the old
-record back. A cache the disk refuses lives in memory for the command.
+Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
+so a reader that parsed a file just before a writer changed it cannot put the old record back.
+A cache the disk refuses lives in memory for the command.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from nxm import coverage
 from nxm.projection import line as projection_line
 from nxm.record import FIELDS, body_hash, order_bytes
 from nxm.store.text import LOCAL
@@ -62,7 +62,6 @@ CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, seq INTEGER NOT NULL) W
 CREATE TABLE IF NOT EXISTS extracted(key TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)
     WITHOUT ROWID;
 """
-_PRIORITY = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 
 
 def moment(text: Any) -> str | None:
@@ -75,17 +74,6 @@ def moment(text: Any) -> str | None:
         return None
 
 
-def _worth(record: dict[str, Any]) -> float:
-    """Priority × feedback: `nxm.coverage.worth` at recency 1 (what the SQL groups by)."""
-    counts = record.get("feedback") or {}
-    try:
-        net = int(counts.get("POSITIVE", 0)) - int(counts.get("NEGATIVE", 0))
-    except (TypeError, ValueError, AttributeError):
-        net = 0
-    priority = _PRIORITY.get(record.get("priority") or "MEDIUM", 2.0)
-    return priority * min(max(1.0 + 0.25 * net, 0.25), 2.0)
-
-
 class Cache:
     """The record cache of one workspace (thread-safe: the MCP server searches on threads)."""
 
@@ -96,8 +84,6 @@ class Cache:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self.persistent = path is not None
-
-    # -- connection -------------------------------------------------------------------------
 
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -208,13 +194,9 @@ class Cache:
     def set_meta(self, conn: sqlite3.Connection, name: str, value: str) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
 
-    # -- rows -------------------------------------------------------------------------------
-
-    def idents(self, racy: bool = False, logs: bool = False) -> dict[str, tuple[str, str]]:
-        """The identities each row was read from, by key (``racy``: only of the rows read too
-        soon after a change to trust them; ``logs``: only of rows with a history)."""
+    def idents(self, racy: bool = False) -> dict[str, tuple[str, str]]:
+        """The identities each row was read from, by key (``racy``: those too recent to trust)."""
         where = " WHERE substr(md, -1) = '~' OR substr(log, -1) = '~'" if racy else ""
-        where = " WHERE log != ''" if logs else where
         return {
             k: (md, log) for k, md, log in self.query("SELECT key, md, log FROM records" + where)
         }
@@ -317,7 +299,7 @@ class Cache:
             category=record["category"],
             ord=order_bytes(record),
             line=projection_line(record),
-            worth=_worth(record),
+            worth=coverage.worth(record, None),  # priority × feedback: what the SQL groups by
             # undated: as if written at the end of time (recency 1, as `coverage.worth` has it)
             written=moment(record.get("updated") or record.get("created")) or "9999",
             expires=moment(record["expires"]) if record.get("expires") else None,
@@ -347,8 +329,6 @@ class Cache:
         record["processing"] = "READY" if ready else "PENDING"
         record["model"] = self.model if ready else None
         return record
-
-    # -- reads ------------------------------------------------------------------------------
 
     def get(self, key: str) -> dict[str, Any] | None:
         got = self.query(
@@ -424,8 +404,7 @@ class Cache:
 
     def lines(self, limit: int) -> tuple[list[str], int, int]:
         """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
-        and how many memories are closed (read through indexes: the cost stays that of
-        ``limit``)."""
+        and how many memories are closed (through indexes: the cost is that of ``limit``)."""
         got = "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?"
         lines = [ln for (ln,) in self.query(got, (limit,))]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
@@ -434,8 +413,6 @@ class Cache:
 
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
-
-    # -- what prime reads -------------------------------------------------------------------
 
     def open_counts(self, now: datetime) -> list[tuple[str, Any, int]]:
         """(scope, category, count) of the open, unexpired records at ``now``."""
@@ -449,9 +426,8 @@ class Cache:
         self, now: datetime, each: int
     ) -> tuple[list[dict[str, Any]], set[tuple[Any, float]]]:
         """The heads of the best open, unexpired, project memories of every category and worth
-        class (`_worth`), and the classes that may hold more. Within a class recency decides
-        worth (`nxm.coverage.worth`): those written now or later (or undated) first, all of
-        them, then the ``each`` most recent of the rest, through the ``records_recent`` index."""
+        class (`coverage.worth` at recency 1), and the classes that may hold more: all written
+        now or later (or undated), then the ``each`` most recent (``records_recent``)."""
         at = now.isoformat()
         live = (
             "good = 1 AND status = 'open' AND scope = 'project' AND category IS ? AND worth = ? "
@@ -470,8 +446,6 @@ class Cache:
             if len(got) == each:
                 full.add((category, worth))
         return list(self.many(keys, "head").values()), full
-
-    # -- the index's bookkeeping ------------------------------------------------------------
 
     def pending(self) -> list[tuple[str, int]]:
         return self.query("SELECT key, seq FROM pending ORDER BY key")
@@ -509,15 +483,9 @@ class Cache:
         """Records with these texts have a vector now: READY, and pending for the index."""
         args = (orjson.dumps(list(texts)).decode(),)
         with self.transaction() as conn:
-            keys = [
-                k
-                for (k,) in conn.execute(
-                    "SELECT key FROM records WHERE text IN (SELECT value FROM json_each(?))", args
-                )
-            ]
-            conn.execute(
-                "UPDATE records SET ready = 1 WHERE text IN (SELECT value FROM json_each(?))", args
-            )
+            inside = "text IN (SELECT value FROM json_each(?))"
+            keys = [k for (k,) in conn.execute(f"SELECT key FROM records WHERE {inside}", args)]
+            conn.execute(f"UPDATE records SET ready = 1 WHERE {inside}", args)
             self._mark_pending(conn, keys)
 
     def check_model(self) -> None:
@@ -525,10 +493,8 @@ class Cache:
         every row goes to the index again (each model has its own vectors)."""
         if self.meta("model") == self.model:
             return
-        texts = [
-            t for (t,) in self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")
-        ]
-        have = list(self.embeddings.get(texts))
+        texts = self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")
+        have = list(self.embeddings.get(t for (t,) in texts))
         with self.transaction() as conn:
             conn.execute("UPDATE records SET ready = 0")
             conn.execute(
@@ -537,8 +503,6 @@ class Cache:
             )
             self.set_meta(conn, "model", self.model)
             self._mark_pending(conn, [k for (k,) in conn.execute("SELECT key FROM records")])
-
-    # -- graph extraction -------------------------------------------------------------------
 
     def extractions(self) -> dict[str, dict[str, Any]]:
         return {

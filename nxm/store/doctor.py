@@ -42,12 +42,7 @@ def problems(
         for n in log_strays
     ]
     orphan = "a history without its memory file (purged, or deleted on another branch)"
-    out += [
-        {
-            "file": f"{HISTORY}/{key}.jsonl",
-            "problem": orphan,
-            "fix": f"`git rm {HISTORY}/{key}.jsonl`, or bring back {MEMORIES}/{key}.md",
-        }
-        for key in orphans
-    ]
+    for key in orphans:
+        fix = f"`git rm {HISTORY}/{key}.jsonl`, or bring back {MEMORIES}/{key}.md"
+        out.append({"file": f"{HISTORY}/{key}.jsonl", "problem": orphan, "fix": fix})
     return sorted(out, key=lambda p: p["file"])

@@ -1,15 +1,13 @@
 """The memory files of a workspace: finding what changed, reading them, writing them whole.
 
-A file's identity (`ident`) is its modification time, size and inode: a change to any of them
-is a change to the file. An identity taken within `RACY_NS` of the file's last change may not
-see a second change in the same clock tick (git's "racy" files), so it is marked (``~``) and
-the file is read again next time.
+A file's identity (`ident`) is its modification time, size and inode. One taken within `RACY_NS`
+of the file's last change may miss a second change in the same clock tick (git's "racy" files),
+so it is marked (``~``) and the file is read again next time.
 
-A write that touches several files (a memory file and its log, or two memories) goes through a
-journal (`Files.write`): the new bytes are written to ``.nxs/journal`` and flushed first,
-then applied, then the journal is removed. A writer killed half-way leaves the journal, and
-the next command that holds the write lock applies it again (`replay`): every write lands whole
-or not at all.
+A write goes through a journal (`Files.write`): the new bytes are written to ``.nxs/journal``
+and flushed, then applied, then the journal is removed. A writer killed half-way leaves the
+journal, and the next command that holds the write lock applies it again (`replay`): every
+write lands whole or not at all.
 """
 
 from __future__ import annotations
@@ -31,9 +29,7 @@ from nxs.errors import UpstreamError
 from nxs.paths import atomic_write
 
 RACY_NS = 2_000_000_000
-# A write of more changes than this (an import's batch) flushes the disk once (os.sync) instead
-# of each file: 2,000 memories took 15.7 s of fsync one file at a time here.
-FSYNC_EACH = 4
+FSYNC_EACH = 4  # a write of more changes (an import's batch) flushes the disk once (os.sync)
 
 
 def ident(st: os.stat_result, now: int | None = None) -> str:
@@ -68,13 +64,10 @@ class Files:
     def log(self, key: str) -> Path:
         return self.history / f"{key}.jsonl"
 
-    # -- finding changes ------------------------------------------------------------------------
-
     def scan(self, folder: Path, suffix: str) -> tuple[dict[str, str], list[str]]:
         """Every memory file in ``folder`` by key, with its identity, and the names of the other
-        entries (not ``<key><suffix>``, or not a plain file: a symlink is never followed). Files
-        whose name starts with a dot are a writer's temporary files, neither. Every command
-        runs this over every memory file, so it is written for speed: one stat each."""
+        entries (not ``<key><suffix>``, or not a plain file: a symlink is never followed); dot
+        files are a writer's temporary files. Every command runs this: one stat a file."""
         recent = time.time_ns() - RACY_NS
         cut = len(suffix)
         out: dict[str, str] = {}
@@ -129,8 +122,6 @@ class Files:
             finally:
                 os.close(fd)
         return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
-
-    # -- writing --------------------------------------------------------------------------------
 
     def write(self, changes: Iterable[Change]) -> None:
         """Apply ``changes`` as one all-or-nothing write (journaled; call under the write lock).
@@ -264,11 +255,8 @@ def _undo(files: Files, key: str, before: tuple[bytes | None, int | None]) -> No
 
 
 def _refused(exc: OSError, undone: bool) -> UpstreamError:
-    outcome = (
-        "nothing was written"
-        if undone
-        else ("it is kept in .nxs/journal and completes at the next command")
-    )
+    outcome = "it is kept in .nxs/journal and completes at the next command"
+    outcome = "nothing was written" if undone else outcome
     readonly = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
     return UpstreamError(
         f"the disk refused the write ({exc.strerror}): {outcome}",

@@ -1,12 +1,11 @@
 """nxs's merge driver configured in a clone, idempotently (like ``git lfs install``).
 
-A driver cannot be committed: git runs only drivers named in the clone's own config. So each
-clone gets ``merge.nxs.driver`` (this interpreter, `nxm.store.merge`) in its config and the
-workspace's files routed to it in ``info/attributes``, which outranks the committed
-``.gitattributes``: a clone where nxs never ran (CI, a forge's merge button) keeps the committed
-fallbacks (git's ``union`` driver for NEXUS_MEMORY.md and the logs, a text merge for memory
-files). The check when all is in place reads two small files and spawns nothing, so `install`
-can run on any command; only a change spawns ``git config``.
+git runs only drivers named in the clone's own config, so each clone gets ``merge.nxs.driver``
+(this interpreter, `nxm.store.merge`) and the workspace's files routed to it in
+``info/attributes``, which outranks the committed ``.gitattributes``: a clone where nxs never
+ran (CI, a forge's merge button) keeps the committed fallbacks (``union``, a text merge). The
+check when all is in place reads two small files and spawns nothing, so `install` can run on
+any command.
 """
 
 from __future__ import annotations
@@ -84,8 +83,7 @@ def _driver_works(driver: str | None) -> bool:
     except ValueError:
         return False
     return (
-        len(words) == 1 + len(ARGS)
-        and tuple(words[1:]) == ARGS
+        tuple(words[1:]) == ARGS
         and os.path.isabs(words[0])
         and os.access(words[0], os.X_OK)  # an interpreter since removed is replaced
     )
@@ -110,17 +108,10 @@ def _missing(root: Path) -> tuple[Path, list[str], list[str]] | None:
     if found is None:
         return None
     top, common = found
-    try:
-        config = (common / "config").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        config = ""
-    have = _settings(config)
+    have = _settings(_read(common / "config").decode("utf-8"))
     names = [n for n, ok in (("name", have.get("name") == NAME),
                              ("driver", _driver_works(have.get("driver")))) if not ok]  # fmt: skip
-    try:
-        present = set((common / "info" / "attributes").read_text(encoding="utf-8").splitlines())
-    except FileNotFoundError:
-        present = set()
+    present = set(_read(common / "info" / "attributes").decode("utf-8").splitlines())
     lines = [ln for ln in _wanted(top, root) if ln not in present]
     return common, names, lines
 
@@ -161,6 +152,13 @@ def install(root: Path) -> list[str]:
         return []
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
 def _git_config(path: Path, name: str, value: str) -> None:
     import subprocess  # here: the check that finds all in place spawns nothing
 
@@ -174,10 +172,7 @@ def _git_config(path: Path, name: str, value: str) -> None:
 def _append(path: Path, lines: list[str]) -> None:
     from nxs.paths import atomic_write
 
-    try:
-        have = path.read_bytes()
-    except FileNotFoundError:
-        have = b""
+    have = _read(path)
     if have and not have.endswith(b"\n"):
         have += b"\n"
     if COMMENT.encode() not in have:
@@ -186,17 +181,15 @@ def _append(path: Path, lines: list[str]) -> None:
     atomic_write(path, have + "".join(f"{ln}\n" for ln in lines).encode("utf-8"))
 
 
-# The fallback where nxs's driver is not configured (`nxm.store.gitconfig`): no conflict.
+# The fallback where nxs's driver is not configured: no conflict.
 PROJECTION_ATTRIBUTE = (
     b"# nxs: NEXUS_MEMORY.md is derived again after a merge\nNEXUS_MEMORY.md merge=union\n"
 )
 
 
 def write_git_files(root: Path) -> list[str]:
-    """Make sure git ignores what is machine-local in ``.nxs/`` and merges what is committed
-    (`nxm.store.text.GITIGNORE`, `GITATTRIBUTES`, and NEXUS_MEMORY.md's line in the
-    workspace's own ``.gitattributes``); lines a person added are kept. Returns the files
-    changed."""
+    """Write the lines of `GITIGNORE`, `GITATTRIBUTES` and NEXUS_MEMORY.md's attribute that are
+    missing (a person's own lines are kept); returns the files changed."""
     from nxm.store.text import GITATTRIBUTES, GITIGNORE
     from nxs.paths import atomic_write
 
@@ -206,10 +199,7 @@ def write_git_files(root: Path) -> list[str]:
         (root / ".nxs" / ".gitattributes", GITATTRIBUTES),
         (root / ".gitattributes", PROJECTION_ATTRIBUTE),
     ):
-        try:
-            have = path.read_bytes()
-        except FileNotFoundError:
-            have = b""
+        have = _read(path)
         lines = set(have.splitlines())
         missing = [ln for ln in want.splitlines(keepends=True) if ln.rstrip(b"\n") not in lines]
         if any(not ln.startswith(b"#") for ln in missing):
@@ -221,6 +211,5 @@ def write_git_files(root: Path) -> list[str]:
 
 
 def set_up(root: Path) -> list[str]:
-    """What `init` makes for the memory module (idempotent): the git files, and this clone's
-    merge driver (the committed files name only fallbacks). Returns what changed."""
+    """What `init` makes (idempotent): the git files and this clone's merge driver; what changed."""
     return write_git_files(root) + install(root)

@@ -1,20 +1,16 @@
 """The search index: one LanceDB table, derived from the memory files (or, for a team store on
-object storage, the store itself).
+object storage, the store itself: its rows also keep each record whole, ``doc``).
 
 Each row holds a memory's key, the columns filters need, the text full-text search reads (its
-own text, and its session context: `nxm.record.contexts`) and its vector. LanceDB answers the
-three questions a search asks: BM25 matches (`keywords`), the nearest vectors with the spread
-of every allowed one (`semantic`: an exact scan), and which keys pass the filters (`passing`).
-`nxm.store.Store.refresh` writes the rows the record cache marks pending, so the index always
-answers for the files on disk, and a deleted index is made again from the cache. A team store
-(``memory.store = "s3://…"``) also keeps each record whole in its row (``doc``):
-docs/team-store.md.
+own text, and its session context: `nxm.record.contexts`) and its vector. A search asks for BM25
+matches (`keywords`), the nearest vectors with the spread of every allowed one (`semantic`: an
+exact scan), and which keys pass the filters (`passing`). `nxm.store.Store.refresh` writes the
+rows the record cache marks pending; a deleted index is made again from the cache.
 
 Rows are written under the store's write lock, after ``checkout_latest()`` (two processes never
-upsert one key twice). Every write makes a LanceDB version and fragment, and rows written after
-the full-text index was built are searched by a scan with other term statistics, so a small
-table is optimized after every write and a larger one once fragments or unindexed rows pile up
-(`Upkeep.due`), by the writer, which holds the lock meanwhile.
+upsert one key twice). Rows written after the full-text index was built are searched by a scan
+with other term statistics, and every write makes a fragment, so the writer optimizes a small
+table after every write and a larger one once fragments or unindexed rows pile up (`Upkeep.due`).
 """
 
 from __future__ import annotations
@@ -41,20 +37,16 @@ FILTER_COLUMNS = (
     "status", "category", "scope", "priority", "layer", "processing", "user_id", "agent_id",
     "session_id", "created", "updated", "expires",
 )  # fmt: skip
-# Fragments before optimize(). At 100,000 memories search time showed no trend from 2 to 22
-# fragments of single writes (docs/benchmarks.md, Scale).
-COMPACT_EVERY = 24
+COMPACT_EVERY = 24  # fragments before optimize() (docs/benchmarks.md, Scale)
 # Old versions are removed by compaction once this old: long enough for any reader that opened
 # one to finish (every operation checks out the latest first); 0 would break concurrent readers.
 KEEP_VERSIONS = timedelta(hours=1)
 FTS_COLUMNS = ("text", "context")  # a memory's own text; its session context
-# Up to this many rows every write is folded into the full-text index at once (~0.1 s at 2,000
-# rows); larger tables fold every `COMPACT_EVERY` writes, or when a batch leaves more than
-# `UNINDEXED_MAX` rows outside the index (searched by a scan, ~50 us a row).
+# Up to this many rows every write is folded into the full-text index at once; larger tables
+# fold every `COMPACT_EVERY` writes, or when more than `UNINDEXED_MAX` rows are outside it.
 FOLD_EVERY_WRITE_UP_TO = 2_000
 UNINDEXED_MAX = 256
-# LanceDB's caches of index and manifest pieces grow with every version; a long-lived process
-# (the MCP server) keeps them to this size. Search took the same time with 8, 32 or 128 MB.
+# LanceDB's caches grow with every version: bounded for a long-lived process (the MCP server).
 INDEX_CACHE_BYTES = 32 << 20
 METADATA_CACHE_BYTES = 16 << 20
 
@@ -106,9 +98,7 @@ class Upkeep:
         )
 
     def due(self) -> bool:
-        """Whether the writer optimizes now: a small table folds every write in at once (rows
-        outside the index are scored on other term statistics); a large one waits for
-        `COMPACT_EVERY` fragments or `UNINDEXED_MAX` unindexed rows."""
+        """Whether the writer optimizes now (see `FOLD_EVERY_WRITE_UP_TO`)."""
         small = self.unindexed > 0 and self.rows <= FOLD_EVERY_WRITE_UP_TO
         return self.fragments >= COMPACT_EVERY or self.unindexed > UNINDEXED_MAX or small
 
@@ -185,8 +175,7 @@ class Index:
         return self._table
 
     def drop(self, why: str) -> bool:
-        """Remove a local index that cannot be read (it is made again from the record cache);
-        False when it cannot be removed."""
+        """Remove a local index that cannot be read (the cache makes it again); False if not."""
         import shutil
 
         line = (why.strip().splitlines() or ["?"])[0][:200]
@@ -266,9 +255,8 @@ class Index:
         deletes: list[str],
         upkeep: bool = True,
     ) -> None:
-        """Write rows (a record without a vector given is PENDING) and delete keys; call under
-        the store's write lock. A team store keeps each record whole in its row; ``upkeep``:
-        false for all but the last of several writes in a row (`_maintain` once).
+        """Write rows (PENDING without a vector) and delete keys, under the store's write lock;
+        ``upkeep`` false for all but the last of several writes in a row (`_maintain` once).
 
         Raises:
             UpstreamError: LanceDB refused the write.
@@ -280,12 +268,8 @@ class Index:
         try:
             if upserts:
                 rows = self._rows(upserts, vectors, context, docs=self.remote)
-                (
-                    table.merge_insert("key")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .execute(rows)
-                )
+                merge = table.merge_insert("key").when_matched_update_all()
+                merge.when_not_matched_insert_all().execute(rows)
             if deletes:
                 table.delete("key IN (" + ", ".join(_sql(k) for k in deletes) + ")")
         except (OSError, RuntimeError) as exc:  # lance reports I/O errors as RuntimeError
@@ -301,8 +285,7 @@ class Index:
             print(f"nxs: the write is saved, but index upkeep failed: {exc}", file=sys.stderr)
 
     def _maintain(self, table: Any) -> None:
-        """Keep the full-text index whole and the fragments few (`Upkeep`); a missing
-        full-text index (the first write's) is made here."""
+        """Keep the full-text index whole (the first write makes it) and the fragments few."""
         state = Upkeep.of(table)
         if state.missing:
             if state.rows:
@@ -325,8 +308,6 @@ class Index:
         after = table.stats()["fragment_stats"]["num_fragments"]
         return {"fragments_before": before, "fragments_after": after}
 
-    # -- a team store's records ----------------------------------------------------------------
-
     def docs(self) -> dict[str, tuple[dict[str, Any], bool]]:
         """Every record a team store holds, and whether it has a vector."""
         table = self.table()
@@ -334,13 +315,9 @@ class Index:
             return {}
         table.checkout_latest()
         got = table.search().select(["doc", "processing"]).limit(None).to_arrow()
-        out = {}
-        for doc, processing in zip(
-            got.column("doc").to_pylist(), got.column("processing").to_pylist(), strict=True
-        ):
-            record = orjson.loads(doc)
-            out[record["key"]] = (record, processing == "READY")
-        return out
+        docs = [orjson.loads(doc) for doc in got.column("doc").to_pylist()]
+        ready = [p == "READY" for p in got.column("processing").to_pylist()]
+        return {r["key"]: (r, ok) for r, ok in zip(docs, ready, strict=True)}
 
     def version(self) -> int | None:
         table = self.table()
@@ -359,8 +336,6 @@ class Index:
         return dict(
             zip(got.column("key").to_pylist(), got.column("vector").to_pylist(), strict=True)
         )
-
-    # -- search ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
@@ -400,10 +375,9 @@ class Index:
         indexed = self._fts_columns(table, version)
         cond = where(filters)
 
-        # LanceDB's own async queries, all awaited in one call on the event loop its sync API
-        # runs on: half the time and CPU of one sync `table.search` per column (two columns at
-        # 10,000 memories: 13.6 -> 7.0 ms; results identical, `tests/test_store.py`).
-        # `_table` is the `AsyncTable` the sync table wraps (lancedb is pinned to 0.40.x).
+        # LanceDB's own async queries, awaited together on the loop its sync API runs on: half
+        # the cost of a sync search per column. `_table` is the `AsyncTable` the sync table
+        # wraps (lancedb is pinned to 0.40.x).
         import asyncio
 
         from lancedb.background_loop import LOOP
@@ -426,7 +400,7 @@ class Index:
         }
 
     def _fts_columns(self, table: Any, version: int) -> set[str]:
-        """The columns with a full-text index at the checked-out version (asked once per version)."""
+        """The columns with a full-text index at the checked-out version (asked once for each)."""
         at = (id(table), version)
         if self._fts_at is None or self._fts_at[0] != at:
             got = {i.columns[0] for i in table.list_indices() if i.index_type == "FTS"}
@@ -436,9 +410,8 @@ class Index:
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-        """The ``limit`` READY records nearest ``vector`` by cosine similarity, best first (ties
-        by key), and the (mean, std) of the similarity of every READY record the filters allow,
-        which fusion standardizes against: one exact scan of the table."""
+        """The ``limit`` READY records nearest ``vector`` by cosine, best first (ties by key), and
+        the (mean, std) over every READY record the filters allow: one exact scan."""
         import numpy as np
 
         latest = self._latest()

@@ -1,11 +1,9 @@
 """Where this machine keeps what it derives from a workspace: outside the repository.
 
-Everything derived (the record cache, the LanceDB search index, the search usage log) lives in
-the user's cache directory, one folder per workspace (``$NXS_CACHE_DIR/workspaces/NAME-HASH``,
-the hash of the workspace's real path), so no commit, ``git add -A`` or ``git clean`` can reach
-it, whatever ``.gitignore`` the checked-out commit has. Vectors are kept once per machine by
-model and text (``$NXS_CACHE_DIR/vectors.db``), so a second clone or worktree embeds nothing.
-Deleting any of it loses nothing: the next command derives it again from the files.
+The record cache, the search index and the usage log live in ``$NXS_CACHE_DIR/workspaces/
+NAME-HASH`` (of the workspace's real path), where no commit, ``git add -A`` or ``git clean`` can
+reach them; vectors once per machine (``$NXS_CACHE_DIR/vectors.db``). Deleting any of it loses
+nothing: the next command derives it again from the files.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The store's write lock: one writer at a time, a bounded wait, and who holds it.
 
-An exclusive `flock` on the workspace's ``.nxs`` directory itself: it needs no file (nothing
-for git to see), and every process that writes the workspace takes the same lock whatever its
-environment or cache directory. The kernel drops it when its holder dies, however it dies. A
-writer that waited `WAIT_S` in vain names the holder (from ``/proc/locks`` on Linux) instead
-of waiting forever.
+An exclusive `flock` on the workspace's ``.nxs`` directory itself: no file for git to see, the
+same lock for every process whatever its environment, and dropped by the kernel when its holder
+dies. A writer that waited `WAIT_S` in vain names the holder (``/proc/locks``).
 """
 
 from __future__ import annotations
@@ -38,8 +36,7 @@ def _holder(fd: int) -> str:
 
 @contextlib.contextmanager
 def locked(folder: Path, wait: float | None = None) -> Iterator[None]:
-    """Hold the write lock of the workspace whose ``.nxs`` is ``folder`` (waiting at most
-    ``wait`` seconds, default `WAIT_S`).
+    """Hold the write lock of ``folder`` (a ``.nxs``), waiting at most ``wait`` (`WAIT_S`) s.
 
     Raises:
         ConflictError: another process held it all that time (code STORE_BUSY).

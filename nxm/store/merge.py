@@ -1,17 +1,13 @@
 """nxs's git merge driver: a workspace's committed files merged by what they hold.
 
-Configured per clone by `nxm.store.gitconfig` and run by git as
-``python -m nxm.store.merge %O %A %B %P`` (the base, ours, where the result is written,
-theirs, and the path in the work tree):
+Configured per clone by `nxm.store.gitconfig`; git runs ``python -m nxm.store.merge %O %A %B %P``
+(base, ours and the result, theirs, the path in the work tree):
 
-- a memory file merges field by field, and its body line by line, so a close on one branch and a
-  priority change on another (adjacent lines to git) merge; only a field or the body lines both
-  sides changed differently conflict (`memory3`);
-- an event log or ``graph.jsonl`` merges as a multiset of lines (`log3`): what a side added is
-  added, what it removed is removed, so a revert takes a vote back out and a cherry-pick brings
-  only its own events (git's ``union`` driver does neither);
-- NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`): what both sides'
-  memories make once merged, with no duplicate line and its count right.
+- a memory file merges field by field, its body line by line, so a close on one branch and a
+  priority change on another (adjacent lines to git) merge (`memory3`);
+- an event log or ``graph.jsonl`` merges as a multiset of lines (`log3`), so a revert takes a
+  vote back out and a cherry-pick brings only its own events (git's ``union`` does neither);
+- NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`).
 
 Anything else, a side that does not parse, or any failure: git's own text merge. This module
 imports only the standard library, orjson and the formats, since git runs it once per file.
@@ -43,8 +39,7 @@ _ABSENT = object()  # a field of a side that has no file (add/add)
 def merge3(
     path: str, base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str] = ("ours", "theirs")
 ) -> tuple[bytes, bool]:
-    """The merge of one file's three versions by what its path says it is, and whether it is
-    clean (no conflict markers left)."""
+    """One file's three versions merged by what its path says it is; whether it is clean."""
     path = path.replace(os.sep, "/")
     if MEMORY.search(path):
         return memory3(base, ours, theirs, labels)
@@ -53,9 +48,6 @@ def merge3(
     if INDEX.search(path):
         return index3(base, ours, theirs), True
     return text3(base, ours, theirs, labels)
-
-
-# -- git's text merge ----------------------------------------------------------------------------
 
 
 def text3(
@@ -83,9 +75,6 @@ def text3(
     return got.stdout, got.returncode == 0
 
 
-# -- memory files --------------------------------------------------------------------------------
-
-
 def _same(a: Any, b: Any) -> bool:
     return a is b or (
         a is not _ABSENT
@@ -105,11 +94,8 @@ def _render(values: dict[str, Any]) -> bytes:
 
 
 def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) -> tuple[bytes, bool]:
-    """A memory file merged field by field; where both sides changed the body, line by line.
-
-    Each side's fields are first set to the merged value wherever only one side changed them,
-    so git's line merge of the three rewritten files conflicts only on what truly conflicts.
-    """
+    """A memory file merged field by field, a body both sides changed line by line (each side
+    rewritten with the merged fields, so git's line merge conflicts only on true conflicts)."""
     try:
         sides = [text.parse(ours, "ours"), text.parse(theirs, "theirs")]
         old = text.parse(base, "base") if base.strip() else None
@@ -136,9 +122,6 @@ def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) ->
         if not all(_same(got.get(n, FIELDS[n]), want[n]) for n in names):
             return text3(base, ours, theirs, labels)
     return out, clean
-
-
-# -- event logs ----------------------------------------------------------------------------------
 
 
 def _events(data: bytes) -> list[bytes]:
@@ -174,9 +157,6 @@ def log3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
             added[ln] -= 1
             new.append(ln)
     return b"".join(kept + new[::-1])
-
-
-# -- NEXUS_MEMORY.md -----------------------------------------------------------------------------
 
 
 def _line3(b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any]) -> dict[str, Any]:
@@ -218,9 +198,6 @@ def index3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     total = max(on + tn - bn, len(merged)) if truncated else len(merged)
     lines = [projection.line(f) for f in merged[: projection.LIMIT]]
     return projection.render([ln for ln in lines if ln], total)
-
-
-# -- the driver ----------------------------------------------------------------------------------
 
 
 def _labels() -> tuple[str, str]:

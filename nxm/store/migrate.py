@@ -1,10 +1,8 @@
 """Moving a store of the earlier layout (a LanceDB table committed in ``.nxs/memory/``) to
-the files git merges, losing nothing: every record and every event, and the vectors.
+the files git merges, losing nothing (`if_needed` on the first command, or ``nxm migrate``).
 
-It runs by itself on the first command of this version (`if_needed`), or as ``nxm migrate``.
-Each record is written as its two files (`nxm.store.text`), read back and compared with what
-the table held, field by field, before the old table is removed; its vector is kept in the
-record cache, so nothing is embedded again. The agent's graph file moves too (`nxm.graph`).
+Each record is written as its two files, read back and compared with what the table held, field
+by field, before the old table is removed; vectors are kept, and the graph file moves too.
 """
 
 from __future__ import annotations

@@ -12,11 +12,8 @@ LOOKS = 32  # keys looked up one by one before every key is read at once
 
 
 class Records(Mapping[str, dict[str, Any]]):
-    """Every record of the store as it is now, read from the cache when asked for.
-
-    Inside a write (`Store.writing`) it also holds the write's changes (`changes`), so the
-    service sees its own writes; a record it returns may be shared: copy before changing it.
-    """
+    """Every record of the store, read from the cache when asked for, with a write's own
+    `changes` (`Store.writing`); a record it returns may be shared: copy before changing it."""
 
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
@@ -84,8 +81,7 @@ class Records(Mapping[str, dict[str, Any]]):
         return ((r["key"], r) for r in self.values())
 
     def heads(self, ordered: bool = False) -> Iterator[dict[str, Any]]:
-        """Every record without body and events (in reading order when ``ordered``); the
-        write's own changes are not in it."""
+        """The records without body and events (not the write's changes), ordered if ``ordered``."""
         return self.cache.heads(ordered=ordered)
 
     def with_body(self, digest: str) -> list[str]:

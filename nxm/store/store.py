@@ -26,6 +26,7 @@ from nxs.workspace import Workspace
 
 BATCH = 512  # memories embedded and indexed per step of a large refresh
 READ_WAIT_S = 2.0  # how long a search waits for a writer before it answers from memory
+Embed = Callable[[list[dict[str, Any]]], dict[str, Any]]  # records -> their vectors by key
 
 
 class Store:
@@ -62,12 +63,9 @@ class Store:
         self.embeddings.close()
         self.index = Index(self.index.uri, self.index._storage_options, self.index.dim)
 
-    # -- the lock ---------------------------------------------------------------------------
-
     @contextlib.contextmanager
     def locked(self, wait: float | None = None) -> Iterator[None]:
-        """Hold the write lock (re-entrant within this process), waiting at most ``wait``
-        seconds (default `lock.WAIT_S`)."""
+        """Hold the write lock (re-entrant in this process), waiting at most ``wait`` seconds."""
         with self._lock:
             if self._held:
                 self._held += 1
@@ -82,8 +80,6 @@ class Store:
                     yield
                 finally:
                     self._held = 0
-
-    # -- following the files ----------------------------------------------------------------
 
     def sync(self, adds: bool = False) -> list[str]:
         """Bring the record cache up to date with the files; returns the keys whose record
@@ -109,9 +105,8 @@ class Store:
         """After the cache file refused a write (a full or read-only disk): keep the records
         in memory for this process instead; False for any other error."""
         text = getattr(exc, "message", None) or str(exc)
-        if not any(w in text for w in ("full", "readonly", "read-only", "disk I/O")):
-            return False
-        if not self.cache.persistent:
+        refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O"))
+        if not refused or not self.cache.persistent:
             return False
         print(f"nxs: the local cache cannot be written ({text}); working from the files",
               file=sys.stderr)  # fmt: skip
@@ -164,11 +159,10 @@ class Store:
     def _look(
         self, name: str, seen: dict[str, Any], marks: dict[str, str], trust: bool
     ) -> tuple[Any, list[str]]:
-        """A folder's files by key with their identities, and its other names; None for the
-        files when ``trust`` and its mark has not moved since it was last looked at. Git makes,
-        removes and replaces files (the mark moves); nxs's own writes keep the mark they leave;
-        an edit in place does not move it: reads trust only the history folder (a hand edit of
-        a history is seen once the folder changes), an add both."""
+        """A folder's files by key with their identities, and its other names; None for the files
+        when ``trust`` and its mark has not moved since last looked at. Git's changes move the
+        mark, nxs's writes keep the mark they leave, an edit in place does not move it: reads
+        trust only the history folder (a hand edit is seen once it changes), an add both."""
         was = seen.get(name, {})
         if trust and was.get("mark") == marks[name] and self.cache.persistent:
             return None, was["strays"]
@@ -200,18 +194,10 @@ class Store:
         """Changes whenever any process changed the cache (for what a process keeps)."""
         return int(self.cache.query("PRAGMA data_version")[0][0]), self._commits
 
-    def report_problems(self) -> None:
-        """Say on stderr which files could not be read, and the fix of each."""
-        for p in self.problems:
-            print(f"nxs: {p['file']}: {p['problem']} (fix: {p['fix']})", file=sys.stderr)
-
-    # -- writes -----------------------------------------------------------------------------
-
     @contextlib.contextmanager
     def writing(self, adds: bool = False) -> Iterator[Records]:
         """Hold the write lock and yield every record, brought up to date inside it (``adds``:
-        a write of new memories only, `sync`). The first write of a process also configures
-        this clone's merge driver (once per clone)."""
+        `sync`). The first write of a process also configures this clone's merge driver."""
         with self.locked():
             if self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
@@ -239,23 +225,20 @@ class Store:
             ConflictError: a memory it would write is in conflict or cannot be read
                 (``resolving``: the one key `nxm resolve` may write over).
         """
-        import numpy as np
-
         if not upserts and not deletes:
             return
         for key in [r["key"] for r in upserts] + list(deletes):
             problem = self.cache.problem(key)
             if problem is not None and key != resolving:
                 raise unreadable(key, problem, write=True)
-        by_text = {
-            text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
-            for r in upserts if vectors and vectors.get(r["key"]) is not None
-        }  # fmt: skip
+        by_text = _by_text(upserts, vectors or {})
         self._save(current, upserts, list(deletes), by_text)
         for r in upserts:
             current.changes[r["key"]] = r
-            if r["key"] in by_text or r["processing"] != "READY":
-                r["processing"] = "READY" if r["key"] in by_text else "PENDING"
+            if (vectors or {}).get(r["key"]) is not None:
+                r["processing"] = "READY"
+            elif r["processing"] != "READY":
+                r["processing"] = "PENDING"
         for k in deletes:
             current.changes[k] = None
         self._commits += 1
@@ -298,18 +281,9 @@ class Store:
             return Change(key, md, append=b"".join(event_line(e) for e in new[len(old) :]))
         return Change(key, md, rewrite=b"".join(event_line(e) for e in new))
 
-    # -- the index --------------------------------------------------------------------------
-
-    def embed(
-        self,
-        embed: Callable[[list[dict[str, Any]]], dict[str, Any]],
-        everything: bool = False,
-    ) -> int:
+    def embed(self, embed: Embed, everything: bool = False) -> int:
         """Embed the records without a vector (every record with ``everything``) in batches,
-        keeping the vectors by text (those the machine has already are taken, not embedded);
-        returns how many were embedded."""
-        import numpy as np
-
+        taking those the machine has already by text; returns how many were embedded."""
         cache = self.cache
         todo = cache.keys() if everything else cache.unready()
         if not everything and todo:  # another clone or branch of this machine embedded them
@@ -320,19 +294,13 @@ class Store:
         with progress.items("embedding memories", len(todo)) as advance:
             for start in range(0, len(todo), BATCH):
                 batch = list(cache.many(todo[start : start + BATCH]).values())
-                got = embed(batch)
-                made = {
-                    text_hash(r): np.asarray(got[r["key"]], dtype=np.float32).tobytes()
-                    for r in batch if got.get(r["key"]) is not None
-                }  # fmt: skip
+                made = _by_text(batch, embed(batch))
                 self.embeddings.put(made)
                 cache.now_ready(made)
                 advance(len(batch))
         return len(todo)
 
-    def refresh(
-        self, embed: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
-    ) -> None:
+    def refresh(self, embed: Embed | None = None) -> None:
         """Write the pending memories into the search index (embedding, with ``embed``, those
         without a vector first); the index is made again from the cache when it is missing."""
         cache = self.cache
@@ -417,8 +385,6 @@ class Store:
             self.refresh()
             return self.index.compact()
 
-    # -- NEXUS_MEMORY.md --------------------------------------------------------------------
-
     def project(self) -> None:
         """Write NEXUS_MEMORY.md again if it does not show the records (a write's last step:
         the records are saved, and the next write heals a projection that failed)."""
@@ -428,8 +394,6 @@ class Store:
             write(self.ws.root, self.cache)
         except OSError as exc:
             print(f"nxs: NEXUS_MEMORY.md could not be written: {exc.strerror}", file=sys.stderr)
-
-    # -- search -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
@@ -491,12 +455,21 @@ def unreadable(key: str, problem: str, write: bool = False) -> NxsError:
     )
 
 
+def _by_text(records: list[dict[str, Any]], vectors: dict[str, Any]) -> dict[str, bytes]:
+    """The records' vectors as float32 bytes by text hash (how the machine keeps them)."""
+    import numpy as np
+
+    return {
+        text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
+        for r in records if vectors.get(r["key"]) is not None
+    }  # fmt: skip
+
+
 def _changed(
     stored: dict[str, tuple[str, str]], mds: dict[str, str], logs: dict[str, str]
 ) -> set[str]:
-    """The keys whose files are gone, new or changed since the cache read them, or were read
-    too soon after a change to trust their identity (set operations: every command runs this
-    over every memory)."""
+    """The keys whose files are gone, new or changed since the cache read them, or too recent
+    to trust (set operations: every command runs this over every memory)."""
     out = {k for k, _ in mds.items() ^ {k: md for k, (md, _) in stored.items()}.items()}
     was = {k: log for k, (_, log) in stored.items() if log}
     out |= {k for k, _ in logs.items() ^ was.items()} & (mds.keys() | stored.keys())

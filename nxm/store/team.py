@@ -9,6 +9,7 @@ from typing import Any
 from nxm.record import contexts
 from nxm.store.records import Records
 from nxm.store.store import Store
+from nxm.store.vectors import text_hash
 from nxs.errors import UpstreamError
 
 
@@ -56,7 +57,7 @@ class TeamStore(Store):
 
         vectors = {
             r["key"]: np.frombuffer(by_text[t], dtype=np.float32)
-            for r in upserts if (t := _text(r)) in by_text
+            for r in upserts if (t := text_hash(r)) in by_text
         }  # fmt: skip
         keep = [r["key"] for r in upserts if r["key"] not in vectors and r["processing"] == "READY"]
         vectors.update(self.index.vectors(keep))
@@ -90,9 +91,3 @@ class TeamStore(Store):
             self.cache.reset()
             self.sync()
             return {"memories": self.cache.count(), "problems": len(self.problems)}
-
-
-def _text(record: dict[str, Any]) -> str:
-    from nxm.store.vectors import text_hash
-
-    return text_hash(record)

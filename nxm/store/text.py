@@ -1,30 +1,25 @@
 """The committed form of a memory: a Markdown file and an event log, both text git merges.
 
-``.nxs/memories/<key>.md`` holds what a memory says: YAML front matter with its classification
-and lifecycle fields, then the body as Markdown::
+``.nxs/memories/<key>.md`` holds what a memory says: front matter with its classification and
+lifecycle fields, then the body as Markdown::
 
     ---
     introduction: Release tags come from main only
-    category: conventions
-    scope: project
-    status: open
     priority: HIGH
     ---
 
     Release tags are cut from main only; CI refuses others.
 
-``.nxs/history/<key>.jsonl`` holds what happened to it: one event a line, appended, merged by
-event identity (nxs's merge driver, `nxm.store.merge`; git's ``union`` driver where it is not
-configured, `GITATTRIBUTES`), so two branches that act on one memory keep both events. What can be told from the events is not written twice: ``created``, ``updated`` and
-``actor`` (the last edit's), and the feedback counts. So a body edit on one branch and a
-vote on another touch different files and merge cleanly. ``processing`` and ``model`` are
-this machine's (whether the local index holds a vector for the text): never committed.
+``.nxs/history/<key>.jsonl`` holds what happened to it, one event a line, merged by event
+(`nxm.store.merge`; git's ``union`` driver where that is not configured, `GITATTRIBUTES`), so
+two branches that act on one memory keep both events. What the events tell (``created``,
+``updated``, ``actor``, the feedback counts) is not written twice, so a body edit on one branch
+and a vote on another touch different files. ``processing`` and ``model`` (`LOCAL`) are this
+machine's: never committed.
 
 Front matter is a strict subset of YAML that `render` writes and a person can edit: one
-``name: value`` a line; a value is plain text, or JSON (a quoted string, a list, an object,
-``null``, ``true``, a number); block lists (``- item``) and single quotes are read too.
-
-A body may hold any text: a body line that looks like a conflict marker (``=======``) is written
+``name: value`` a line; a value is plain text, or JSON; block lists (``- item``) and single
+quotes are read too. A body line that looks like a conflict marker (``=======``) is written
 with one more backslash in front (`render`) and read without it (`parse`), so a file is in
 conflict only when git's markers make a conflict's shape (`conflicted`).
 """
@@ -46,7 +41,6 @@ COMMITTED = (
     "company_client", "client_project", "artifact_url", "metadata",
 )  # fmt: skip
 ALWAYS = ("introduction", "scope", "status", "priority")
-DERIVED = ("created", "updated", "actor", "feedback")  # told by the events
 LOCAL = ("processing", "model")  # this machine's index
 NOT_EDITS = ("FEEDBACK_SUBMITTED", "EMBEDDED", "IMPORTED")  # a reader's signal, a load
 KEY = re.compile(rf"^[0-9a-f]{{{KEY_LEN}}}$")
@@ -72,8 +66,6 @@ graph.jsonl text eol=lf merge=union
 class FileProblem(ValueError):
     """A memory's files do not make a record (the message says where and why)."""
 
-
-# -- the Markdown file ---------------------------------------------------------------------------
 
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "~", ""}
 _UNSAFE = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`\s]|: |\s#|:$|\s$|[\x00-\x1f\x7f\u2028\u2029\ufeff]")
@@ -161,9 +153,6 @@ def parse(raw: bytes, where: str) -> dict[str, Any]:
     return out
 
 
-# -- conflict markers ----------------------------------------------------------------------------
-
-
 def _lines(raw: bytes) -> list[bytes]:
     """The lines of a file, each with its newline (git's markers are lines ended by \\n)."""
     parts = raw.split(b"\n")
@@ -237,19 +226,14 @@ def sides(raw: bytes) -> tuple[bytes, bytes, str, str]:
     return ours, theirs, (labels[0] if labels else ""), (labels[1] if labels else "")
 
 
-# -- the event log -------------------------------------------------------------------------------
-
-
 def event_line(event: dict[str, Any]) -> bytes:
     """One event as a log line (sorted keys, one line)."""
     return orjson.dumps(event, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
-    """The events of a log, in the order they were written (after a union merge: one side's,
-    then the other's).
-
-    A last line without its newline is a write cut short by a crash and is left out.
+    """The events of a log, in the order written; a last line without its newline (a write cut
+    short by a crash) is left out.
 
     Raises:
         FileProblem: a line that is not an event, or merge conflict markers.
@@ -318,9 +302,8 @@ def record_of(key: str, md: bytes, log: bytes | None, where: str) -> dict[str, A
 
 
 def reconciled(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Events from which `derived` tells this record's created, updated, actor and feedback:
-    its own, in their order, with what they lack added (an imported or older record stays
-    what it was)."""
+    """Events from which `derived` tells this record's created, updated, actor and feedback: its
+    own, in order, with what they lack added (an imported or older record stays what it was)."""
     from nxm.record import event
 
     events = list(record.get("events") or [])

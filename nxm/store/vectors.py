@@ -1,9 +1,8 @@
 """The machine's vectors: one embedding per model and text, shared by every workspace.
 
 ``$NXS_CACHE_DIR/vectors.db`` (SQLite) keeps each embedded text's float32 vector under the
-model's name and a hash of the text (`text_hash`). A memory whose text was embedded before, on
-another branch, in another clone or worktree of this machine, is never embedded again: the
-search index takes its vector from here. It is a cache: deleting it means embedding again.
+model's name and `text_hash`, so a text embedded on another branch, clone or worktree of this
+machine is never embedded again. It is a cache: deleting it means embedding again.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import orjson
 
 from nxm.record import body_hash, embedded_text
 
-# A rowid table: rows of ~1.5 KB read twice as fast as in a WITHOUT ROWID one.
+# A rowid table: its large rows read faster than in a WITHOUT ROWID one.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS vectors_text ON vectors(model, text);
@@ -64,15 +63,12 @@ class Vectors:
         """The stored vectors of these text hashes, by hash."""
         with self._lock:
             try:
-                rows = (
-                    self._db()
-                    .execute(
-                        "SELECT text, vector FROM vectors WHERE model = ? AND text IN "
-                        "(SELECT value FROM json_each(?))",
-                        (self.model, orjson.dumps(list(texts)).decode()),
-                    )
-                    .fetchall()
+                got = self._db().execute(
+                    "SELECT text, vector FROM vectors WHERE model = ? AND text IN "
+                    "(SELECT value FROM json_each(?))",
+                    (self.model, orjson.dumps(list(texts)).decode()),
                 )
+                rows = got.fetchall()
             except sqlite3.DatabaseError:  # damaged: start again, in memory for this process
                 self.path, self._conn = None, None
                 return {}
