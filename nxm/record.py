@@ -190,17 +190,3 @@ def contexts(records: dict[str, dict[str, Any]], keys: Iterable[str]) -> dict[st
                 out[key] = "\n".join([out[key], *(records[k]["body"] for k in before)])
     return out
 
-
-def followers(
-    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], changed: set[str]
-) -> set[str]:
-    """Memories of ``after`` outside ``changed`` whose context may differ between the two
-    states: the `CONTEXT` memories after a changed one in its session, before or after."""
-    out: set[str] = set()
-    for state in (before, after):
-        sessions = {state[k]["session_id"] for k in changed if state.get(k, {}).get("session_id")}
-        for order in _session_orders(state, sessions):
-            for i, key in enumerate(order):
-                if key in changed:
-                    out.update(order[i + 1 : i + 1 + CONTEXT])
-    return {k for k in out - changed if k in after}

@@ -1,7 +1,7 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
 Hybrid search fuses the candidate lists (each list's first `POOL`) by their scores, each
-standardized against the distribution it comes from (``FUSION = "zscore"``) and weighted by how
+standardized against the distribution it comes from (z-scores) and weighted by how
 far the keyword matches can be believed for this query (`keyword_evidence` e, `shares`)::
 
     fused = w * z(bm25) + (1 - w) * z(cos)     w = ALPHA * e ** 2     z(s) = max(0, (s - mean) / std)
@@ -11,8 +11,7 @@ share an incidental word (semantic decides). It is measured over matches outside
 turns answer each other); when the first matches are all turns, e is None: half and half. BM25
 scores are standardized over the query's `REF` best matches, cosines over every memory the
 filters allow: an average or worse match counts 0, and so does a memory missing from a list.
-Min-max scaling (``"minmax"``) and reciprocal rank fusion (``"rrf"``) rank worse on LoCoMo
-(docs/retrieval.md).
+Min-max scaling and reciprocal rank fusion ranked worse on LoCoMo (docs/retrieval.md).
 
 Memories of one session are context for each other, so a short reply ("Yes, last Tuesday!") is
 found through the question before it, and the reply itself is returned:
@@ -38,11 +37,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-K = 60
 WEIGHT = 0.15
 POOL = 80  # candidates taken from each of the keyword and semantic lists, at least
 REF = 200  # keyword matches the BM25 scores are standardized over
-FUSION = "zscore"
 ALPHA = 0.5
 # With session context: (own text, context, semantic); the keyword side keeps its ALPHA share.
 WEIGHTS = (ALPHA / 2, ALPHA / 2, 1 - ALPHA)
@@ -200,25 +197,16 @@ def fuse(
     ctx = dict(context) if mode == "hybrid" else {}
     fused: dict[str, float] = {}
     lists = (keyword, list(context) if ctx else [], semantic)
-    if FUSION == "rrf":
-        for hits in (keyword, semantic):
-            for rank, (key, _) in enumerate(hits[:pool], 1):
-                fused[key] = fused.get(key, 0.0) + 1.0 / (K + rank)
-    else:
-        kw_w, sem_w = shares(evidence)
-        # own text and session context share the keyword weight (the evidence is measured over
-        # matches outside a session; matches that are all turns have none: half and half)
-        weights = (kw_w / 2, kw_w / 2, sem_w) if ctx else (kw_w, 0.0, sem_w)
-        for hits, w, given in zip(lists, weights, (None, None, spread), strict=True):
-            if not hits:
-                continue
-            if FUSION == "zscore":
-                scaled = standardize(hits, given, keyword=hits is not semantic)
-            else:
-                top, low = max(s for _, s in hits[:pool]), min(s for _, s in hits[:pool])
-                scaled = {k: (s - low) / (top - low) if top > low else 1.0 for k, s in hits}
-            for key, _ in hits[:pool]:
-                fused[key] = fused.get(key, 0.0) + w * scaled[key]
+    kw_w, sem_w = shares(evidence)
+    # own text and session context share the keyword weight (the evidence is measured over
+    # matches outside a session; matches that are all turns have none: half and half)
+    weights = (kw_w / 2, kw_w / 2, sem_w) if ctx else (kw_w, 0.0, sem_w)
+    for hits, w, given in zip(lists, weights, (None, None, spread), strict=True):
+        if not hits:
+            continue
+        scaled = standardize(hits, given, keyword=hits is not semantic)
+        for key, _ in hits[:pool]:
+            fused[key] = fused.get(key, 0.0) + w * scaled[key]
     lent: dict[str, float] = {}
     if near and mode == "hybrid":  # neighbours are mutual: each lends to those around it
         for key, score in fused.items():
