@@ -84,10 +84,13 @@ def serve(
     except NxsError as err:
         raise fail(err, False) from None
     with contextlib.suppress(KeyboardInterrupt):
-        if transport == "stdio":
-            anyio.run(serve_stdio, seam)
-        else:
-            anyio.run(serve_http, seam, host, port, token)
+        try:
+            if transport == "stdio":
+                anyio.run(serve_stdio, seam)
+            else:
+                anyio.run(serve_http, seam, host, port, token)
+        finally:
+            seam.close()
 
 
 HOST_HELP = "claude-desktop, claude-code, cursor, windsurf, vscode, codex, gemini or zed."

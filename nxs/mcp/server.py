@@ -77,6 +77,8 @@ class Seam:
         self.lock = threading.Lock()  # one call at a time
         self._idle = threading.Condition()  # the warm-up waits on it while calls run
         self._running = 0
+        self._warmer: threading.Thread | None = None
+        self._closing = False
         self.problems: list[str] = []  # what is wrong at launch: stderr and the instructions
         self.launch_error: NxsError | None = None
         self.workspace = workspace
@@ -215,7 +217,22 @@ class Seam:
     def _when_idle(self) -> None:
         """Wait until no call runs (the warm-up's steps go between calls, never before one)."""
         with self._idle:
-            self._idle.wait_for(lambda: self._running == 0)
+            self._idle.wait_for(lambda: self._running == 0 or self._closing)
+
+    def start_warm(self) -> None:
+        """Start the warm-up once, on a thread of its own."""
+        if self._warmer is None:
+            self._warmer = threading.Thread(target=self.warm, name="nxs-warm", daemon=True)
+            self._warmer.start()
+
+    def close(self) -> None:
+        """Stop the warm-up at its next step and wait for it: a native library (onnxruntime)
+        torn down at exit while another thread loads it aborts the process."""
+        with self._idle:
+            self._closing = True
+            self._idle.notify_all()
+        if self._warmer is not None:
+            self._warmer.join()
 
     def warm(self) -> None:
         """Open the memory service ahead of the first call (unless NXS_MCP_WARM=0).
@@ -235,6 +252,8 @@ class Seam:
             before = _stamp(root)
             for _ in service.warm():  # a step at a time, each while no call runs
                 self._when_idle()
+                if self._closing:
+                    return
             with self.lock:
                 key = ("memory", root)
                 if key not in self.services and _stamp(root) == before:
@@ -287,13 +306,6 @@ def build_server(seam: Seam, instructions: str) -> Any:
 
     from nxs import release
 
-    warmed = threading.Event()
-
-    def start_warm() -> None:
-        if not warmed.is_set():
-            warmed.set()
-            threading.Thread(target=seam.warm, name="nxs-warm", daemon=True).start()
-
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=seam.tools())
 
@@ -318,7 +330,7 @@ def build_server(seam: Seam, instructions: str) -> Any:
         result = await call_next(ctx)
         # Warm once initialize is acknowledged (or discovery done): never delay the handshake.
         if ctx.method in ("notifications/initialized", "server/discover", "tools/list"):
-            start_warm()
+            seam.start_warm()
         return result
 
     server = Server(

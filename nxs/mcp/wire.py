@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, BinaryIO
@@ -131,10 +132,18 @@ def read_line(raw: bytes) -> tuple[Any, Any]:
         return None, error(obj.get("id"), INVALID_REQUEST, f"Invalid Request: {exc}"[:500])
 
 
+def _dumps(obj: Any) -> bytes:
+    """Compact JSON; an id beyond 64 bits (which orjson refuses) goes through the json module."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def encode(item: Any) -> bytes | None:
     """The bytes of an outgoing message; an encoding failure becomes an error for its id."""
     if isinstance(item, dict | list):
-        return orjson.dumps(item)
+        return _dumps(item)
     message = item.message
     try:
         return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
@@ -144,12 +153,21 @@ def encode(item: Any) -> bytes | None:
         if getattr(message, "method", None) is not None or rid is None:
             return None  # our own request or notification: nobody waits for it
         why = "Internal error: the answer held text that cannot be sent as JSON"
-        return orjson.dumps(error(rid, INTERNAL_ERROR, why))
+        return _dumps(error(rid, INTERNAL_ERROR, why))
+
+
+def _key(rid: Any) -> tuple[bool, Any]:
+    return isinstance(rid, str), rid
 
 
 @asynccontextmanager
 async def stdio_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> AsyncIterator[tuple[Any, Any]]:
-    """The (read, write) streams `Server.run` takes, over a binary stdin and stdout."""
+    """The (read, write) streams `Server.run` takes, over a binary stdin and stdout.
+
+    At the end of stdin the SDK cancels what is in flight, so the read side stays open until
+    every request handed over is answered (or cancelled by the client). A client gone from
+    stdout is said once on stderr; the calls still finish, their answers dropped.
+    """
     import anyio
     from mcp.shared._context_streams import create_context_streams
 
@@ -158,6 +176,15 @@ async def stdio_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> AsyncIterator[tup
     answers = to_wire.clone()
     source = anyio.wrap_file(wire_in)
     sink = anyio.wrap_file(wire_out)
+    pending: Counter[tuple[bool, Any]] = Counter()
+    settled = anyio.Event()
+
+    def settle(rid: Any) -> None:
+        nonlocal settled
+        if pending[_key(rid)] > 0:
+            pending[_key(rid)] -= 1
+            settled.set()
+            settled = anyio.Event()
 
     async def reader() -> None:
         async with to_server, answers:
@@ -166,17 +193,32 @@ async def stdio_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> AsyncIterator[tup
                     continue
                 message, answer = read_line(raw)
                 if message is not None:
+                    inner = message.message
+                    if getattr(inner, "method", None) == "notifications/cancelled":
+                        settle((inner.params or {}).get("requestId"))
+                    elif getattr(inner, "method", None) and getattr(inner, "id", None) is not None:
+                        pending[_key(inner.id)] += 1
                     await to_server.send(message)
                 elif answer is not None:
                     await answers.send(answer)
+            while +pending:
+                await settled.wait()
 
     async def writer() -> None:
+        gone = False
         async with from_server:
             async for item in from_server:
+                message = getattr(item, "message", None)
                 data = encode(item)
-                if data is not None:
-                    await sink.write(data + b"\n")
-                    await sink.flush()
+                if data is not None and not gone:
+                    try:
+                        await sink.write(data + b"\n")
+                        await sink.flush()
+                    except (OSError, ValueError):  # the client closed its end
+                        gone = True
+                        log.warning("the client went away; calls under way finish, their answers dropped")
+                if message is not None and getattr(message, "method", None) is None:
+                    settle(getattr(message, "id", None))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
