@@ -189,4 +189,3 @@ def contexts(records: dict[str, dict[str, Any]], keys: Iterable[str]) -> dict[st
                 before = order[max(0, i - CONTEXT) : i][::-1]
                 out[key] = "\n".join([out[key], *(records[k]["body"] for k in before)])
     return out
-

@@ -216,7 +216,9 @@ async def stdio_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> AsyncIterator[tup
                         await sink.flush()
                     except (OSError, ValueError):  # the client closed its end
                         gone = True
-                        log.warning("the client went away; calls under way finish, their answers dropped")
+                        log.warning(
+                            "the client went away; calls under way finish, their answers dropped"
+                        )
                 if message is not None and getattr(message, "method", None) is None:
                     settle(getattr(message, "id", None))
 
