@@ -49,18 +49,16 @@ class Param:
         return "--" + self.name.replace("_", "-")
 
     def schema(self) -> dict[str, Any]:
-        """The JSON Schema fragment for this parameter."""
+        """The JSON Schema fragment for this parameter. Length limits are left out: they guard
+        the store (a refusal names them), a model never nears them, and each costs tools/list
+        bytes on every tool."""
         out: dict[str, Any] = {"type": _JSON_TYPES[self.type]}
         if self.help:
             out["description"] = self.help
         if self.type == "list":
             out["items"] = {"type": "string"}
-            if self.max_len is not None:
-                out["maxItems"] = self.max_len
         if self.choices:
             out["enum"] = list(self.choices)
-        if self.type == "str" and self.max_len is not None:
-            out["maxLength"] = self.max_len
         if self.type in ("int", "float") and not self.clamp:
             if self.min is not None:
                 out["minimum"] = self.min
@@ -87,9 +85,9 @@ class Operation:
     writes: bool = False
     example: str = ""
     aliases: tuple[str, ...] = ()  # extra CLI verb names, e.g. ("remember",)
-    # The seam parameters its tool schema lists (None: now, actor, workspace on a write;
-    # workspace on a read). A read still accepts `now`, the moment its answer is computed at.
-    seam: tuple[str, ...] | None = None
+    # The seam parameters its tool schema lists. Every tool accepts `now` and `actor` too,
+    # unlisted: a script's knobs, not a model's, each listing cost ~80 bytes of every tools/list.
+    seam: tuple[str, ...] = ("workspace",)
     when: str = ""  # when a model calls it, as the session protocol says (`nxs.protocol`)
 
     @property
@@ -100,8 +98,7 @@ class Operation:
     @property
     def seam_params(self) -> tuple[Param, ...]:
         """The seam parameters this tool's schema lists."""
-        names = self.seam if self.seam is not None else _DEFAULT_SEAM[self.writes]
-        return tuple(p for p in SEAM_PARAMS if p.name in names)
+        return tuple(p for p in SEAM_PARAMS if p.name in self.seam)
 
     @property
     def command(self) -> str:
@@ -111,14 +108,14 @@ class Operation:
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
-    def input_schema(self) -> dict[str, Any]:
-        """The MCP tool's JSON input schema, seam-only parameters included."""
+    def input_schema(self, seam: bool = True) -> dict[str, Any]:
+        """The MCP tool's JSON input schema, with its seam parameters unless ``seam`` is false."""
         props = {p.name: p.schema() for p in self.params}
         for p in self.params:
             if p.list_aliases:
                 for alias in p.aliases:
                     props[alias] = {**p.schema(), "description": f"Alias of {p.name}."}
-        for p in self.seam_params:
+        for p in self.seam_params if seam else ():
             props[p.name] = p.schema()
         required = [p.name for p in self.params if p.required]
         schema: dict[str, Any] = {"type": "object", "properties": props}
@@ -127,15 +124,13 @@ class Operation:
         return schema
 
 
-# The seam parameters (seed 003), --now/--actor/--workspace on every verb. A tool lists only
-# those that mean something to it (`Operation.seam_params`).
+# The seam parameters (seed 003), --now/--actor/--workspace on every verb and tool.
 SEAM_PARAMS = (
     Param("now", help="Time to stamp (ISO-8601); default: now."),
     Param("actor", help="Author to record; default: the server's."),
     Param("workspace", help="Project root; default: the server's."),
 )
 SEAM_NAMES = frozenset(p.name for p in SEAM_PARAMS)
-_DEFAULT_SEAM = {True: ("now", "actor", "workspace"), False: ("workspace",)}
 
 
 def _type_error(p: Param, expected: str, value: Any) -> ValidationError:

@@ -77,11 +77,29 @@ def test_lists_the_default_groups_with_schemas(served: tuple[StdioSession, Path]
     by_name = {op.tool: op for op in operations()}
     for tool in tools:
         op = by_name[tool.name]
-        assert tool.input_schema == op.input_schema()
+        # a server in a workspace lists no seam parameter (each call still takes them)
+        assert tool.input_schema == op.input_schema(seam=False)
         assert tool.description == op.description
-        seam = {"now", "actor", "workspace"} & set(tool.input_schema["properties"])
-        assert seam == {p.name for p in op.seam_params}
-        assert tool.annotations.read_only_hint is (not op.writes)
+        assert not {"now", "actor", "workspace"} & set(tool.input_schema["properties"])
+        assert bool(tool.annotations.read_only_hint) is (not op.writes)
+
+
+def test_the_default_tool_list_fits_its_budget(served: tuple[StdioSession, Path]) -> None:
+    """tools/list is read into every session's context: ≤ 12,000 bytes (docs/mcp.md)."""
+    import mcp_types as types
+
+    session, _ = served
+    listed = types.ListToolsResult(tools=session.tools())
+    assert len(listed.model_dump_json(by_alias=True, exclude_unset=True)) <= 12_000
+
+
+def test_a_server_outside_a_workspace_lists_workspace_on_each_tool(tmp_path: Path) -> None:
+    seam = Seam(str(tmp_path / "nowhere"))
+    for tool in seam.tools():
+        expected = (
+            {"workspace"} if tool.name not in ("memory_facts", "memory_facts_update") else set()
+        )
+        assert {"now", "actor", "workspace"} & set(tool.input_schema["properties"]) == expected
 
 
 def test_instructions_are_the_prime_text(served: tuple[StdioSession, Path]) -> None:

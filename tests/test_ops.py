@@ -163,11 +163,7 @@ def test_input_schema_is_json_schema_with_seam_parameters() -> None:
         "default": 5,
     }
     assert schema["properties"]["depth"] == {"type": "integer", "default": 2}
-    assert schema["properties"]["refs"] == {
-        "type": "array",
-        "items": {"type": "string"},
-        "maxItems": 2,
-    }
+    assert schema["properties"]["refs"] == {"type": "array", "items": {"type": "string"}}
     assert schema["properties"]["mode"] == {
         "type": "string",
         "enum": ["hybrid", "keyword"],
@@ -177,19 +173,18 @@ def test_input_schema_is_json_schema_with_seam_parameters() -> None:
 
 
 def test_seam_parameters_are_listed_only_where_they_mean_something() -> None:
-    """A write lists now, actor and workspace; a read only workspace; the facts, none."""
+    """Every tool lists workspace (the facts: none); now and actor are accepted unlisted."""
     from nxs.registry import operations
 
     for op in operations():
         listed = set(op.input_schema()["properties"]) & SEAM_NAMES
         if op.tool in ("memory_facts", "memory_facts_update"):  # the user's own directory
             assert listed == set(), op.tool
-        elif op.writes:
-            assert listed == SEAM_NAMES, op.tool
         else:
             assert listed == {"workspace"}, op.tool
     # A read still takes the moment it is answered at (expiry depends on it), unlisted.
     assert validate(OP, {"key": "abc", "now": "2026-01-01"}) == {"key": "abc", **DEFAULTS}
+    assert validate(OP, {"key": "abc", "actor": "ci"}) == {"key": "abc", **DEFAULTS}
 
 
 def test_schemas_and_descriptions_hold_no_cli_words() -> None:

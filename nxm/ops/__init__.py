@@ -18,7 +18,7 @@ def arg(name: str, help: str, max_len: int | None = None, **kw: Any) -> Param:
     return Param(name, help=help, required=True, positional=True, max_len=max_len, **kw)
 
 
-KEY = arg("key", "Key, or an unambiguous prefix of it.", 64, aliases=("memory_id",))
+KEY = arg("key", "Key or an unambiguous prefix.", 64, aliases=("memory_id",))
 INTRODUCTION = Param(
     "introduction", help="One line: the only part a session start sees.", max_len=200
 )
@@ -122,8 +122,7 @@ OPERATIONS: list[Operation] = [
             ),
             Param(
                 "supersedes",
-                help="Key of the memory this one replaces: it is closed and both are linked in "
-                "their histories, in one write.",
+                help="Key of the memory this one replaces (closed and linked, in one write).",
                 max_len=64,
             ),
             *PROVENANCE,
@@ -218,7 +217,7 @@ OPERATIONS: list[Operation] = [
         "work reaches a new area.",
         handler=_search,
         params=(
-            arg("query", "What to look for: words, an identifier, or a question.", 4000),
+            arg("query", "Words, an identifier or a question.", 4000),
             Param("mode", default="hybrid", choices=("hybrid", "semantic", "keyword")),
             Param(
                 "limit",

@@ -106,26 +106,27 @@ class Seam:
             log.warning("%s", problem)
 
     def tools(self) -> list[Any]:
-        """The MCP tool list."""
+        """The MCP tool list. `workspace` is listed only where calls must name one (no launch
+        workspace); like `now` and `actor`, every tool accepts it unlisted."""
         import mcp_types as types
 
         return [
             types.Tool(
                 name=op.tool,
                 description=op.description,
-                input_schema=op.input_schema(),
-                annotations=types.ToolAnnotations(
-                    # search and recall count themselves in the usage log: not read-only
-                    read_only_hint=not op.writes,
-                    destructive_hint=op.name == "purge",
-                ),
+                input_schema=op.input_schema(self.launch_error is not None),
+                # Only the hints that differ from MCP's defaults (not read-only, destructive).
+                # Search and recall count themselves in the usage log, yet change no memory.
+                annotations=types.ToolAnnotations(read_only_hint=True)
+                if not op.writes
+                else types.ToolAnnotations(destructive_hint=op.name == "purge"),
             )
             for op in self.ops
         ]
 
     def schema(self, name: str) -> dict[str, Any] | None:
         op = self.by_tool.get(name)
-        return op.input_schema() if op else None
+        return op.input_schema(self.launch_error is not None) if op else None
 
     def instructions(self) -> str:
         """The `initialize` instructions: the prime text (or, with ``hook``, a pointer to the
