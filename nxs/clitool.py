@@ -125,6 +125,8 @@ def _cli_param(p: Param, taken: frozenset[str] = frozenset()) -> inspect.Paramet
         help_text += " (JSON object)"
     if p.stdin:
         help_text += " Give - to read it from stdin."
+    if p.required and not p.positional:  # validate refuses its absence, on both seams alike
+        help_text += " \\[required]"
     pytype = _TYPES[p.type]
     if p.positional:
         info: Any = typer.Argument(help=help_text, show_default=False)

@@ -261,6 +261,20 @@ def test_help_still_marks_a_positional_required(
     assert b"Usage: nxm show [OPTIONS] {key}" in out and b"[required]" in out
 
 
+@pytest.mark.parametrize(
+    ("verb", "option"), [("add", "--introduction"), ("store-context", "--conversation-id")]
+)
+def test_help_marks_a_required_option(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any, verb: str, option: str
+) -> None:
+    """An option `validate` refuses to go without says so in --help (the seams refuse alike)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    assert run_main([verb, "--help"], monkeypatch) == 0
+    lines = capsysbinary.readouterr().out.splitlines()
+    line = next(x for x in lines if x.lstrip(b"\xe2\x94\x82 ").startswith(option.encode()))
+    assert b"[required]" in line
+
+
 def test_bare_nxm_prints_help_once_and_exits_0(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:

@@ -410,3 +410,22 @@ def test_cli_json_and_exit_codes(home: Path, workspace: Path) -> None:
     text = runner.invoke(app, ["mcp", "install", "--host", "vscode", "--dry-run"])
     assert text.exit_code == 0
     assert text.stdout.startswith(f"would write {home / '.config/Code/User/mcp.json'}: added")
+
+
+def test_tools_all_stays_all_in_the_host_file(home: Path, workspace: Path) -> None:
+    """A group a later release adds is served too: the file says `all`, not today's list."""
+    result = install("cursor", home=home, system="linux", command=CMD, tools="all")
+    args = servers("cursor", Path(result["path"]))["nxs"]["args"]
+    assert args[args.index("--tools") + 1] == "all"
+
+
+def test_installing_at_a_second_scope_warns_of_the_double_session_start(
+    home: Path, workspace: Path
+) -> None:
+    first = install("claude-code", home=home, system="linux", command=CMD, workspace=str(workspace))
+    assert not any("also installed" in hint for hint in first["next"])
+    second = install(
+        "claude-code", scope="project", home=home, system="linux", workspace=str(workspace)
+    )
+    warning = next(hint for hint in second["next"] if "also installed" in hint)
+    assert "twice" in warning and "--scope user" in warning

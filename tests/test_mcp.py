@@ -172,6 +172,17 @@ def test_refusals_and_unknown_tools_are_tool_errors(served: tuple[StdioSession, 
     assert unknown.is_error is True and answer(unknown)["code"] == "UNKNOWN_TOOL"
     hidden = session.call("memory_stats", {})  # insights is not a default group
     assert hidden.is_error is True and answer(hidden)["code"] == "UNKNOWN_TOOL"
+    assert "insights tool group" in answer(hidden)["suggestion"]
+    assert "groups core, session of" in answer(unknown)["suggestion"]
+
+
+def test_an_unknown_tool_names_only_groups_that_serve_something(tmp_path: Path) -> None:
+    root = seeded_copy(tmp_path / "proj")  # the memory module only
+    seam = Seam(str(root), groups="all")
+    text, failed = seam.call("memory_teleport", {})
+    assert failed and "linear" not in orjson.loads(text)["suggestion"]
+    text, failed = seam.call("linear_query", {})
+    assert failed and "nxs init --module linear" in orjson.loads(text)["suggestion"]
 
 
 def test_per_call_workspace(served: tuple[StdioSession, Path], tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ running `nxs prime`, which delivers the protocol after /clear and compaction too
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 import sys
@@ -255,7 +256,9 @@ def install(
     if tools is not None:
         from nxs.mcp.groups import parse_groups
 
-        tools = ",".join(parse_groups(tools))
+        # `all` stays `all`: a group added in a later release is then served too
+        names = [name.strip().lower() for name in tools.split(",")]
+        tools = "all" if "all" in names else ",".join(parse_groups(tools))
     root = _root(workspace)
     project = root or Path.cwd().resolve()
     if command is None:
@@ -292,8 +295,21 @@ def install(
     options = serve_options(entry["args"])
     pinned = options is not None and "--workspace" in options[0]
     hints = _hints(spec, scope, root, pinned, command, bool(changes))
+    for other in set(spec.scopes) - {scope}:
+        there = config_path(host, other, project, home=home, system=system)
+        with contextlib.suppress(ValidationError):  # that file's own problem, not this install's
+            if SERVER_NAME in _servers(spec, there, _read(spec, there)[1]):
+                hints.insert(0, _twice(host, other, there))
     report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
     return {**report, "server": entry, "changes": changes, "next": hints}
+
+
+def _twice(host: str, other: str, path: Path) -> str:
+    return (
+        f"nxs is also installed for {host} at {other} scope ({path}): a session there starts two "
+        "servers and receives the protocol and the memory index twice. Keep one: "
+        f"`nxs mcp uninstall --host {host} --scope {other}`"
+    )
 
 
 def _hints(

@@ -178,11 +178,7 @@ class Seam:
         op = self.by_tool.get(name)
         if op is None:
             raise NotFoundError(
-                f"unknown tool {name!r}",
-                suggestion="list the tools again; the server exposes "
-                f"the groups {', '.join(self.groups) or 'none'} of the modules "
-                f"{', '.join(self.modules) or 'none'}",
-                code="UNKNOWN_TOOL",
+                f"unknown tool {name!r}", suggestion=self._unknown(name), code="UNKNOWN_TOOL"
             )
         if BAD_ARGUMENTS in arguments:
             raise ValidationError(
@@ -214,6 +210,27 @@ class Seam:
             raise
         finally:
             self._evict_stale()  # records the stamps of services this call opened
+
+    def _unknown(self, name: str) -> str:
+        """Why a tool is not served, and what serves it."""
+        from nxs.registry import operations
+
+        known = next((op for op in operations() if op.tool == name), None)
+        if known is not None and known.module not in self.modules:
+            return (
+                f"{name} belongs to the {known.module} module, which this workspace does not "
+                f"enable (`nxs init --module {known.module}`)"
+            )
+        if known is not None:
+            return (
+                f"{name} is in the {known.group} tool group, not served here: add it to the "
+                "server's --tools (or [mcp] tools in .nxs/config.toml) and restart it"
+            )
+        served = [g for g in self.groups if any(op.group == g for op in self.ops)]
+        return (
+            f"list the tools again; this server serves the groups {', '.join(served) or 'none'} "
+            f"of the modules {', '.join(self.modules) or 'none'}"
+        )
 
     def _when_idle(self) -> None:
         """Wait until no call runs (the warm-up's steps go between calls, never before one)."""
