@@ -587,3 +587,36 @@ def test_a_connected_linear_is_served_within_twenty_tools(
     assert anyio.run(_listing, Seam(str(workspace), groups="core,session")) == CORE_SESSION
     memory_only, _ = init(workspace.parent / "memory-only", ["memory"])
     assert "linear_query" not in anyio.run(_listing, Seam(str(memory_only.root)))
+
+
+def test_the_same_writes_give_the_same_search_bytes_from_a_server_or_processes(
+    tmp_path: Path,
+) -> None:
+    """A long-lived server's index (updated between its writes) and one built by separate CLI
+    processes answer a keyword and a hybrid search with the same bytes."""
+    home = tmp_path / "home"
+    bodies = [
+        f"Service {i} deploys with make ship-{i}; alert PagerDutyHigh{i % 3} fired when "
+        f"latency passed {i * 10} ms."
+        for i in range(6)
+    ]
+    roots = [seeded_copy(tmp_path / name, home) for name in ("served", "processes")]
+    seam = Seam(str(roots[0]))
+    env = env_for(home)
+    stamp = ["--now", NOW, "--actor", "t"]
+    nxm = [sys.executable, "-c", "from nxm.cli import main; main()"]
+    for i, body in enumerate(bodies):
+        _, failed = seam.call("memory_add", {"body": body, "introduction": f"svc {i}", "now": NOW, "actor": "t"})  # fmt: skip
+        assert not failed
+        seam.call("memory_search", {"query": "PagerDutyHigh1 fired", "mode": "keyword"})
+        cli = [*nxm, "add", body, "--introduction", f"svc {i}", *stamp]
+        done = subprocess.run([*cli, "-w", str(roots[1])], env=env, capture_output=True)
+        assert done.returncode == 0, done.stderr.decode()
+    for mode in ("keyword", "hybrid"):
+        args = {"query": "PagerDutyHigh1 fired", "mode": mode, "now": NOW}
+        served, _ = seam.call("memory_search", args)
+        cmd = [*nxm, "search", args["query"], "--mode", mode, "--json"]
+        out = subprocess.run(
+            [*cmd, "--now", NOW, "-w", str(roots[1])], env=env, capture_output=True, text=True
+        )
+        assert served == out.stdout, mode
