@@ -243,15 +243,12 @@ class MemoryService:
         with self.store.writing(adds=True) as current:
             same = current.with_body(body_hash(body))
             old = self.resolve(current, supersedes) if supersedes is not None else None
-            if same and old is not None:
-                raise ConflictError(
-                    f"this body is already stored as memory {same[0]}; nothing was linked",
-                    suggestion=f"change the body, or close {old['key']} with `nxm close`",
-                    code="ALREADY_STORED",
-                )
-            if same:
-                out = {"created": False, "memory": self._out(current[same[0]])}
-                return {**out, "similar": [], "superseded": None}
+            if same:  # the add the similar-memory note invites: link the stored one instead
+                stored = current[same[0]]
+                if old is not None:
+                    stored = self._link(current, stored, old, now, actor)
+                out = {"created": False, "memory": self._out(stored), "similar": []}
+                return {**out, "superseded": old["key"] if old is not None else None}
             salt = 0
             while record["key"] in current:
                 salt += 1
@@ -272,6 +269,24 @@ class MemoryService:
         if hint:
             answer["note"] = hint
         return answer
+
+    def _link(
+        self, current: Any, stored: dict[str, Any], old: dict[str, Any], now: str, actor: str
+    ) -> dict[str, Any]:
+        """``stored`` supersedes ``old``: both histories say so and ``old`` is closed, in one
+        write (nothing when they already are linked)."""
+        if stored["key"] == old["key"]:
+            raise ConflictError(
+                f"memory {old['key']} has this body: a memory cannot supersede itself",
+                suggestion="give the new text as the body, or update the memory in place",
+                code="ALREADY_STORED",
+            )
+        if old["key"] in curate.linked(stored):
+            return stored
+        link = event("LINKED", now, actor, supersedes=old["key"])
+        after = {**stored, "events": [*stored["events"], link], "updated": now, "actor": actor}
+        self._write(current, [after, curate.supersede(old, stored["key"], now, actor)], None)
+        return after
 
     def _change(
         self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False

@@ -74,7 +74,7 @@ def test_superseding_a_closed_memory_links_it_and_keeps_it_closed(svc: MemorySer
     [
         ("missing", NotFoundError, None),
         ("forgotten", ConflictError, "BAD_STATE"),
-        ("same-body", ConflictError, "ALREADY_STORED"),
+        ("itself", ConflictError, "ALREADY_STORED"),
     ],
 )
 def test_a_supersedes_that_cannot_be_made_writes_nothing(
@@ -88,8 +88,33 @@ def test_a_supersedes_that_cannot_be_made_writes_nothing(
     elif setup == "forgotten":
         svc.forget(key=old["key"], now=OLD, actor="t")
     else:
-        _add(svc, body)
+        body = "Dana Kim owns the billing service."
     refused(svc, kind, lambda: _add(svc, body, NEW, supersedes=target), code)
+
+
+def test_re_adding_a_stored_body_with_supersedes_links_it(svc: MemoryService) -> None:
+    """What the similar-memory note invites: the add made the new memory, the re-add with
+    supersedes links it to the old one (once) instead of failing."""
+    old = _add(svc, "Dana Kim owns the billing service and its on-call rota.")["memory"]
+    body = "Priya Raman owns the billing service and its on-call rota now."
+    first = _add(svc, body, NEW)
+    assert first["similar"] and "supersedes" in first["note"]
+    again = _add(svc, body, NEW, supersedes=old["key"])
+    new = first["memory"]["key"]
+    assert (again["created"], again["superseded"], again["memory"]["key"]) == (
+        False,
+        old["key"],
+        new,
+    )
+    after_old = svc.show(key=old["key"])["memory"]
+    assert after_old["status"] == "closed"
+    assert after_old["events"][-1]["data"]["superseded_by"] == new
+    events = svc.show(key=new)["memory"]["events"]
+    assert events[-1]["type"] == "LINKED" and events[-1]["data"] == {"supersedes": old["key"]}
+    _add(svc, body, NEW, supersedes=old["key"])  # once more: already linked, nothing written
+    assert svc.show(key=new)["memory"]["events"] == events
+    found = svc.search(query="who owns the billing service", now=NEW)["results"]
+    assert [r["key"] for r in found][0] == new
 
 
 def test_add_reports_the_memories_it_resembles(svc: MemoryService) -> None:
