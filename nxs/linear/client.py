@@ -8,7 +8,6 @@ Linear is never sent twice. Messages from the server are scrubbed of the credent
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ import orjson
 from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.linear.connections import Connection
 from nxs.linear.documents import DOCUMENTS, MUTATIONS
+from nxs.ui.guard import is_loopback
 
 LINEAR_HOST = "api.linear.app"
 DEFAULT_URL = f"https://{LINEAR_HOST}/graphql"
@@ -30,16 +30,6 @@ RESET_HEADERS = (
     ("x-ratelimit-complexity-remaining", "x-ratelimit-complexity-reset"),
     ("x-ratelimit-endpoint-requests-remaining", "x-ratelimit-endpoint-requests-reset"),
 )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a URL's host is this machine (where tests and local proxies listen)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_url(url: str, origin: str) -> str:
@@ -338,4 +328,4 @@ def _first(errors: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return first, first.get("extensions") or {}
 
 
-__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url", "is_loopback"]
+__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url"]
