@@ -65,11 +65,6 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def cookie_name(port: int) -> str:
-    """The token cookie's name; per port, since a cookie for 127.0.0.1 is sent to every port."""
-    return f"nxs_ui_{port}"
-
-
 def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
     """The ``Host`` values a loopback server answers; None (any) beyond loopback with a token."""
     if not is_loopback(host):
@@ -106,7 +101,7 @@ class Guard:
     ) -> None:
         self.app, self.port, self.csrf, self.token = app, port, csrf, token
         self.hosts = allowed_hosts(host, port)
-        self.cookie = cookie_name(port)
+        self.cookie = f"nxs_ui_{port}"  # per port: a cookie for 127.0.0.1 goes to every port
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -182,6 +177,4 @@ class Guard:
         return None
 
 
-__all__ = [
-    "CSP", "CSRF_HEADER", "Guard", "allowed_hosts", "check_bind", "cookie_name", "is_loopback",
-]  # fmt: skip
+__all__ = ["CSP", "CSRF_HEADER", "Guard", "allowed_hosts", "check_bind", "is_loopback"]

@@ -86,15 +86,9 @@ class Dashboard:
             "workspace": self.seam.workspace,
         }
 
-    def call(self, tool: str, body: bytes, local: bool) -> tuple[int, bytes]:
-        """Run one tool for the page: (HTTP status, the rendered answer). Never raises."""
-        return self._run(tool, body, local, view=False)
-
-    def view(self, name: str, body: bytes) -> tuple[int, bytes]:
-        """Run one of the dashboard's own views (`nxs.registry.views`). Never raises."""
-        return self._run(f"ui_{name}", body, False, view=True)
-
-    def _run(self, tool: str, body: bytes, local: bool, *, view: bool) -> tuple[int, bytes]:
+    def run(self, tool: str, body: bytes, local: bool, view: bool) -> tuple[int, bytes]:
+        """Run one tool, or one of the dashboard's own views (`nxs.registry.views`), for the
+        page: (HTTP status, the rendered answer). Never raises."""
         try:
             arguments = self._arguments(tool, body, local, view)
         except NxsError as err:
@@ -157,17 +151,11 @@ class Dashboard:
         async def api_info(request: Request) -> Response:
             return _json(200, render(self.info(local_client(request))))
 
-        async def api_call(request: Request) -> Response:
-            body, tool = await request.body(), request.path_params["tool"]
-            status, data = await anyio.to_thread.run_sync(
-                self.call, tool, body, local_client(request)
-            )
-            return _json(status, data)
-
-        async def api_view(request: Request) -> Response:
-            body, name = await request.body(), request.path_params["name"]
-            status, data = await anyio.to_thread.run_sync(self.view, name, body)
-            return _json(status, data)
+        async def api(request: Request) -> Response:
+            view = "name" in request.path_params  # /api/view/NAME, else /api/call/TOOL
+            tool = f"ui_{request.path_params['name']}" if view else request.path_params["tool"]
+            body, local = await request.body(), local_client(request)
+            return _json(*await anyio.to_thread.run_sync(self.run, tool, body, local, view))
 
         def _json(status: int, data: bytes) -> Response:
             headers = {"cache-control": "no-store"}
@@ -177,8 +165,8 @@ class Dashboard:
             Route("/", page, methods=["GET"]),
             *(Route(path, asset, methods=["GET"]) for path in ASSETS),
             Route("/api/info", api_info, methods=["POST"]),
-            Route("/api/view/{name}", api_view, methods=["POST"]),
-            Route("/api/call/{tool}", api_call, methods=["POST"]),
+            Route("/api/view/{name}", api, methods=["POST"]),
+            Route("/api/call/{tool}", api, methods=["POST"]),
         ]
         return Starlette(routes=routes)
 
