@@ -251,15 +251,12 @@ class LinearClient:
         if isinstance(exc, httpx.TimeoutException):
             what = "did not answer in time"
         message = f"Linear at {urlsplit(self.url).hostname} {what}"
+        then = "try again"
         if mutation:
             message += "; the change may or may not have been applied"
-        return UpstreamError(
-            message,
-            suggestion="check your connection (or LINEAR_API_URL) and read the state back first"
-            if mutation
-            else "check your connection (or LINEAR_API_URL) and try again",
-            code="LINEAR_UNREACHABLE",
-        )
+            then = "read the state back first"
+        suggestion = f"check your connection (or LINEAR_API_URL) and {then}"
+        return UpstreamError(message, suggestion=suggestion, code="LINEAR_UNREACHABLE")
 
     def _data(self, resp: Any, body: dict[str, Any] | None) -> dict[str, Any]:
         if body is None:

@@ -308,14 +308,10 @@ def cross_reference_linear_memory(call: Call) -> tuple[str, dict]:
     return f"Memory {record['key']} linked to {len(new)} Linear issue(s)", data
 
 
-def _block(record: dict[str, Any]) -> str:
-    return f"**From nxs memory `{record['key']}`**: {record['introduction']}\n\n{record['body']}"
-
-
 def update_ticket_from_memory(call: Call) -> tuple[str, dict]:
     _, record = _memory(call)
     mode = call.arg("update_type", "add_comment")
-    block = _block(record)
+    block = f"**From nxs memory `{record['key']}`**: {record['introduction']}\n\n{record['body']}"
     data: dict[str, Any] = {"update_type": mode, "memory": _memory_out(record)}
     if mode == "add_comment":
         issue = _resolve(call, call.args["issue_id"])

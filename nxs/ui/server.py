@@ -199,12 +199,6 @@ def build_app(
     return app
 
 
-def url_for(host: str, port: int, token: str | None = None) -> str:
-    """The address to open; it carries the token (as Jupyter's does) when one is set."""
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-
-
 def serve(
     workspace: str | None,
     *,
@@ -245,7 +239,8 @@ def serve(
     except BaseException:
         sock.close()
         raise
-    url = url_for(host, port, token)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")  # as Jupyter's does
     announce(url)
     threading.Thread(target=app.seam.warm, name="nxs-ui-warm", daemon=True).start()
     if open_browser:
@@ -256,4 +251,4 @@ def serve(
     uvicorn.Server(config).run(sockets=[sock])
 
 
-__all__ = ["LOCAL_ONLY_TOOLS", "UI_TOOLS", "Dashboard", "build_app", "serve", "url_for"]
+__all__ = ["LOCAL_ONLY_TOOLS", "UI_TOOLS", "Dashboard", "build_app", "serve"]
