@@ -261,11 +261,7 @@ def parse_number(text: str) -> Any:
 
 def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     """Check arguments (``None``: not given; an unknown name is refused, never a silent no-op)
-    against the declaration; return handler keyword arguments. Every refusal has a suggestion.
-
-    Raises:
-        ValidationError: a missing, unknown, mistyped or out-of-range argument.
-    """
+    against the declaration; return handler keyword arguments. Every refusal has a suggestion."""
     try:
         return _validate(op, arguments)
     except ValidationError as err:

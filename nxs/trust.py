@@ -36,11 +36,8 @@ def _inside(path: str, root: str) -> bool:
 
 
 def check_paths(root: Path) -> None:
-    """Refuse a workspace where a path nxs writes resolves outside it (a committed symlink).
-
-    Raises:
-        ValidationError: ``UNSAFE_PATH``, naming the link and where it points.
-    """
+    """Refuse a workspace where a path nxs writes resolves outside it (a committed symlink),
+    naming the link and where it points."""
     real = os.path.realpath(root)
     for name in WRITES:
         path = os.path.join(root, name)
@@ -105,11 +102,8 @@ def _env_options() -> dict[str, Any]:
 
 def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     """The store URI to use (None: the workspace's own files, also for a plain path) and its
-    options: the environment's, else a committed one `trust` confirmed as it is now.
-
-    Raises:
-        ValidationError: ``UNTRUSTED_STORE`` for a committed store nobody confirmed.
-    """
+    options: the environment's, else a committed one `trust` confirmed as it is now (a store
+    nobody confirmed is refused)."""
     env = os.environ.get(ENV_STORE, "").strip()
     if env:
         return (env, _env_options()) if "://" in env else (None, {})

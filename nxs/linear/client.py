@@ -33,12 +33,7 @@ RESET_HEADERS = (
 
 
 def check_url(url: str, origin: str) -> str:
-    """A well-formed endpoint: ``https`` to any host, ``http`` only to loopback.
-
-    Raises:
-        ValidationError: ``BAD_LINEAR_URL`` for a malformed URL, ``INSECURE_LINEAR_URL`` for
-            plain http to another machine.
-    """
+    """A well-formed endpoint: ``https`` to any host, ``http`` only to loopback (else refused)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""

@@ -86,11 +86,8 @@ def get_linear_issue(call: Call) -> tuple[str, dict]:
 
 
 def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The IssueFilter fragment for ``search_filters``, and the filters applied.
-
-    Raises:
-        ValidationError: a key other than state, label, project; a bad value.
-    """
+    """The IssueFilter fragment for ``search_filters``, and the filters applied (a key other
+    than state, label, project, or a bad value, is refused)."""
     filters = filters or {}
     unknown = sorted(k for k in filters if k not in FILTER_KEYS)
     if unknown:

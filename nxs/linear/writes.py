@@ -33,11 +33,7 @@ STOPWORDS = frozenset(
 
 def ids(name: str, values: list[str]) -> list[str]:
     """Ids stripped and deduplicated; a blank one is refused, never dropped (``labels: [""]``
-    would clear every label).
-
-    Raises:
-        ValidationError: an empty or blank item.
-    """
+    would clear every label)."""
     if any(not v.strip() for v in values):
         raise ValidationError(
             f"{name} holds an empty id",
@@ -209,11 +205,8 @@ def _memory(call: Call) -> tuple[Any, dict[str, Any]]:
 
 
 def _org_key(call: Call, issue: dict[str, Any]) -> str:
-    """The urlKey of the call's organisation (asked with the issue), or its issue URL's.
-
-    Raises:
-        UpstreamError: Linear said neither (a link must name its organisation).
-    """
+    """The urlKey of the call's organisation (asked with the issue), or its issue URL's;
+    UpstreamError when Linear said neither (a link must name its organisation)."""
     org = call.org_key or links.url_key(issue.get("url"))
     if not org:
         raise UpstreamError(

@@ -51,11 +51,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve beyond loopback without a token.
-
-    Raises:
-        ValidationError: a non-loopback host and no token.
-    """
+    """Refuse to serve beyond loopback without a token."""
     if not is_loopback(host) and not token:
         raise ValidationError(
             f"refusing to serve the dashboard on {host} without a token: anyone who can reach "
