@@ -118,8 +118,7 @@ class Operation:
             if p.list_aliases:
                 for alias in p.aliases:
                     props[alias] = {**p.schema(), "description": f"Alias of {p.name}."}
-        for p in self.seam_params:
-            props[p.name] = p.schema()
+        props.update({p.name: p.schema() for p in self.seam_params})
         required = [p.name for p in self.params if p.required]
         schema: dict[str, Any] = {"type": "object", "properties": props}
         if required:

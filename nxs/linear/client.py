@@ -59,11 +59,7 @@ def api_url(conn: Connection, section: dict[str, Any]) -> str:
 
     A workspace's ``[linear] api_url`` is committed, so it may name only Linear or loopback: a
     cloned project must not send your key to a server of its choosing. The user's own settings
-    (the variable, ``connect --api-url``) may name a proxy.
-
-    Raises:
-        ValidationError: a malformed or clear-text URL, or a workspace URL pointing elsewhere.
-    """
+    (the variable, ``connect --api-url``) may name a proxy."""
     if os.environ.get(ENV_URL, "").strip():
         return check_url(os.environ[ENV_URL].strip(), ENV_URL)
     if conn.api_url:

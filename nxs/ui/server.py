@@ -180,12 +180,8 @@ def build_app(
     actor: str | None = None,
     csrf: str | None = None,
 ) -> Any:
-    """The guarded dashboard ASGI app for a workspace (the checks of `nxs.ui.guard` first).
-
-    Raises:
-        ValidationError: a non-loopback host without a token.
-        NotFoundError: no workspace, or the memory module is not active in it.
-    """
+    """The guarded dashboard ASGI app for a workspace; refused beyond loopback without a token
+    (`nxs.ui.guard`), and where the memory module is not active."""
     from nxs.mcp.server import Seam
     from nxs.workspace import find
 
