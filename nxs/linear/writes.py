@@ -229,7 +229,6 @@ def _migrate(call: Call, service: Any, record: dict[str, Any], data: dict[str, A
 
 def _stamp(call: Call, service: Any, key: str, org: str, issues: list[dict]) -> dict[str, Any]:
     """Add ``linear:<org>/<IDENTIFIER>`` refs and one LINKED event (issue ids kept in it)."""
-    label = call.label
 
     def apply(record: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         held = {r.lower() for r in record["refs"]}
@@ -238,7 +237,7 @@ def _stamp(call: Call, service: Any, key: str, org: str, issues: list[dict]) -> 
             if ref.lower() not in held:
                 record["refs"].append(ref)
         linked = [{"id": i["id"], "identifier": i["identifier"], "url": i["url"]} for i in issues]
-        return links.LINKED, {"org": label, "org_key": org, "linear_issues": linked}
+        return links.LINKED, {"org": call.label, "org_key": org, "linear_issues": linked}
 
     # the one private method used: a link is one LINKED event with the issues' ids and URLs
     return service._change(key, call.ctx.now, call.ctx.actor, apply)["memory"]
