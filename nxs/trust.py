@@ -67,10 +67,7 @@ def _fingerprint(root: Path, store: str, options: dict[str, Any]) -> str:
 
 def endpoint(options: dict[str, Any]) -> str | None:
     """The endpoint a store's options name (``aws_endpoint``, ``azure_storage_endpoint``, …)."""
-    for name, value in sorted(options.items()):
-        if "endpoint" in name.lower() and value:
-            return str(value)
-    return None
+    return next((str(v) for k, v in sorted(options.items()) if "endpoint" in k.lower() and v), None)
 
 
 def _remote(store: str) -> bool:
