@@ -26,11 +26,8 @@ def resolve_actor(explicit: str | None, env: tuple[str, ...] = SERVER_ACTOR_ENV)
 
 
 def resolve_now(explicit: str | None) -> str:
-    """The timestamp a write stamps: the explicit one normalised, else the current time.
-
-    Raises:
-        ValidationError: ``now`` is not an ISO-8601 timestamp.
-    """
+    """The timestamp a write stamps: the explicit one normalised (refused unless ISO-8601),
+    else the current time."""
     if explicit is None:
         return timestamp()
     try:
@@ -64,11 +61,8 @@ class Context:
         return self.services[key]
 
     def service(self, name: str) -> Any:
-        """The service of module ``name`` in this call's workspace, made once per context.
-
-        Raises:
-            NotFoundError: the module is not active there.
-        """
+        """The service of module ``name`` in this call's workspace, made once per context
+        (NotFoundError where the module is not active)."""
         ws = self.workspace
         ws.require(name)
         key = (name, ws.root)

@@ -115,8 +115,8 @@ class Operation:
             if p.list_aliases:
                 for alias in p.aliases:
                     props[alias] = {**p.schema(), "description": f"Alias of {p.name}."}
-        for p in self.seam_params if seam else ():
-            props[p.name] = p.schema()
+        if seam:
+            props.update({p.name: p.schema() for p in self.seam_params})
         required = [p.name for p in self.params if p.required]
         schema: dict[str, Any] = {"type": "object", "properties": props}
         if required:
@@ -256,11 +256,7 @@ def parse_number(text: str) -> Any:
 
 def validate(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     """Check arguments (``None``: not given; an unknown name is refused, never a silent no-op)
-    against the declaration; return handler keyword arguments. Every refusal has a suggestion.
-
-    Raises:
-        ValidationError: a missing, unknown, mistyped or out-of-range argument.
-    """
+    against the declaration; return handler keyword arguments. Every refusal has a suggestion."""
     try:
         return _validate(op, arguments)
     except ValidationError as err:

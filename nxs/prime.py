@@ -137,7 +137,10 @@ def output(
     if quiet_outside and _outside(workspace):
         return b""
     text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools)
-    return claude_code_hook(text) if format_ == "claude-code" else text.encode()
+    if format_ != "claude-code":
+        return text.encode()
+    hook = {"hookEventName": "SessionStart", "additionalContext": text}  # what Claude Code reads
+    return orjson.dumps({"hookSpecificOutput": hook}, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def _outside(workspace: str | None) -> bool:
@@ -192,13 +195,7 @@ def fast_main(argv: list[str]) -> bool:
     return True
 
 
-def claude_code_hook(text: str) -> bytes:
-    """The SessionStart hook answer Claude Code reads: the text as additional context."""
-    payload = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    return orjson.dumps(payload, option=orjson.OPT_APPEND_NEWLINE)
-
-
 __all__ = [
-    "FORMATS", "HOOKED", "SEAMS", "claude_code_hook", "fast_main", "one_line", "output",
+    "FORMATS", "HOOKED", "SEAMS", "fast_main", "one_line", "output",
     "prime_text", "served_tools",
 ]  # fmt: skip

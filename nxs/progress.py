@@ -54,16 +54,14 @@ def _line(label: str, done: int, total: int) -> None:
     started, printed = state
     elapsed = now - started
     finished = done >= total
+    if finished:
+        _bars.pop(label, None)
     if elapsed < QUIET_S or (now - printed < EVERY_S if not finished else not printed):
-        if finished:
-            _bars.pop(label, None)
         return
     state[1] = now
     rate = done / elapsed if elapsed > 0 else 0.0
     left = f", about {(total - done) / rate:.0f} s left" if rate and not finished else ""
     print(f"nxs: {label}: {done:,} of {total:,} ({rate:,.0f}/s{left})", file=sys.stderr, flush=True)
-    if finished:
-        _bars.pop(label, None)
 
 
 def report(label: str, done: int, total: int) -> None:

@@ -34,7 +34,6 @@ ALSO: tuple[tuple[str, str, str], ...] = (
     ("memory_close", "nxm close KEY", "retire it, undone by memory_reopen"),
     ("memory_restore", "nxm restore KEY", "undo a forget"),
 )
-SEAMS = ("cli", "mcp")
 _TOOL = re.compile(r"\b(?:memory|graph|linear)_[a-z_]+\b")
 
 
@@ -42,11 +41,6 @@ def _ops() -> dict[str, Any]:
     from nxs.registry import operations
 
     return {op.tool: op for op in operations()}
-
-
-def name(tool: str, seam: str) -> str:
-    """How the text names a tool: itself to a host, its verb in backticks to a shell."""
-    return tool if seam == "mcp" else f"`{_ops()[tool].command}`"
 
 
 def speak(text: str, seam: str) -> str:
@@ -84,4 +78,4 @@ def named(text: str) -> set[str]:
     return set(_TOOL.findall(text))
 
 
-__all__ = ["ALSO", "SEAMS", "STEPS", "also", "name", "named", "speak", "steps"]
+__all__ = ["ALSO", "STEPS", "also", "named", "speak", "steps"]

@@ -36,11 +36,8 @@ def _inside(path: str, root: str) -> bool:
 
 
 def check_paths(root: Path) -> None:
-    """Refuse a workspace where a path nxs writes resolves outside it (a committed symlink).
-
-    Raises:
-        ValidationError: ``UNSAFE_PATH``, naming the link and where it points.
-    """
+    """Refuse a workspace where a path nxs writes resolves outside it (a committed symlink),
+    naming the link and where it points."""
     real = os.path.realpath(root)
     for name in WRITES:
         path = os.path.join(root, name)
@@ -70,10 +67,7 @@ def _fingerprint(root: Path, store: str, options: dict[str, Any]) -> str:
 
 def endpoint(options: dict[str, Any]) -> str | None:
     """The endpoint a store's options name (``aws_endpoint``, ``azure_storage_endpoint``, …)."""
-    for name, value in sorted(options.items()):
-        if "endpoint" in name.lower() and value:
-            return str(value)
-    return None
+    return next((str(v) for k, v in sorted(options.items()) if "endpoint" in k.lower() and v), None)
 
 
 def _remote(store: str) -> bool:
@@ -105,11 +99,8 @@ def _env_options() -> dict[str, Any]:
 
 def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     """The store URI to use (None: the workspace's own files, also for a plain path) and its
-    options: the environment's, else a committed one `trust` confirmed as it is now.
-
-    Raises:
-        ValidationError: ``UNTRUSTED_STORE`` for a committed store nobody confirmed.
-    """
+    options: the environment's, else a committed one `trust` confirmed as it is now (a store
+    nobody confirmed is refused)."""
     env = os.environ.get(ENV_STORE, "").strip()
     if env:
         return (env, _env_options()) if "://" in env else (None, {})

@@ -132,11 +132,8 @@ def dump_config(config: dict[str, Any]) -> str:
 
 
 def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
-    """Create or extend a workspace at ``path``; return it and the modules newly activated.
-
-    Raises:
-        ValidationError: an unknown module, or an unreadable existing config.
-    """
+    """Create or extend a workspace at ``path`` (an unknown module, or an unreadable config, is
+    refused); return it and the modules newly activated."""
     unknown = [m for m in modules if m not in MODULES]
     if unknown:
         raise ValidationError(

@@ -70,11 +70,7 @@ MUTATE = _table(
 
 
 def check(spec: Action, given: dict[str, Any]) -> None:
-    """Refuse parameters the action does not use and missing required ones.
-
-    Raises:
-        ValidationError: naming the parameter and what the action takes.
-    """
+    """Refuse parameters the action does not use and missing required ones, naming what it takes."""
     takes = ", ".join(spec.uses) if spec.uses else "no parameters besides org"
     if unused := sorted(k for k in given if k not in spec.uses):
         raise ValidationError(

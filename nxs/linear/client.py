@@ -8,7 +8,6 @@ Linear is never sent twice. Messages from the server are scrubbed of the credent
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ import orjson
 from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.linear.connections import Connection
 from nxs.linear.documents import DOCUMENTS, MUTATIONS
+from nxs.ui.guard import is_loopback
 
 LINEAR_HOST = "api.linear.app"
 DEFAULT_URL = f"https://{LINEAR_HOST}/graphql"
@@ -32,23 +32,8 @@ RESET_HEADERS = (
 )
 
 
-def is_loopback(host: str) -> bool:
-    """Whether a URL's host is this machine (where tests and local proxies listen)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_url(url: str, origin: str) -> str:
-    """A well-formed endpoint: ``https`` to any host, ``http`` only to loopback.
-
-    Raises:
-        ValidationError: ``BAD_LINEAR_URL`` for a malformed URL, ``INSECURE_LINEAR_URL`` for
-            plain http to another machine.
-    """
+    """A well-formed endpoint: ``https`` to any host, ``http`` only to loopback (else refused)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -74,11 +59,7 @@ def api_url(conn: Connection, section: dict[str, Any]) -> str:
 
     A workspace's ``[linear] api_url`` is committed, so it may name only Linear or loopback: a
     cloned project must not send your key to a server of its choosing. The user's own settings
-    (the variable, ``connect --api-url``) may name a proxy.
-
-    Raises:
-        ValidationError: a malformed or clear-text URL, or a workspace URL pointing elsewhere.
-    """
+    (the variable, ``connect --api-url``) may name a proxy."""
     if os.environ.get(ENV_URL, "").strip():
         return check_url(os.environ[ENV_URL].strip(), ENV_URL)
     if conn.api_url:
@@ -261,15 +242,12 @@ class LinearClient:
         if isinstance(exc, httpx.TimeoutException):
             what = "did not answer in time"
         message = f"Linear at {urlsplit(self.url).hostname} {what}"
+        then = "try again"
         if mutation:
             message += "; the change may or may not have been applied"
-        return UpstreamError(
-            message,
-            suggestion="check your connection (or LINEAR_API_URL) and read the state back first"
-            if mutation
-            else "check your connection (or LINEAR_API_URL) and try again",
-            code="LINEAR_UNREACHABLE",
-        )
+            then = "read the state back first"
+        suggestion = f"check your connection (or LINEAR_API_URL) and {then}"
+        return UpstreamError(message, suggestion=suggestion, code="LINEAR_UNREACHABLE")
 
     def _data(self, resp: Any, body: dict[str, Any] | None) -> dict[str, Any]:
         if body is None:
@@ -338,4 +316,4 @@ def _first(errors: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return first, first.get("extensions") or {}
 
 
-__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url", "is_loopback"]
+__all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url"]

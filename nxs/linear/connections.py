@@ -106,11 +106,7 @@ def labels() -> list[str]:
 
 
 def check_label(label: str) -> str:
-    """A valid label, stripped.
-
-    Raises:
-        ValidationError: empty, too long, or with characters other than letters, digits, ``_.-``.
-    """
+    """A valid label, stripped: 1-40 letters, digits, ``_.-``, and not a key (else refused)."""
     label = label.strip()
     if looks_like_key(label):
         raise ValidationError(
@@ -129,11 +125,8 @@ def check_label(label: str) -> str:
 
 
 def check_key(key: str) -> str:
-    """A plausible credential, stripped (its value never appears in the error).
-
-    Raises:
-        ValidationError: empty, several lines, containing spaces, or absurdly long.
-    """
+    """A plausible credential, stripped; refused when empty, spaced or absurdly long (its value
+    never appears in the error)."""
     key = key.strip()
     if key.lower().startswith("bearer "):
         key = key[7:].strip()
@@ -146,12 +139,8 @@ def check_key(key: str) -> str:
 
 
 def connect(label: str, key: str, *, oauth: bool = False, api_url: str | None = None) -> dict:
-    """Store (or replace) the key of one organisation under its label.
-
-    Raises:
-        ValidationError: a bad label or key.
-        ConflictError: the same key is already stored under another label.
-    """
+    """Store (or replace) the key of one organisation under its label (ConflictError when
+    another label holds the same key)."""
     label, key = check_label(label), check_key(key)
     data = _read()
     stored: dict[str, Any] = data["workspaces"]
@@ -181,11 +170,7 @@ def connect(label: str, key: str, *, oauth: bool = False, api_url: str | None = 
 
 
 def disconnect(label: str) -> dict:
-    """Forget the key stored under a label (case-insensitive).
-
-    Raises:
-        NotFoundError: no organisation has that label.
-    """
+    """Forget the key stored under a label, case-insensitive (NotFoundError: none has it)."""
     data = _read()
     stored: dict[str, Any] = data["workspaces"]
     match = next((k for k in stored if k.lower() == label.strip().lower()), None)
@@ -245,11 +230,7 @@ def check_workspace(workspace: str | None) -> None:
     """Refuse a ``workspace`` that names a connected organisation (seed 000's spelling).
 
     In nxs ``workspace`` is the workspace path (SPEC section 2): a label there is refused, never
-    used as a path, even where a directory of that name exists.
-
-    Raises:
-        ValidationError: ``USE_ORG``, naming ``org``.
-    """
+    used as a path, even where a directory of that name exists."""
     if not workspace or not LABEL_RE.match(workspace.strip()):
         return
     if match := _match(load(), workspace):

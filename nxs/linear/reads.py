@@ -34,19 +34,23 @@ STATE_TYPES: dict[str, tuple[str, ...]] = {
 CLOSED_TYPES = ("completed", "canceled")
 
 
-def _all(call: Call, name: str, field: str, cap: int = LIST_CAP) -> tuple[list[dict], bool]:
-    """Every node of a paginated top-level connection, up to ``cap``; True when cut there."""
-    out: list[dict[str, Any]] = []
+def _pages(
+    call: Call, name: str, path: str, first: int = PAGE, cap: int = LIST_CAP, **variables: Any
+) -> tuple[dict, list[dict], bool]:
+    """Follow the pages of connection ``path`` ("teams", "issue.comments") up to ``cap`` nodes:
+    the node holding it, the nodes, and whether Linear has more."""
+    holder, _, field = path.rpartition(".")
+    found: list[dict[str, Any]] = []
     after = None
     while True:
-        conn = call.run(name, {"first": PAGE, "after": after})[field]
-        out.extend(shape.nodes(conn))
-        page = conn.get("pageInfo") or {}
-        if not page.get("hasNextPage"):
-            return out, False
-        if len(out) >= cap:
-            return out[:cap], True
-        after = page.get("endCursor")
+        data = call.run(name, {**variables, "first": first, "after": after})
+        node = data[holder] if holder else data
+        conn = node.get(field) or {}
+        found.extend(shape.nodes(conn))
+        more = bool((conn.get("pageInfo") or {}).get("hasNextPage"))
+        if not more or len(found) >= cap:
+            return node, found[:cap], more
+        after = conn["pageInfo"].get("endCursor")
 
 
 def _hint(data: dict[str, Any], cut: bool) -> None:
@@ -66,13 +70,13 @@ def _rows(field: str, rows: list[Any], cut: bool | None = None, **more: Any) -> 
 
 
 def get_linear_teams(call: Call) -> tuple[str, dict]:
-    teams, cut = _all(call, "Teams", "teams")
+    _, teams, cut = _pages(call, "Teams", "teams")
     rows = [{**shape.team(t), "description": t.get("description")} for t in teams]
     return "Linear teams retrieved", _rows("teams", rows, cut)
 
 
 def get_linear_projects(call: Call) -> tuple[str, dict]:
-    projects, cut = _all(call, "Projects", "projects")
+    _, projects, cut = _pages(call, "Projects", "projects")
     return "Linear projects retrieved", _rows("projects", [shape.project(p) for p in projects], cut)
 
 
@@ -82,11 +86,8 @@ def get_linear_issue(call: Call) -> tuple[str, dict]:
 
 
 def search_filter(filters: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The IssueFilter fragment for ``search_filters``, and the filters applied.
-
-    Raises:
-        ValidationError: a key other than state, label, project; a bad value.
-    """
+    """The IssueFilter fragment for ``search_filters``, and the filters applied (a key other
+    than state, label, project, or a bad value, is refused)."""
     filters = filters or {}
     unknown = sorted(k for k in filters if k not in FILTER_KEYS)
     if unknown:
@@ -186,7 +187,7 @@ def get_linear_team_detail(call: Call) -> tuple[str, dict]:
 
 
 def list_linear_labels(call: Call) -> tuple[str, dict]:
-    labels, cut = _all(call, "Labels", "issueLabels")
+    _, labels, cut = _pages(call, "Labels", "issueLabels")
     rows = [shape.label(n) for n in labels]
     data = _rows("labels", rows, cut)
     if call.arg("team_id"):
@@ -213,7 +214,7 @@ def list_linear_statuses(call: Call) -> tuple[str, dict]:
 
 
 def list_linear_users(call: Call) -> tuple[str, dict]:
-    users, cut = _all(call, "Users", "users")
+    _, users, cut = _pages(call, "Users", "users")
     rows = [shape.ref(u, "id", "name", "displayName", "email", "active") for u in users]
     for row in rows:
         row["display_name"] = row.pop("displayName")
@@ -221,17 +222,10 @@ def list_linear_users(call: Call) -> tuple[str, dict]:
 
 
 def _comments(call: Call, first: int, cap: int) -> tuple[dict, list[dict], bool]:
-    variables: dict[str, Any] = {"id": call.args["issue_id"], "first": first, "after": None}
-    found: list[dict[str, Any]] = []
-    while True:
-        node = call.run("Comments", variables)["issue"]
-        conn = node.get("comments") or {}
-        found.extend(shape.nodes(conn))
-        more = bool((conn.get("pageInfo") or {}).get("hasNextPage"))
-        if not more or len(found) >= cap:
-            found.sort(key=lambda c: (c.get("createdAt") or "", c["id"]))
-            return node, found[:cap], more
-        variables["after"] = conn["pageInfo"].get("endCursor")
+    node, found, more = _pages(
+        call, "Comments", "issue.comments", first, cap, id=call.args["issue_id"]
+    )
+    return node, sorted(found, key=lambda c: (c.get("createdAt") or "", c["id"])), more
 
 
 def list_linear_comments(call: Call) -> tuple[str, dict]:

@@ -93,11 +93,7 @@ class Call:
             self._client.close()
 
     def memory(self) -> MemoryService:
-        """The memory service of the nxs workspace (needed by memory-touching actions).
-
-        Raises:
-            NotFoundError: no workspace, or its memory module is not active.
-        """
+        """The memory service of the nxs workspace; its NotFoundError says the action needs it."""
         try:
             return self.ctx.memory
         except NotFoundError as err:

@@ -33,11 +33,7 @@ STOPWORDS = frozenset(
 
 def ids(name: str, values: list[str]) -> list[str]:
     """Ids stripped and deduplicated; a blank one is refused, never dropped (``labels: [""]``
-    would clear every label).
-
-    Raises:
-        ValidationError: an empty or blank item.
-    """
+    would clear every label)."""
     if any(not v.strip() for v in values):
         raise ValidationError(
             f"{name} holds an empty id",
@@ -209,11 +205,8 @@ def _memory(call: Call) -> tuple[Any, dict[str, Any]]:
 
 
 def _org_key(call: Call, issue: dict[str, Any]) -> str:
-    """The urlKey of the call's organisation (asked with the issue), or its issue URL's.
-
-    Raises:
-        UpstreamError: Linear said neither (a link must name its organisation).
-    """
+    """The urlKey of the call's organisation (asked with the issue), or its issue URL's;
+    UpstreamError when Linear said neither (a link must name its organisation)."""
     org = call.org_key or links.url_key(issue.get("url"))
     if not org:
         raise UpstreamError(
@@ -236,7 +229,6 @@ def _migrate(call: Call, service: Any, record: dict[str, Any], data: dict[str, A
 
 def _stamp(call: Call, service: Any, key: str, org: str, issues: list[dict]) -> dict[str, Any]:
     """Add ``linear:<org>/<IDENTIFIER>`` refs and one LINKED event (issue ids kept in it)."""
-    label = call.label
 
     def apply(record: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         held = {r.lower() for r in record["refs"]}
@@ -245,7 +237,7 @@ def _stamp(call: Call, service: Any, key: str, org: str, issues: list[dict]) -> 
             if ref.lower() not in held:
                 record["refs"].append(ref)
         linked = [{"id": i["id"], "identifier": i["identifier"], "url": i["url"]} for i in issues]
-        return links.LINKED, {"org": label, "org_key": org, "linear_issues": linked}
+        return links.LINKED, {"org": call.label, "org_key": org, "linear_issues": linked}
 
     # the one private method used: a link is one LINKED event with the issues' ids and URLs
     return service._change(key, call.ctx.now, call.ctx.actor, apply)["memory"]
@@ -308,14 +300,10 @@ def cross_reference_linear_memory(call: Call) -> tuple[str, dict]:
     return f"Memory {record['key']} linked to {len(new)} Linear issue(s)", data
 
 
-def _block(record: dict[str, Any]) -> str:
-    return f"**From nxs memory `{record['key']}`**: {record['introduction']}\n\n{record['body']}"
-
-
 def update_ticket_from_memory(call: Call) -> tuple[str, dict]:
     _, record = _memory(call)
     mode = call.arg("update_type", "add_comment")
-    block = _block(record)
+    block = f"**From nxs memory `{record['key']}`**: {record['introduction']}\n\n{record['body']}"
     data: dict[str, Any] = {"update_type": mode, "memory": _memory_out(record)}
     if mode == "add_comment":
         issue = _resolve(call, call.args["issue_id"])

@@ -51,11 +51,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve beyond loopback without a token.
-
-    Raises:
-        ValidationError: a non-loopback host and no token.
-    """
+    """Refuse to serve beyond loopback without a token."""
     if not is_loopback(host) and not token:
         raise ValidationError(
             f"refusing to serve the dashboard on {host} without a token: anyone who can reach "
@@ -63,11 +59,6 @@ def check_bind(host: str, token: str | None) -> None:
             suggestion="pass --token (or set NXS_UI_TOKEN), or keep the default 127.0.0.1",
             code="TOKEN_REQUIRED",
         )
-
-
-def cookie_name(port: int) -> str:
-    """The token cookie's name; per port, since a cookie for 127.0.0.1 is sent to every port."""
-    return f"nxs_ui_{port}"
 
 
 def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
@@ -106,7 +97,7 @@ class Guard:
     ) -> None:
         self.app, self.port, self.csrf, self.token = app, port, csrf, token
         self.hosts = allowed_hosts(host, port)
-        self.cookie = cookie_name(port)
+        self.cookie = f"nxs_ui_{port}"  # per port: a cookie for 127.0.0.1 goes to every port
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -182,6 +173,4 @@ class Guard:
         return None
 
 
-__all__ = [
-    "CSP", "CSRF_HEADER", "Guard", "allowed_hosts", "check_bind", "cookie_name", "is_loopback",
-]  # fmt: skip
+__all__ = ["CSP", "CSRF_HEADER", "Guard", "allowed_hosts", "check_bind", "is_loopback"]

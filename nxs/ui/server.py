@@ -86,15 +86,9 @@ class Dashboard:
             "workspace": self.seam.workspace,
         }
 
-    def call(self, tool: str, body: bytes, local: bool) -> tuple[int, bytes]:
-        """Run one tool for the page: (HTTP status, the rendered answer). Never raises."""
-        return self._run(tool, body, local, view=False)
-
-    def view(self, name: str, body: bytes) -> tuple[int, bytes]:
-        """Run one of the dashboard's own views (`nxs.registry.views`). Never raises."""
-        return self._run(f"ui_{name}", body, False, view=True)
-
-    def _run(self, tool: str, body: bytes, local: bool, *, view: bool) -> tuple[int, bytes]:
+    def run(self, tool: str, body: bytes, local: bool, view: bool) -> tuple[int, bytes]:
+        """Run one tool, or one of the dashboard's own views (`nxs.registry.views`), for the
+        page: (HTTP status, the rendered answer). Never raises."""
         try:
             arguments = self._arguments(tool, body, local, view)
         except NxsError as err:
@@ -157,17 +151,11 @@ class Dashboard:
         async def api_info(request: Request) -> Response:
             return _json(200, render(self.info(local_client(request))))
 
-        async def api_call(request: Request) -> Response:
-            body, tool = await request.body(), request.path_params["tool"]
-            status, data = await anyio.to_thread.run_sync(
-                self.call, tool, body, local_client(request)
-            )
-            return _json(status, data)
-
-        async def api_view(request: Request) -> Response:
-            body, name = await request.body(), request.path_params["name"]
-            status, data = await anyio.to_thread.run_sync(self.view, name, body)
-            return _json(status, data)
+        async def api(request: Request) -> Response:
+            view = "name" in request.path_params  # /api/view/NAME, else /api/call/TOOL
+            tool = f"ui_{request.path_params['name']}" if view else request.path_params["tool"]
+            body, local = await request.body(), local_client(request)
+            return _json(*await anyio.to_thread.run_sync(self.run, tool, body, local, view))
 
         def _json(status: int, data: bytes) -> Response:
             headers = {"cache-control": "no-store"}
@@ -177,8 +165,8 @@ class Dashboard:
             Route("/", page, methods=["GET"]),
             *(Route(path, asset, methods=["GET"]) for path in ASSETS),
             Route("/api/info", api_info, methods=["POST"]),
-            Route("/api/view/{name}", api_view, methods=["POST"]),
-            Route("/api/call/{tool}", api_call, methods=["POST"]),
+            Route("/api/view/{name}", api, methods=["POST"]),
+            Route("/api/call/{tool}", api, methods=["POST"]),
         ]
         return Starlette(routes=routes)
 
@@ -192,12 +180,8 @@ def build_app(
     actor: str | None = None,
     csrf: str | None = None,
 ) -> Any:
-    """The guarded dashboard ASGI app for a workspace (the checks of `nxs.ui.guard` first).
-
-    Raises:
-        ValidationError: a non-loopback host without a token.
-        NotFoundError: no workspace, or the memory module is not active in it.
-    """
+    """The guarded dashboard ASGI app for a workspace; refused beyond loopback without a token
+    (`nxs.ui.guard`), and where the memory module is not active."""
     from nxs.mcp.server import Seam
     from nxs.workspace import find
 
@@ -209,12 +193,6 @@ def build_app(
     app = Guard(dashboard.app(), host=host, port=port, csrf=csrf, token=token)
     app.seam = seam  # type: ignore[attr-defined]  # so `serve` can warm it
     return app
-
-
-def url_for(host: str, port: int, token: str | None = None) -> str:
-    """The address to open; it carries the token (as Jupyter's does) when one is set."""
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
 
 
 def serve(
@@ -257,7 +235,8 @@ def serve(
     except BaseException:
         sock.close()
         raise
-    url = url_for(host, port, token)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")  # as Jupyter's does
     announce(url)
     threading.Thread(target=app.seam.warm, name="nxs-ui-warm", daemon=True).start()
     if open_browser:
@@ -268,4 +247,4 @@ def serve(
     uvicorn.Server(config).run(sockets=[sock])
 
 
-__all__ = ["LOCAL_ONLY_TOOLS", "UI_TOOLS", "Dashboard", "build_app", "serve", "url_for"]
+__all__ = ["LOCAL_ONLY_TOOLS", "UI_TOOLS", "Dashboard", "build_app", "serve"]
