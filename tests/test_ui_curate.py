@@ -129,6 +129,34 @@ def test_adding_a_memory_refuses_inline_and_writes_nothing(
     ]
 
 
+def test_a_similar_memory_added_here_is_named_with_the_supersede_one_click_away(
+    browser: Browser, dashboard: dict[str, Any]
+) -> None:
+    """The CLI's similar-memory note in the dashboard, and its advice followed from the notice:
+    the old memory is closed and linked to the new one, nothing else is written."""
+    old_body = "Dana Kim owns the billing service and its on-call rota."
+    old = api(browser, "memory_add", {"body": old_body, "introduction": "Dana owns billing"})
+    browser.view("#/memories")
+    browser.click("#add-open")
+    browser.type("#add-body", "Priya Raman owns the billing service and its on-call rota now.")
+    browser.type("#add-introduction", "Priya owns billing")
+    browser.click("#add-submit")
+    key = old["memory"]["key"]
+    text = flash_text(browser, key[:8])
+    assert "Dana owns billing" in text and f"It replaces {key[:8]}" in text
+    browser.wait(
+        "location.hash.startsWith('#/memory/') && document.querySelector('#history')",
+        "the new memory",
+    )
+    new = browser.text("#memory-key")
+    browser.click("#flash button")
+    flash_text(browser, f"{key[:8]} is closed, replaced by this one.")
+    closed = api(browser, "memory_show", {"key": key})["memory"]
+    assert closed["status"] == "closed" and closed["events"][-1]["data"]["superseded_by"] == new
+    linked = api(browser, "memory_show", {"key": new})["memory"]["events"]
+    assert [e["type"] for e in linked] == ["CREATED", "LINKED"]
+
+
 def test_editing_text_and_classification_refuses_inline(
     browser: Browser, dashboard: dict[str, Any]
 ) -> None:

@@ -1,6 +1,6 @@
 // The memory list: filters, sorting, bulk actions over a selection, export, and adding one.
 import {
-  badge, call, clearRefusal, download, field, flash, go, h, link, memoryHref, opts,
+  act, badge, call, clearRefusal, download, field, flash, go, h, link, memoryHref, opts,
   plural, select, shortKey, showRefusal, state, time, view,
 } from "./dom.js";
 
@@ -280,7 +280,14 @@ function addForm() {
       try {
         const got = await call("memory_add", args);
         form.reset();
-        flash(got.created ? "Added." : "That body is already stored: here it is.", "ok");
+        // The CLI's similar-memory note, with its advice one click away (the re-add links them).
+        const near = got.created && got.similar && got.similar[0];
+        if (near) {
+          const key = near.key.slice(0, 8);
+          const what = near.kind === "duplicate" ? "looks like" : "is about the same thing as";
+          flash(`Added. It ${what} ${key}: “${near.introduction}”.`, "ok",
+            { label: `It replaces ${key}`, run: () => act("memory_add", { ...args, supersedes: near.key }, `${key} is closed, replaced by this one.`) });
+        } else flash(got.created ? "Added." : "That body is already stored: here it is.", "ok");
         go(`memory/${encodeURIComponent(got.memory.key)}`);
       } catch (err) {
         showRefusal(form, err);
