@@ -527,3 +527,35 @@ def test_the_parity_texts_sit_on_the_intended_side_of_the_thresholds() -> None:
     assert FANOUT_MIN_CHARS <= len(BROAD) <= LONG_QUERY_CHARS
     assert plan(BROAD, "a, b")[0] == ["a", "b"] and plan(BROAD, None) == ([], False)
     assert len(LONG) > LONG_QUERY_CHARS and plan(LONG, None)[1] is True
+
+
+@pytest.mark.model
+def test_recall_keeps_the_order_search_gives_the_same_text(tmp_path: Path) -> None:
+    """Recall is the session's first call: it must rank as search does (currency, weights),
+    not re-sort by the cosine it shows. One team of the project-memory set, real model."""
+    from bench.project_memory import memories, queries
+    from bench.project_memory.harness import HarnessError, ingest, service_for
+
+    try:
+        svc = service_for(tmp_path / "ws", "sentence-transformers/all-MiniLM-L6-v2")
+    except HarnessError as err:
+        pytest.skip(str(err))
+    ingest(svc, [m for m in memories() if m["id"].startswith("pay.")])
+    texts = [q["query"] for q in queries() if q["id"].startswith("pay.")]
+    differ = 0
+    for text in texts:
+        found = svc.search(query=text, mode="hybrid", limit=10, now=NOW)["results"]
+        got = recall(svc, query=text, now=NOW)["memories"]
+        assert [m["memory_id"] for m in got] == [r["key"] for r in found], text
+        cosines = [m["confidence"] for m in got]
+        differ += cosines != sorted(cosines, reverse=True)
+    assert differ  # the set holds queries whose cosine order is not search's order
+    # a broad request: each topic's branch in search's order, taken in turn
+    text = " ".join(texts[:12])
+    out = recall(svc, query=text, topics="payout holds, ledger database pool", now=NOW)
+    branches = [
+        [r["key"] for r in svc.search(query=t, mode="hybrid", limit=8, now=NOW)["results"]]
+        for t in ("payout holds", "ledger database pool")
+    ]
+    taken = dict.fromkeys(b[i] for i in range(8) for b in branches if i < len(b))
+    assert [m["memory_id"] for m in out["memories"]] == list(taken)

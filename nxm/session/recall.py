@@ -223,10 +223,9 @@ def recall(
         for k, v in scores.items():
             if k not in conf or (v is not None and (conf[k] is None or v > conf[k])):
                 conf[k] = v
-    # round-robin over the branches keeps each topic's best hits near the top
+    # the search's order (currency, weights, feedback), round-robin over the branches so each
+    # topic's best hits stay near the top; never re-sorted by the cosine shown as confidence
     order = list(dict.fromkeys(ks[i] for i in range(per) for _, ks in groups if i < len(ks)))
-    # by the confidence shown (ties keep the search's order); a memory without one goes last
-    order.sort(key=lambda k: -conf[k] if conf.get(k) is not None else 1.0)
     records = service.store.records()
     memories = []
     for key in order:
