@@ -60,12 +60,12 @@ add 2026-03-20T09:00:00Z priya \
 add 2026-03-23T15:15:00Z marco \
   "The platform team (Marco Ferri, on call via #larkspur-ops) owns deploys. There is no deploy to production on Fridays after 14:00 UTC, and none during the first three days of a month, when invoice runs are at their peak." \
   "No production deploys on Friday afternoons or during the month's first three days" \
-  --category process >/dev/null
+  --category processes >/dev/null
 
 add 2026-04-02T10:30:00Z dmitri \
   "To replay failed webhooks for one tenant: make replay-webhooks TENANT=<id> SINCE=<ISO time>. It re-queues rows of webhook_attempts with status failed, keeps their original event ids (receivers deduplicate on them), and prints how many were queued. Run it from a bastion, never from a laptop." \
   "Replay failed webhooks with make replay-webhooks TENANT=.. SINCE=.." \
-  --category runbooks --priority LOW >/dev/null
+  --category processes --priority LOW >/dev/null
 
 add 2026-04-14T11:05:00Z claude-code \
   "The PDF renderer (WeasyPrint, src/larkspur/pdf/render.py) leaks memory on invoices with more than about 500 line items. Until LSP-587 is fixed, the pdf worker runs with max_tasks_per_child=200 so each process is recycled; do not raise it, and do not move large invoices to the web process." \

@@ -1,4 +1,5 @@
-"""Default categories for memories added without one: a deterministic keyword classifier.
+"""The category vocabulary: a deterministic keyword classifier, and the check that keeps one
+spelling of each category (``gotcha`` beside ``gotchas`` is refused, with the one to use).
 
 The vocabulary (`VOCABULARY`, documented in docs/lifecycle.md) names what kind of knowledge a
 memory holds. Each category has cue patterns; a memory scores one point per cue that occurs in
@@ -35,7 +36,7 @@ VOCABULARY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"must", r"should", r"do not", r"don't", r"format(?:ted)?", r"lint", r"rule",
          r"prefix(?:ed)?", r"camelcase", r"snake_case"),
     ),
-    "people": (
+    "owners": (
         (r"owns", r"owner", r"works at", r"works for", r"leads", r"maintainer",
          r"responsible for", r"reports to"),
         (r"ask", r"team", r"manager", r"reviewer", r"on call", r"on-call", r"contact", r"ping"),
@@ -92,4 +93,15 @@ def explain(text: str) -> dict[str, Any]:
     return {"category": categorize(text), "scores": scores(text)}
 
 
-__all__ = ["VOCABULARY", "categorize", "explain", "scores"]
+def near(category: str, known: set[str]) -> str | None:
+    """The known category ``category`` is another spelling of (case, plural, a typo), or None."""
+    import difflib
+
+    if category in known:
+        return None
+    folded = {k.lower(): k for k in known}
+    hit = difflib.get_close_matches(category.lower(), list(folded), n=1, cutoff=0.85)
+    return folded[hit[0]] if hit else None
+
+
+__all__ = ["VOCABULARY", "categorize", "explain", "near", "scores"]

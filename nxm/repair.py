@@ -161,6 +161,7 @@ def _adopt(service: Any, name: str, now: str, actor: str) -> dict[str, str]:
 def doctor(service: Any, *, now: str, actor: str, fix: bool = False) -> dict[str, Any]:
     """Every problem of the store and of this clone's git set-up, with its fix; ``fix`` does
     what needs no person."""
+    from nxm.categories import VOCABULARY, near
     from nxm.projection import NAME
     from nxm.store import gitconfig
 
@@ -181,6 +182,17 @@ def doctor(service: Any, *, now: str, actor: str, fix: bool = False) -> dict[str
                 fixed.append({"file": NAME, "fixed": "written from the memories"})
         store.sync()
         found = list(store.problems)
+    kept, used = set(service.config.get("categories", ())), store.cache.categories()
+    rank = {c: (c in VOCABULARY, n, c) for c, n in used.items()}
+    for a in sorted(used):  # one category in two spellings: the vocabulary's or the larger stays
+        same = near(a, set(used) - {a})
+        if same and a not in kept and rank[a] < rank[same]:
+            found.append({
+                "file": ".nxs/memories",
+                "problem": f"categories {same!r} and {a!r} look like one",
+                "fix": f"`nxm classify KEY --category {same}` for each memory in {a!r} "
+                f"(`nxm list --category {a}`), or list both in [memory] categories",
+            })  # fmt: skip
     if gitconfig.configured(root) is False:
         found.append({
             "file": ".git/config",

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from nxm import curate, secrets
-from nxm.categories import categorize
+from nxm.categories import VOCABULARY, categorize, near
 from nxm.record import (
     CONTROL,
     INTRO_MAX,
@@ -227,7 +227,9 @@ class MemoryService:
         record = new_record(
             body=body,
             introduction=introduction,
-            category=category if category is not None else categorize(f"{introduction}\n{body}"),
+            category=self._category(category)
+            if category
+            else categorize(f"{introduction}\n{body}"),
             scope=scope or "project",
             refs=refs,
             priority=priority or "MEDIUM",
@@ -360,6 +362,20 @@ class MemoryService:
 
         return self._change(key, now, actor, apply, embed=True)
 
+    def _category(self, category: str) -> str:
+        """``category`` unless it is another spelling of one in use, in the vocabulary or in
+        the config's ``categories`` (those are what keeps a near spelling of its own)."""
+        known = {*VOCABULARY, *self.config.get("categories", ()), *self.store.cache.categories()}
+        same = near(category, known)
+        if same:
+            raise ValidationError(
+                f"category {category!r} looks like {same!r}, which is in use",
+                suggestion=f"pass category {same!r}; to keep {category!r} as a category of "
+                f'its own, list it in .nxs/config.toml: [memory] categories = ["{category}"]',
+                code="SIMILAR_CATEGORY",
+            )
+        return category
+
     def classify(
         self,
         *,
@@ -374,6 +390,7 @@ class MemoryService:
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
         secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
+        category = self._category(category) if category else category
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             new = {"category": category, "scope": scope, "refs": refs, "introduction": introduction}

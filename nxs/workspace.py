@@ -57,6 +57,7 @@ _SHAPES: dict[tuple[str, str], tuple[Any, str]] = {
     ("memory", "task_ttl_days"): (int | float, "a number of days"),
     ("memory", "prime_budget"): (int, "a number of bytes"),
     ("memory", "storage_options"): (dict, "a table"),
+    ("memory", "categories"): (list, "a list of category names"),
     ("mcp", "tools"): (list | str, "a list of tool groups"),
 }
 

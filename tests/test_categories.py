@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from nxm.categories import VOCABULARY, categorize, explain, scores
 from nxs.context import Context
 
 
 def test_vocabulary_is_the_documented_one() -> None:
     assert list(VOCABULARY) == [
-        "preferences", "decisions", "gotchas", "conventions", "people", "processes", "status",
+        "preferences", "decisions", "gotchas", "conventions", "owners", "processes", "status",
         "tech-stack",
     ]  # fmt: skip
 
@@ -19,7 +21,7 @@ def test_examples_get_the_expected_category() -> None:
         "We decided to use Postgres instead of MongoDB because we need transactions.": "decisions",
         "Beware: the lock test is flaky on CI.": "gotchas",
         "Always prefix private helpers with an underscore.": "conventions",
-        "Dana owns the billing module; ask her before changing it.": "people",
+        "Dana owns the billing module; ask her before changing it.": "owners",
         "Deploy to staging with the release pipeline.": "processes",
         "This week the config loader is moving to tomllib.": "status",
         "The frontend is built with Next.js and Supabase.": "tech-stack",
@@ -65,3 +67,71 @@ def test_add_uses_the_classifier_only_when_no_category_is_given(ctx: Context) ->
         actor="t",
     )
     assert mine["memory"]["category"] == "storage"
+
+
+def test_a_category_in_another_spelling_is_refused_with_the_one_in_use(ctx: Context) -> None:
+    """`gotcha` beside `gotchas`: refused (writing nothing), naming the spelling in use; a
+    category of its own is accepted, and the config keeps a near spelling on purpose."""
+    from nxs.errors import ValidationError
+    from tests.conftest import committed
+
+    svc = ctx.memory
+    body = "The lock test flakes when CI runs two jobs on one runner."
+    got = svc.add(body=body, introduction="Lock test flakes", category="gotchas", now=ctx.now,
+                  actor="t")  # fmt: skip
+    key = got["memory"]["key"]
+    before = committed(ctx.memory.ws.root)
+    for spelling, same in (("gotcha", "gotchas"), ("Gotchas", "gotchas"), ("owner", "owners"),
+                           ("proceses", "processes"), ("tech stack", "tech-stack")):  # fmt: skip
+        with pytest.raises(ValidationError) as err:
+            svc.add(body=f"{spelling}: another", introduction="x", category=spelling,
+                    now=ctx.now, actor="t")  # fmt: skip
+        assert (err.value.code, err.value.message) == (
+            "SIMILAR_CATEGORY",
+            f"category {spelling!r} looks like {same!r}, which is in use",
+        )
+        with pytest.raises(ValidationError, match="looks like"):
+            svc.classify(key=key, category=spelling, now=ctx.now, actor="t")
+    assert committed(ctx.memory.ws.root) == before
+    new = svc.add(body="Billing's pager rotates weekly.", introduction="Billing pager weekly",
+                  category="on-call", now=ctx.now, actor="t")  # fmt: skip
+    assert new["memory"]["category"] == "on-call"
+    cfg = ctx.memory.ws.dir / "config.toml"
+    cfg.write_text(cfg.read_text().replace("[memory]", '[memory]\ncategories = ["gotcha"]', 1))
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    svc = MemoryService(find(str(ctx.memory.ws.root)))
+    kept = svc.add(body="Another flake.", introduction="Flake", category="gotcha", now=ctx.now,
+                   actor="t")  # fmt: skip
+    assert kept["memory"]["category"] == "gotcha"
+
+
+def test_doctor_reports_one_category_in_two_spellings(ctx: Context) -> None:
+    from nxm.repair import doctor
+
+    svc = ctx.memory
+    svc.add(body="Flaky one.", introduction="a", category="gotchas", now=ctx.now, actor="t")
+    cfg = svc.ws.dir / "config.toml"
+    cfg.write_text(cfg.read_text().replace("[memory]", '[memory]\ncategories = ["gotcha"]', 1))
+    from nxm.service import MemoryService
+    from nxs.workspace import find
+
+    svc = MemoryService(find(str(svc.ws.root)))
+    svc.add(body="Flaky two.", introduction="b", category="gotcha", now=ctx.now, actor="t")
+    assert not any(
+        "look like one" in p["problem"] for p in doctor(svc, now=ctx.now, actor="t")["problems"]
+    )
+    cfg.write_text(cfg.read_text().replace('categories = ["gotcha"]\n', ""))
+    svc = MemoryService(find(str(svc.ws.root)))
+    found = [
+        p
+        for p in doctor(svc, now=ctx.now, actor="t")["problems"]
+        if "look like one" in p["problem"]
+    ]
+    assert found == [{
+        "file": ".nxs/memories",
+        "problem": "categories 'gotchas' and 'gotcha' look like one",
+        "fix": "`nxm classify KEY --category gotchas` for each memory in 'gotcha' "
+        "(`nxm list --category gotcha`), or list both in [memory] categories",
+    }]  # fmt: skip

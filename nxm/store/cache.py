@@ -414,6 +414,11 @@ class Cache:
     def count(self) -> int:
         return int(self.query("SELECT COUNT(*) FROM records WHERE good = 1")[0][0])
 
+    def categories(self) -> dict[str, int]:
+        """Every category readable records hold, with how many hold it."""
+        sql = "SELECT category, COUNT(*) FROM records WHERE good = 1 GROUP BY category"
+        return {c: n for c, n in self.query(sql) if c is not None}
+
     def open_counts(self, now: datetime) -> list[tuple[str, Any, int]]:
         """(scope, category, count) of the open, unexpired records at ``now``."""
         return self.query(
