@@ -613,6 +613,10 @@ class MemoryService:
                      for k, _ in hits}  # fmt: skip
             named = words if identifiers(query) else None  # twins: ERR_X vs ERR_X_EXPIRED
             hits = currency.order(hits, full, self.store.vectors(list(full)), named)
+            if mode == "hybrid":
+                texts = {k: f"{r['introduction']}\n{r['body']}\n{' '.join(r['refs'])}"
+                         for k, r in full.items()}  # fmt: skip
+                hits = rank.exact(hits, texts, query)
             # the relevance floor: below it a hit is not returned (docs/retrieval.md)
             shown = len(hits)
             floor = rank.SEMANTIC_FLOORS.get(self.model_name, 0.0)

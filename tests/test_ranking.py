@@ -310,3 +310,43 @@ def test_turns_of_a_conversation_keep_half_and_half(
     svc.add(body="Snakes are banned in the office.", introduction="No snakes", now=NEW, actor="t")
     svc.search(query="where was the snake bought", now=NEW)
     assert seen[0] is None and seen[1] is not None and 0.0 < seen[1] <= 1.0
+
+
+def test_an_identifier_the_query_names_outranks_namesakes_of_its_ordinary_words() -> None:
+    hits = [("fired", {"score": 3.0}), ("alert", {"score": 2.0}), ("twin", {"score": 1.0})]
+    texts = {
+        "fired": "The release job fired twice.",
+        "alert": "Alert NodeDiskPressureSustained: cordon the node.",
+        "twin": "NodeDiskPressureSustainedLong pages the on-call.",  # not the same token
+    }
+    got = rank.exact(hits, texts, "NodeDiskPressureSustained fired again")
+    assert [k for k, _ in got] == ["alert", "fired", "twin"]
+    assert got[0][1]["exact"] == pytest.approx(1.001) and "exact" not in got[1][1]
+    # ordinary hyphenated words and amounts are not identifiers: nothing moves
+    for query in ("on-call fired", "the 30th fired", "fired at 10am"):
+        assert rank.exact(hits, {**texts, "alert": f"{query} alert"}, query) == hits
+
+
+@pytest.mark.model
+def test_identifier_queries_in_other_words_still_find_their_memory_first(tmp_path: Any) -> None:
+    """The project-memory set's identifier queries of one team, each with ordinary words around
+    it as an agent writes them ("... fired again", "what does ... mean"); real model."""
+    from bench.project_memory import NOW, memories, queries
+    from bench.project_memory.harness import HarnessError, ingest, service_for
+
+    try:
+        svc = service_for(tmp_path / "ws", "sentence-transformers/all-MiniLM-L6-v2")
+    except HarnessError as err:
+        pytest.skip(str(err))
+    ids, _ = ingest(svc, [m for m in memories() if m["id"].startswith("pay.")])
+    back = {v: k for k, v in ids.items()}
+    asked = [q for q in queries() if q["id"].startswith("pay.") and q["kind"] == "identifier"]
+    around = ["{} showed up in the logs", "what does {} mean", "{} why did this break",
+              "who do I ask about {}", "{} keeps failing", "{} fired again last night"]  # fmt: skip
+    missed = []
+    for i, q in enumerate(asked):
+        text = around[i % len(around)].format(q["query"])
+        got = svc.search(query=text, mode="hybrid", limit=10, now=NOW)["results"]
+        if not got or q["grades"].get(back[got[0]["key"]]) != 2:
+            missed.append(text)
+    assert len(asked) >= 8 and missed == []

@@ -421,7 +421,7 @@ def test_a_session_end_to_end_over_mcp(ctx: Context, workspace: Path) -> None:
         body="Auth tokens are refreshed by the gateway 60 s before expiry; a 401 after refresh "
         "means the clock is skewed, not that the token is bad.",
         introduction="A 401 right after a token refresh means clock skew",
-        category="gotcha",
+        category="gotchas",
     )
     _run(
         ctx,

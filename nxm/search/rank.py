@@ -34,6 +34,7 @@ but never buries a strong match (docs/lifecycle.md). The answer keeps the raw ``
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -252,3 +253,35 @@ def fuse(
             scores["period"] = lifted[key]
         out.append((key, scores))
     return out
+
+
+# what a query names exactly: snake_case and ENV_NAMES, letters with digits (PAY-421, eu-west-2),
+# paths and dotted names, camelCase (not a hyphenated word: on-call, keep-alive)
+NAMED = re.compile(
+    r"\b\w*_\w+\b|\b(?=[\w./:-]*\d)(?=[\w./:-]*[A-Za-z])\w[\w./:-]*\w\b|\b\w+(?:[./:]\w+)+\b"
+    r"|\b[a-z]+[A-Z][a-z0-9]\w*\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}\b"
+)
+_AMOUNT = re.compile(r"\d+[a-z]{1,3}", re.I)  # 30th, 10am, 200ms: values, not names
+
+
+def exact(
+    hits: list[tuple[str, dict[str, Any]]], texts: Mapping[str, str], query: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """Hits holding an identifier the query names, as a whole token, lifted above every hit
+    holding none (one lift for all keeps their order; ``exact`` records it): an ordinary word
+    beside the identifier must not bring a namesake first."""
+    found = {n for n in NAMED.findall(query) if len(n) >= 4 and not _AMOUNT.fullmatch(n)}
+    names = sorted(found, key=len, reverse=True)
+    if not names:
+        return hits
+    token = re.compile("|".join(rf"(?<![\w-]){re.escape(n)}(?![\w-])" for n in names), re.I)
+    holds = {k for k, _ in hits if token.search(texts[k])}
+    others = [sc["score"] for k, sc in hits if k not in holds]
+    if not holds or not others:
+        return hits
+    lift = max(others) - min(sc["score"] for k, sc in hits if k in holds)
+    if lift < 0:
+        return hits
+    lifted = [(k, {**sc, "score": sc["score"] + lift + 1e-3, "exact": lift + 1e-3})
+              if k in holds else (k, sc) for k, sc in hits]  # fmt: skip
+    return sorted(lifted, key=lambda h: (-h[1]["score"], h[0]))
