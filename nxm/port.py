@@ -208,8 +208,7 @@ def import_records(
         for start in range(0, len(todo), CHUNK):
             batch = todo[start : start + CHUNK]
             vectors = service._vectors(batch)
-            service._ready(batch, vectors)
-            service._write(current, batch, vectors)
+            service.store.commit(current, batch, vectors)
             tick(len(batch))
     counts["total"] = len(records)
     return counts
