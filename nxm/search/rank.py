@@ -1,34 +1,10 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
-Hybrid search fuses the candidate lists (each list's first `POOL`) by their scores, each
-standardized against the distribution it comes from (z-scores) and weighted by how
-far the keyword matches can be believed for this query (`keyword_evidence` e, `shares`)::
-
-    fused = w * z(bm25) + (1 - w) * z(cos)     w = ALPHA * e ** 2     z(s) = max(0, (s - mean) / std)
-
-e is 1 for an identifier or a query worded like its answer, low for a paraphrase, whose matches
-share an incidental word (semantic decides). It is measured over matches outside a session (chat
-turns answer each other); when the first matches are all turns, e is None: half and half. BM25
-scores are standardized over the query's `REF` best matches, cosines over every memory the
-filters allow: an average or worse match counts 0, and so does a memory missing from a list.
-Min-max scaling and reciprocal rank fusion ranked worse on LoCoMo (docs/retrieval.md).
-
-Memories of one session are context for each other, so a short reply ("Yes, last Tuesday!") is
-found through the question before it, and the reply itself is returned:
-
-- In the index, each memory's row also holds its session context (`nxm.record.contexts`). BM25
-  over that text (``context_keyword``) shares the keyword weight with the own-text list
-  (`WEIGHTS`); without a session the context is the own text, so a store without sessions ranks
-  exactly as with the two lists alone.
-- At query time, a hybrid score gets ``context``: ``SHARE ** distance`` of the fused scores of
-  its session neighbours within `WINDOW` places in ``created`` order; those neighbours become
-  candidates too, if the search's filters allow them.
-
-A query that names a time (`nxm.search.when.period`) lifts the hybrid candidates written then by
-`PERIOD_LIFT` of the best candidate's score (``period``). Feedback then scales the score by
-``1 + WEIGHT * tanh((positive - negative) / 2)`` (NEUTRAL does not count): it reorders near-ties
-but never buries a strong match (docs/lifecycle.md). The answer keeps the raw ``keyword``,
-``semantic`` and ``context_keyword`` scores, ``context``, ``period`` and the ``feedback`` factor.
+Hybrid search fuses the candidate lists by their z-scores, the keyword side weighted by how far
+its matches can be believed for this query (`keyword_evidence`); session neighbours lend a share
+of their scores (`context`), a time the query names lifts what was written then (`period`), and
+feedback scales the result by at most 15 %. docs/retrieval.md gives the formulas and why min-max
+scaling and reciprocal rank fusion lost on LoCoMo.
 """
 
 from __future__ import annotations
