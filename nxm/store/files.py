@@ -114,13 +114,9 @@ class Files:
             except OSError:  # absent, or a symlink (ELOOP)
                 out += [None, ""]
                 continue
-            try:
+            with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fd)
-                with os.fdopen(os.dup(fd), "rb") as fh:
-                    data = fh.read()
-                out += [data, ident(st)]
-            finally:
-                os.close(fd)
+                out += [fh.read(), ident(st)]
         return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
 
     def write(self, changes: Iterable[Change]) -> None:
