@@ -120,30 +120,26 @@ class Cache:
                     return conn
                 conn.close()
                 self.reset()  # another version: made again from the files
-                conn = self._connect(str(self.path))
-                conn.executescript(SCHEMA)
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
-                return conn
+                return self._connect(str(self.path), fresh=True)
             except sqlite3.DatabaseError:  # damaged: made again from the files
                 self.reset()
                 with contextlib.suppress(sqlite3.Error, OSError):
-                    conn = self._connect(str(self.path))
-                    conn.executescript(SCHEMA)
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
-                    return conn
+                    return self._connect(str(self.path), fresh=True)
             except OSError:
                 pass
             self.persistent = False  # a read-only or full disk: this command only
-        conn = self._connect(":memory:")
-        conn.executescript(SCHEMA)
-        return conn
+        return self._connect(":memory:", fresh=True)
 
     @staticmethod
-    def _connect(where: str) -> sqlite3.Connection:
+    def _connect(where: str, fresh: bool = False) -> sqlite3.Connection:
+        """A connection to the cache at ``where``; ``fresh``: its tables made, of this version."""
         conn = sqlite3.connect(where, timeout=30, isolation_level=None, check_same_thread=False)
         if where != ":memory:":
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # derived: a lost last commit is re-read
+        if fresh:
+            conn.executescript(SCHEMA)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         return conn
 
     @staticmethod

@@ -62,8 +62,7 @@ def text3(
         names = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
             names.append(os.path.join(tmp, name))
-            with open(names[-1], "wb") as f:
-                f.write(data)
+            Path(names[-1]).write_bytes(data)
         flags = ["--union"] if union else []
         got = subprocess.run(
             ["git", "merge-file", "-p", *flags, "-L", labels[0], "-L", "base", "-L", labels[1],
@@ -217,8 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = [Path(p).read_bytes() for p in (base, ours, theirs)]
         out, clean = merge3(path, data[0], data[1], data[2], labels)
-        with open(ours, "wb") as f:
-            f.write(out)
+        Path(ours).write_bytes(out)
         return 0 if clean else 1
     except Exception as exc:  # never fail a merge: git's own text merge instead
         print(f"nxs: merging {path} as text ({type(exc).__name__}: {exc})", file=sys.stderr)
