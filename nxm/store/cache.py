@@ -303,8 +303,7 @@ class Cache:
         return row
 
     def _mark_pending(self, conn: sqlite3.Connection, keys: list[str]) -> None:
-        """Mark keys as needing their index rows written again (a memory's session context
-        is in its row, so a change marks the other memories of its session too)."""
+        """Mark keys as needing their index rows written again."""
         if not keys:
             return
         got = conn.execute("SELECT value FROM meta WHERE name = 'seq'").fetchone()
@@ -334,8 +333,7 @@ class Cache:
         return self._record(*got[0]) if got else None
 
     def many(self, keys: Iterable[str], column: str = "doc") -> dict[str, dict[str, Any]]:
-        """The records of ``keys`` that exist, in one query; ``column="head"``: without body
-        and events (what ranking and summaries read)."""
+        """The records of ``keys`` that exist, in one query (``head``: without body and events)."""
         assert column in ("doc", "head")
         got = self.query(
             f"SELECT d.key, d.{column}, r.ready FROM json_each(?) j "
@@ -361,8 +359,7 @@ class Cache:
             yield self._record(head, ready)
 
     def page(self, status: str, start: int, size: int) -> tuple[list[dict[str, Any]], int]:
-        """One page of the records of a status ("all": every one) in reading order, without
-        body and events, and how many there are (read through the order indexes)."""
+        """One page of a status's record heads in reading order, and how many there are."""
         where = "good = 1" + ("" if status == "all" else " AND status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
         total = self.query(f"SELECT COUNT(*) FROM records WHERE {where}", args)[0][0]
@@ -399,8 +396,7 @@ class Cache:
         )
 
     def lines(self, limit: int) -> tuple[list[str], int, int]:
-        """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
-        and how many memories are closed (through indexes: the cost is that of ``limit``)."""
+        """NEXUS_MEMORY.md's first ``limit`` lines, how many there are, and how many are closed."""
         got = "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?"
         lines = [ln for (ln,) in self.query(got, (limit,))]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
@@ -485,8 +481,7 @@ class Cache:
             self._mark_pending(conn, keys)
 
     def check_model(self) -> None:
-        """After the configured model changed, READY is what this model has vectors for, and
-        every row goes to the index again (each model has its own vectors)."""
+        """After a model change, READY is what this model has vectors for; every row is pending."""
         if self.meta("model") == self.model:
             return
         texts = self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")

@@ -193,8 +193,7 @@ class Index:
         return True
 
     def exists(self) -> bool:
-        """Whether the table is there and of this version's layout (a local index of another
-        layout or vector size is dropped: it is made again from the record cache)."""
+        """Whether the table is there and of this layout (a local one of another is dropped)."""
         if not self.remote and not os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance")):
             return False
         if self._checked is not None and self._checked is self._table:
@@ -339,8 +338,7 @@ class Index:
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
-        """Check the latest table version out once for the reads inside (a search's keyword,
-        vector and filter reads, on two threads); outside, each read checks out again."""
+        """Check the latest table version out once for the reads inside (a search's threads)."""
         table = self.table()
         if table is not None:
             table.checkout_latest()
@@ -364,8 +362,7 @@ class Index:
     def keywords(
         self, query: str, filters: dict[str, Any], limit: int, columns: tuple[str, ...]
     ) -> dict[str, list[tuple[str, float]]]:
-        """BM25 matches in each column's full-text index (``text``, or ``context``: the session
-        context of `nxm.record.contexts`): (key, score), best first; the queries run at once."""
+        """BM25 (key, score) matches in each column's full-text index, best first, asked at once."""
         query = query.replace('"', " ")  # quotes make a phrase query, which needs positions
         latest = self._latest() if columns and query.strip() else None
         if latest is None:
@@ -410,8 +407,7 @@ class Index:
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-        """The ``limit`` READY records nearest ``vector`` by cosine, best first (ties by key), and
-        the (mean, std) over every READY record the filters allow: one exact scan."""
+        """The ``limit`` nearest READY records and the (mean, std) cosine of all allowed."""
         import numpy as np
 
         latest = self._latest()

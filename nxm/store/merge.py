@@ -124,8 +124,7 @@ def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) ->
 
 
 def _events(data: bytes) -> list[bytes]:
-    """A log's lines, each with its newline; a last one without (cut short) kept only when it
-    is whole JSON."""
+    """A log's lines, each with its newline (a last one cut short only when it is whole JSON)."""
     lines = data.split(b"\n")
     last = lines.pop()
     out = [ln + b"\n" for ln in lines]

@@ -217,8 +217,7 @@ def conflicted(raw: bytes) -> bool:
 
 
 def sides(raw: bytes) -> tuple[bytes, bytes, str, str]:
-    """The two texts a conflicted file was merged from (each side's hunks kept, base hunks
-    dropped) and the labels of its first conflict's markers (``HEAD``, a branch name)."""
+    """The two texts a conflicted file was merged from, and its first conflict's labels."""
     hunks = _hunks(raw) or [("both", ln) for ln in _lines(raw)]
     ours = b"".join(ln for tag, ln in hunks if tag in ("both", "ours"))
     theirs = b"".join(ln for tag, ln in hunks if tag in ("both", "theirs"))
@@ -232,8 +231,7 @@ def event_line(event: dict[str, Any]) -> bytes:
 
 
 def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
-    """The events of a log, in the order written; a last line without its newline (a write cut
-    short by a crash) is left out.
+    """The events of a log, in the order written; a last line cut short is left out.
 
     Raises:
         FileProblem: a line that is not an event, or merge conflict markers.
