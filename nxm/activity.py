@@ -65,8 +65,7 @@ def _status_changes(record: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
-    """Per bucket: memories stored and open at its end, events by group; then per actor,
-    agent, program tool and user: events in the window, memories created, last activity."""
+    """Memories and events per time bucket, and per actor, agent, tool and user in the window."""
     records = ctx.memory.store.records()
     starts, size = buckets(ctx.now, days)
     ends = [*starts[1:], timestamp(parse_timestamp(starts[-1]) + timedelta(days=size))]

@@ -129,8 +129,7 @@ class Candidates:
         self._sure()  # every candidate read was taken: are more left?
 
     def _sure(self) -> None:
-        """Go on only if every category's next candidate, which the picks compare, is the
-        true one; else read more (`Exhausted`)."""
+        """Raise `Exhausted` unless every category's next candidate is the true one."""
         taken, safe = self.taken, self.safe
         if any(safe[c] <= taken[c] < self.totals[c] for c in self.ranked):
             self.each *= 4

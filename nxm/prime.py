@@ -146,8 +146,7 @@ def _fit(
 def block(
     ws: Any, budget: int | None, now: str, seam: str = "cli", served: Collection[str] | None = None
 ) -> str:
-    """The memory module's block, at most ``budget`` bytes (default: the workspace's
-    ``memory.prime_budget``) unless the fixed text alone is longer."""
+    """The memory module's block, at most ``budget`` bytes unless the fixed text is longer."""
     if budget is None:
         value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
         budget = value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET

@@ -107,8 +107,7 @@ def order_bytes(record: dict[str, Any]) -> bytes:
 
 
 def ref_matches(ref: str, wanted: str) -> bool:
-    """Whether a ref filter takes this ref: the same ref, or a path under it
-    (``tests/integration`` takes ``tests/integration/`` and ``tests/integration/test_a.py``)."""
+    """Whether a ref filter takes this ref: the same ref, or a path under it."""
     if ref == wanted:
         return True
     base = wanted.rstrip("/")

@@ -157,8 +157,7 @@ def _adopt(service: Any, name: str, now: str, actor: str) -> dict[str, str]:
 
 
 def doctor(service: Any, *, now: str, actor: str, fix: bool = False) -> dict[str, Any]:
-    """Every problem of the store and of this clone's git set-up, with its fix; ``fix`` does
-    what needs no person."""
+    """Every problem of the store and of this clone's git set-up, with its fix (done: ``fix``)."""
     from nxm.projection import NAME
     from nxm.store import gitconfig
 
