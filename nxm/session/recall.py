@@ -141,8 +141,7 @@ def _confidences(service: Any, text: str, results: list[dict[str, Any]]) -> dict
 def _search(
     service: Any, text: str, limit: int, now: str, excerpts: dict[str, tuple[str, bool]]
 ) -> tuple[list[str], dict, str | None]:
-    """The keys found, their confidences and the search's note; each hit's snippet is kept in
-    ``excerpts`` (the first branch that found it wins)."""
+    """The keys found, their confidences and the search's note; snippets go to ``excerpts``."""
     found = service.search(query=text, mode="hybrid", limit=limit, now=now)
     results = found["results"]
     for r in results:
