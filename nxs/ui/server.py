@@ -87,8 +87,7 @@ class Dashboard:
         }
 
     def run(self, tool: str, body: bytes, local: bool, view: bool) -> tuple[int, bytes]:
-        """Run one tool, or one of the dashboard's own views (`nxs.registry.views`), for the
-        page: (HTTP status, the rendered answer). Never raises."""
+        """Run one tool or view for the page: (HTTP status, the rendered answer). Never raises."""
         try:
             arguments = self._arguments(tool, body, local, view)
         except NxsError as err:
@@ -180,8 +179,7 @@ def build_app(
     actor: str | None = None,
     csrf: str | None = None,
 ) -> Any:
-    """The guarded dashboard ASGI app for a workspace; refused beyond loopback without a token
-    (`nxs.ui.guard`), and where the memory module is not active."""
+    """The guarded dashboard ASGI app for a workspace (`nxs.ui.guard`)."""
     from nxs.mcp.server import Seam
     from nxs.workspace import find
 
