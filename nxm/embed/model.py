@@ -24,6 +24,7 @@ from typing import Any
 
 from nxm.embed import source
 from nxm.embed.convert import CONVERTERS
+from nxm.embed.convert import convert_bert as convert_to_onnx
 from nxm.embed.models import (
     CANONICAL_PREFIX,
     CANONICAL_TEXT,
@@ -143,15 +144,6 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
         status["source"] = marker.get("source")
         status["created"] = marker.get("created")
     return status
-
-
-def convert_to_onnx(
-    safetensors_path: Path | str, config_path: Path | str, out_path: Path | str
-) -> Path:
-    """Write the BERT encoder in `safetensors_path` as ONNX to `out_path` (`convert.convert_bert`)."""
-    from nxm.embed.convert import convert_bert
-
-    return convert_bert(safetensors_path, config_path, out_path)
 
 
 def self_check(path: Path | str, model: Spec = MINILM) -> list[float]:
