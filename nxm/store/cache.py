@@ -3,9 +3,7 @@
 `list`, `show` and `prime` read ``records.db`` (`nxm.store.local`; stdlib sqlite3, no lancedb).
 Each row keeps the identities of the two files it was read from (`nxm.store.files.ident`);
 every command compares them with the files first (`Store.sync`) and reads again what changed,
-so it is never believed over the files, and deleting it loses nothing. A row whose files make no
-record keeps why (``problem``); ``pending`` holds the keys whose index row is out of date,
-``extracted`` each memory's entity-graph extraction.
+so it is never believed over the files, and deleting it loses nothing.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
 so a reader that parsed a file just before a writer changed it cannot put the old record back.
@@ -206,10 +204,9 @@ class Cache:
         records: list[tuple[dict[str, Any] | str | None, str, str, str]],
         expect: dict[str, tuple[str, str] | None] | None = None,
     ) -> list[str]:
-        """Store (record, md identity, log identity, key) rows; a record None removes the key,
-        a string is the problem that keeps its files from making a record. With ``expect``,
-        a row is written only if it still holds those identities (None: that it is absent).
-        Every key whose record changed is marked pending for the index; returns them."""
+        """Store (record, md identity, log identity, key) rows (a record None removes the key, a
+        string is why its files make none), only where they still hold the ``expect``ed
+        identities; returns the keys whose record changed (now pending for the index)."""
         changed: list[str] = []
         sessions: set[str] = set()
         gone: list[tuple[str]] = []

@@ -1,16 +1,12 @@
 """The search index: one LanceDB table, derived from the memory files (or, for a team store on
 object storage, the store itself: its rows also keep each record whole, ``doc``).
 
-Each row holds a memory's key, the columns filters need, the text full-text search reads (its
-own text, and its session context: `nxm.record.contexts`) and its vector. A search asks for BM25
-matches (`keywords`), the nearest vectors with the spread of every allowed one (`semantic`: an
-exact scan), and which keys pass the filters (`passing`). `nxm.store.Store.refresh` writes the
-rows the record cache marks pending; a deleted index is made again from the cache.
-
-Rows are written under the store's write lock, after ``checkout_latest()`` (two processes never
-upsert one key twice). Rows written after the full-text index was built are searched by a scan
-with other term statistics, and every write makes a fragment, so the writer optimizes a small
-table after every write and a larger one once fragments or unindexed rows pile up (`Upkeep.due`).
+Each row holds a memory's key, the columns filters need, the texts full-text search reads and
+its vector. `nxm.store.Store.refresh` writes the rows the record cache marks pending; a deleted
+index is made again from the cache. Rows are written under the store's write lock, after
+``checkout_latest()`` (two processes never upsert one key twice). Rows outside the full-text
+index are searched by a scan with other term statistics, and every write makes a fragment, so
+the writer optimizes a small table after every write, a larger one as they pile up (`Upkeep`).
 """
 
 from __future__ import annotations

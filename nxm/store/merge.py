@@ -1,14 +1,8 @@
 """nxs's git merge driver: a workspace's committed files merged by what they hold.
 
-Configured per clone by `nxm.store.gitconfig`; git runs ``python -m nxm.store.merge %O %A %B %P``
-(base, ours and the result, theirs, the path in the work tree):
-
-- a memory file merges field by field, its body line by line, so a close on one branch and a
-  priority change on another (adjacent lines to git) merge (`memory3`);
-- an event log or ``graph.jsonl`` merges as a multiset of lines (`log3`), so a revert takes a
-  vote back out and a cherry-pick brings only its own events (git's ``union`` does neither);
-- NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`).
-
+Configured per clone by `nxm.store.gitconfig`; git runs ``python -m nxm.store.merge %O %A %B %P``.
+A memory file merges field by field (`memory3`), an event log as a multiset of lines (`log3`: a
+revert takes a vote back out, which git's ``union`` cannot), NEXUS_MEMORY.md by key (`index3`).
 Anything else, a side that does not parse, or any failure: git's own text merge. This module
 imports only the standard library, orjson and the formats, since git runs it once per file.
 """
