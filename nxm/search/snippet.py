@@ -1,9 +1,7 @@
 """Snippets: a short excerpt of a hit's body around what the query matched.
 
-The sentence holding most of the query's content words (the first on a tie; the body's start
-for a hit found by meaning) is the centre; the sentences after it, then before it, are added
-while the excerpt fits in `SNIPPET_CHARS`. A longer sentence is cut at words, around its first
-matched word.
+The sentence holding most of the query's content words is the centre (the body's start for a
+hit found by meaning); the sentences after it, then before it, are added while they fit.
 """
 
 from __future__ import annotations
