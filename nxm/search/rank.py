@@ -146,11 +146,8 @@ def fuse(
     allowed: Callable[[set[str]], set[str]] | None = None,
     evidence: float | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key.
-
-    ``keyword`` and ``context`` may hold up to `REF` hits, all setting their spread; the first
-    ``pool`` are candidates. Neighbours ``near`` brings are kept if ``allowed`` (None: all).
-    """
+    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key; of
+    ``keyword`` and ``context`` all set the spread, the first ``pool`` are candidates."""
     kw = dict(keyword)
     sem = dict(semantic)
     ctx = dict(context) if mode == "hybrid" else {}

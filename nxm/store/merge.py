@@ -132,8 +132,7 @@ def _events(data: bytes) -> list[bytes]:
 
 
 def log3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """Ours' lines without those theirs removed since the base, then those theirs added, in
-    their order: a multiset of lines (each count ours + theirs - base, at least 0)."""
+    """The logs merged as multisets of lines: each count ours + theirs - base, at least 0."""
     b, o, t = _events(base), _events(ours), _events(theirs)
     removed = Counter(b) - Counter(t)
     added = Counter(t) - Counter(b)

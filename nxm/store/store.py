@@ -82,8 +82,7 @@ class Store:
                     self._held = 0
 
     def sync(self, adds: bool = False) -> list[str]:
-        """Bring the record cache up to date with the files (one identity per file); returns the
-        keys whose record changed."""
+        """Bring the record cache up to date with the files; the keys whose record changed."""
         import sqlite3
 
         try:
@@ -380,8 +379,7 @@ class Store:
             return self.index.compact()
 
     def project(self) -> None:
-        """Write NEXUS_MEMORY.md again if it does not show the records (the next write heals a
-        failure: the records are saved already)."""
+        """Write NEXUS_MEMORY.md again if it does not show the records (a failure heals later)."""
         from nxm.projection import write
 
         try:
