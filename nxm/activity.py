@@ -11,6 +11,7 @@ from bisect import bisect_right
 from datetime import datetime, timedelta
 from typing import Any
 
+from nxm.insights import norm_time
 from nxs.render import parse_timestamp, timestamp
 
 # Event types drawn together (stacked bars), in the legend's order.
@@ -24,10 +25,6 @@ GROUPS = {
 GROUP_OF = {kind: group for group, kinds in GROUPS.items() for kind in kinds}
 DIMENSIONS = {"actors": None, "agents": "agent_id", "tools": "program_tool", "users": "user_id"}
 TOP = 20  # rows a dimension's table shows
-
-
-def _norm(text: str) -> str:
-    return text if len(text) == 24 and text.endswith("Z") else timestamp(parse_timestamp(text))
 
 
 def _day(moment: datetime) -> datetime:
@@ -49,16 +46,16 @@ def _status_changes(record: dict[str, Any]) -> list[tuple[str, int]]:
     status = None
     born = record.get("created")
     for e in record["events"]:
-        at = _norm(e["at"])
+        at = norm_time(e["at"])
         if status is None:
             status = "open"
-            out.append((_norm(born) if born and e["type"] not in GROUPS["created"] else at, 1))
+            out.append((norm_time(born) if born and e["type"] not in GROUPS["created"] else at, 1))
         to = (e.get("data") or {}).get("to")
         if isinstance(to, str) and to != status:
             out.append((at, 1 if to == "open" else -1 if status == "open" else 0))
             status = to
     if status is None and born:
-        out.append((_norm(born), 1))
+        out.append((norm_time(born), 1))
     return [c for c in out if c[1]]
 
 
@@ -67,7 +64,7 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
     records = ctx.memory.store.records()
     starts, size = buckets(ctx.now, days)
     ends = [*starts[1:], timestamp(parse_timestamp(starts[-1]) + timedelta(days=size))]
-    now = _norm(ctx.now)
+    now = norm_time(ctx.now)
     first = starts[0]
     n = len(starts)
 
@@ -80,7 +77,7 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
     rows: dict[str, dict[str, dict[str, Any]]] = {dim: {} for dim in DIMENSIONS}
     for r in records.values():
         evs = r["events"]
-        born = _norm(r["created"] or (evs[0]["at"] if evs else now))
+        born = norm_time(r["created"] or (evs[0]["at"] if evs else now))
         for i, end in enumerate(ends):
             if born < end:
                 stored[i] += 1
@@ -89,7 +86,7 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
                 if at < end:
                     opened[i] += change
         for e in evs:
-            at = _norm(e["at"])
+            at = norm_time(e["at"])
             i = index(at)
             for dim, field in DIMENSIONS.items():
                 who = e.get("actor") if field is None else r.get(field)
