@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import re
 
-from nxm.search.terms import STOPWORDS, TOKEN, stem
+from nxm.search.terms import content_words
 
 SNIPPET_CHARS = 240
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 def _hits(sentence: str, asked: set[str]) -> int:
-    return len({stem(t) for t in TOKEN.findall(sentence.lower()) if t not in STOPWORDS} & asked)
+    return len(content_words(sentence) & asked)
 
 
 def _cut(text: str, asked: set[str], limit: int) -> str:
