@@ -69,6 +69,19 @@ def _read(method: str) -> Any:
     return handler
 
 
+def calling(module: str, name: str, actor: bool = True) -> Any:
+    """A handler that imports ``module`` when called and runs ``name(service, now=…, **kw)``."""
+
+    def handler(ctx: Context, **kw: Any) -> Any:
+        from importlib import import_module
+
+        if actor:
+            kw["actor"] = ctx.actor
+        return getattr(import_module(module), name)(ctx.memory, now=ctx.now, **kw)
+
+    return handler
+
+
 def _search(ctx: Context, **kw: Any) -> Any:
     return ctx.memory.search(now=ctx.now, **kw)
 
