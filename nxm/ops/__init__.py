@@ -53,19 +53,13 @@ PROVENANCE = (
 )  # fmt: skip
 
 
-def _write(method: str) -> Any:
+def _method(name: str, *stamps: str) -> Any:
+    """A handler calling the memory service's ``name`` with the call's ``stamps`` (now, actor)."""
+
     def handler(ctx: Context, **kw: Any) -> Any:
-        return getattr(ctx.memory, method)(now=ctx.now, actor=ctx.actor, **kw)
+        return getattr(ctx.memory, name)(**{s: getattr(ctx, s) for s in stamps}, **kw)
 
-    handler.__name__ = method
-    return handler
-
-
-def _read(method: str) -> Any:
-    def handler(ctx: Context, **kw: Any) -> Any:
-        return getattr(ctx.memory, method)(**kw)
-
-    handler.__name__ = method
+    handler.__name__ = name
     return handler
 
 
@@ -82,10 +76,6 @@ def calling(module: str, name: str, actor: bool = True) -> Any:
     return handler
 
 
-def _search(ctx: Context, **kw: Any) -> Any:
-    return ctx.memory.search(now=ctx.now, **kw)
-
-
 def op(
     name: str, group: str, *, tool: str = "", verb: tuple[str, ...] = (), **kw: Any
 ) -> Operation:
@@ -95,7 +85,8 @@ def op(
 
 
 def _state(name: str, summary: str, example: str, group: str = "core", when: str = "") -> Operation:
-    return op(name, group, summary=summary, handler=_write(name), params=(KEY,), writes=True,
+    handler = _method(name, "now", "actor")
+    return op(name, group, summary=summary, handler=handler, params=(KEY,), writes=True,
               example=example, when=when)  # fmt: skip
 
 
@@ -110,7 +101,7 @@ OPERATIONS: list[Operation] = [
         when="as soon as you learn something still true after this task (a convention, a "
         "decision and its reason, a gotcha, who owns what). The memory rule: never keep such a "
         "fact in an ad-hoc MEMORY.md or notes file; nothing reads one back.",
-        handler=_write("add"),
+        handler=_method("add", "now", "actor"),
         writes=True,
         params=(
             arg(
@@ -149,7 +140,7 @@ OPERATIONS: list[Operation] = [
         summary="Correct a memory in place under its key (body, introduction, priority).",
         when="when a memory contradicts what you find. The correction rule: you are the "
         "best-informed corrector it will ever have; never work around a wrong memory.",
-        handler=_write("update"),
+        handler=_method("update", "now", "actor"),
         writes=True,
         params=(
             KEY,
@@ -170,7 +161,7 @@ OPERATIONS: list[Operation] = [
         "classify",
         "core",
         summary="File a memory: set its category, scope, refs or introduction.",
-        handler=_write("classify"),
+        handler=_method("classify", "now", "actor"),
         writes=True,
         params=(KEY, CATEGORY, SCOPE, REFS, INTRODUCTION),
         example="nxm classify 3f2a --scope item --refs NC-103",
@@ -198,7 +189,7 @@ OPERATIONS: list[Operation] = [
         "core",
         summary="Fetch one memory in full (body, classification, provenance, history) by key.",
         when="when a memory matters to the task and its introduction is not enough.",
-        handler=_read("show"),
+        handler=_method("show"),
         params=(KEY,),
         example="nxm show 3f2a",
     ),
@@ -206,7 +197,7 @@ OPERATIONS: list[Operation] = [
         "list",
         "core",
         summary="List memories in reading order with filters and pagination (the live set).",
-        handler=_read("list"),
+        handler=_method("list"),
         params=(
             *FILTERS,
             Param("page", type="int", help="Page number, from 1.", default=1, min=1, max=1_000_000),
@@ -228,7 +219,7 @@ OPERATIONS: list[Operation] = [
         summary="Find memories by meaning and words (hybrid keyword + semantic by default).",
         when="before deciding what the project may already have settled, and whenever the "
         "work reaches a new area.",
-        handler=_search,
+        handler=_method("search", "now"),
         params=(
             arg("query", "Words, an identifier or a question.", 4000),
             Param("mode", default="hybrid", choices=("hybrid", "semantic", "keyword")),
@@ -259,7 +250,7 @@ OPERATIONS: list[Operation] = [
         "history",
         "insights",
         summary="The event timeline of a memory: created, updated, closed, feedback, ...",
-        handler=_read("history"),
+        handler=_method("history"),
         params=(
             KEY,
             Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),
