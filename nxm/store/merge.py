@@ -161,9 +161,8 @@ def _line3(b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any]) -> di
 
 
 def index3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """NEXUS_MEMORY.md merged by key: a line removed on either side is removed (a close beats
-    an edit), added on one is added, changed is merged field by field; re-sorted. A side that
-    is not in `projection.render`'s form: the union of the lines, like git's ``union``."""
+    """NEXUS_MEMORY.md merged by key (a removal beats an edit), re-sorted; a side not in
+    `projection.render`'s form: the union of the lines, like git's ``union``."""
     got = [projection.parse(x) if x.strip() else ([], 0) for x in (base, ours, theirs)]
     if any(g is None for g in got):
         return text3(base, ours, theirs, ("ours", "theirs"), union=True)[0]
