@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from nxm.insights import norm_time
@@ -27,15 +27,11 @@ DIMENSIONS = {"actors": None, "agents": "agent_id", "tools": "program_tool", "us
 TOP = 20  # rows a dimension's table shows
 
 
-def _day(moment: datetime) -> datetime:
-    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
 def buckets(now: str, days: int) -> tuple[list[str], int]:
     """The buckets' start times (ISO) and their length in days, ending with today's."""
     size = 1 if days <= 92 else 7
     count = max(1, math.ceil(days / size))
-    last = _day(parse_timestamp(now))
+    last = parse_timestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
     first = last - timedelta(days=size * (count - 1))
     return [timestamp(first + timedelta(days=size * i)) for i in range(count)], size
 

@@ -96,11 +96,6 @@ def _pattern(prefix: str, tail: str) -> str:
     return path
 
 
-def _wanted(top: Path, root: Path) -> list[str]:
-    prefix = root.relative_to(top).as_posix()
-    return [f"{_pattern('' if prefix == '.' else prefix, p)} merge=nxs" for p in PATTERNS]
-
-
 def _missing(root: Path) -> tuple[Path, list[str], list[str]] | None:
     """The common git directory, the config names and the attribute lines still to write."""
     found = repository(root)
@@ -111,7 +106,9 @@ def _missing(root: Path) -> tuple[Path, list[str], list[str]] | None:
     names = [n for n, ok in (("name", have.get("name") == NAME),
                              ("driver", _driver_works(have.get("driver")))) if not ok]  # fmt: skip
     present = set(_read(common / "info" / "attributes").decode("utf-8").splitlines())
-    lines = [ln for ln in _wanted(top, root) if ln not in present]
+    prefix = root.relative_to(top).as_posix()
+    wanted = [f"{_pattern('' if prefix == '.' else prefix, p)} merge=nxs" for p in PATTERNS]
+    lines = [ln for ln in wanted if ln not in present]
     return common, names, lines
 
 
