@@ -46,12 +46,10 @@ class FastEmbedder:
     """A fastembed `TextEmbedding`, loaded eagerly so that a missing model fails at once;
     other models than nxm's come from fastembed's cache, downloaded only with `allow_download`."""
 
-    def __init__(
-        self, name: str = MODEL_NAME, *, threads: int | None = None, allow_download: bool = False
-    ) -> None:
+    def __init__(self, name: str = MODEL_NAME, *, allow_download: bool = False) -> None:
         name = _canonical(name)
         self.name = name
-        kwargs: dict[str, Any] = {"threads": threads}
+        kwargs: dict[str, Any] = {}
         own = find(name)  # a model nxm sets up: loaded from its install, never the hub
         if own is not None:
             status = model_status(name)
