@@ -158,14 +158,11 @@ def import_records(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
-    now: str | None = None,
-    actor: str | None = None,
     record: bool = True,
 ) -> dict[str, Any]:
     """Write parsed records (an existing key or body skipped, or replaced), each with an
     IMPORTED event unless ``record`` is false (a fixture that stands for its own events)."""
-    now = now or resolve_now(None)
-    actor = actor or resolve_actor(None, CLI_ACTOR_ENV)
+    now, actor = resolve_now(None), resolve_actor(None, CLI_ACTOR_ENV)
     counts = {"imported": 0, "replaced": 0, "skipped": 0, "reminted": 0}
     tick = progress or (lambda n: None)
     service.embedder()  # load the model before taking the lock
