@@ -176,7 +176,6 @@ def build_app(
     host: str = "127.0.0.1",
     port: int,
     token: str | None = None,
-    actor: str | None = None,
     csrf: str | None = None,
 ) -> Any:
     """The guarded dashboard ASGI app for a workspace (`nxs.ui.guard`)."""
@@ -185,7 +184,7 @@ def build_app(
 
     check_bind(host, token)
     find(workspace).require("memory")
-    seam = Seam(workspace=workspace, actor=actor, groups="all")
+    seam = Seam(workspace=workspace, groups="all")
     csrf = csrf or secrets.token_urlsafe(32)
     dashboard = Dashboard(seam, csrf=csrf)
     app = Guard(dashboard.app(), host=host, port=port, csrf=csrf, token=token)
@@ -199,7 +198,6 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8766,
     token: str | None = None,
-    actor: str | None = None,
     open_browser: bool = False,
     announce: Any = print,
 ) -> None:
@@ -229,7 +227,7 @@ def serve(
         ) from None
     port = sock.getsockname()[1]
     try:
-        app = build_app(workspace, host=host, port=port, token=token, actor=actor)
+        app = build_app(workspace, host=host, port=port, token=token)
     except BaseException:
         sock.close()
         raise
