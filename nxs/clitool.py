@@ -86,8 +86,8 @@ def internal(exc: BaseException) -> NxsError:
 
 
 def guarded(work: Callable[[], Any], as_json: bool, opened: list[Any] | None = None) -> Any:
-    """``work()``; a refusal or crash (an internal error) is printed and exited with. The
-    contexts in ``opened`` are released after either."""
+    """``work()``, or exit through `fail` on a refusal or a crash (as an internal error); the
+    contexts in ``opened`` are released either way."""
     try:
         return work()
     except NxsError as err:
