@@ -1,18 +1,17 @@
 """The Figures page's time series: memories and events over time, and who did what.
 
-Read from the memories' own histories, as `memory_stats` is (so the two agree): each event
-has a time, a type and an actor; each record names its user, agent and program tool. Buckets
-are UTC days (weeks beyond 92 days), the last one today's. Purged memories are gone with their
-history, so they count nowhere; a memory's first event (or its ``created``) is its birth.
+Read from the memories' own histories, as `memory_stats` is, so the two agree. Buckets are UTC
+days (weeks beyond 92 days), the last one today's; purged memories count nowhere.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
+from nxm.insights import norm_time
 from nxs.render import parse_timestamp, timestamp
 
 # Event types drawn together (stacked bars), in the legend's order.
@@ -28,19 +27,11 @@ DIMENSIONS = {"actors": None, "agents": "agent_id", "tools": "program_tool", "us
 TOP = 20  # rows a dimension's table shows
 
 
-def _norm(text: str) -> str:
-    return text if len(text) == 24 and text.endswith("Z") else timestamp(parse_timestamp(text))
-
-
-def _day(moment: datetime) -> datetime:
-    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
 def buckets(now: str, days: int) -> tuple[list[str], int]:
     """The buckets' start times (ISO) and their length in days, ending with today's."""
     size = 1 if days <= 92 else 7
     count = max(1, math.ceil(days / size))
-    last = _day(parse_timestamp(now))
+    last = parse_timestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
     first = last - timedelta(days=size * (count - 1))
     return [timestamp(first + timedelta(days=size * i)) for i in range(count)], size
 
@@ -51,26 +42,25 @@ def _status_changes(record: dict[str, Any]) -> list[tuple[str, int]]:
     status = None
     born = record.get("created")
     for e in record["events"]:
-        at = _norm(e["at"])
+        at = norm_time(e["at"])
         if status is None:
             status = "open"
-            out.append((_norm(born) if born and e["type"] not in GROUPS["created"] else at, 1))
+            out.append((norm_time(born) if born and e["type"] not in GROUPS["created"] else at, 1))
         to = (e.get("data") or {}).get("to")
         if isinstance(to, str) and to != status:
             out.append((at, 1 if to == "open" else -1 if status == "open" else 0))
             status = to
     if status is None and born:
-        out.append((_norm(born), 1))
+        out.append((norm_time(born), 1))
     return [c for c in out if c[1]]
 
 
 def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
-    """Per bucket: memories stored and open at its end, events by group; then per actor,
-    agent, program tool and user: events in the window, memories created, last activity."""
+    """Memories and events per time bucket, and per actor, agent, tool and user in the window."""
     records = ctx.memory.store.records()
     starts, size = buckets(ctx.now, days)
     ends = [*starts[1:], timestamp(parse_timestamp(starts[-1]) + timedelta(days=size))]
-    now = _norm(ctx.now)
+    now = norm_time(ctx.now)
     first = starts[0]
     n = len(starts)
 
@@ -83,7 +73,7 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
     rows: dict[str, dict[str, dict[str, Any]]] = {dim: {} for dim in DIMENSIONS}
     for r in records.values():
         evs = r["events"]
-        born = _norm(r["created"] or (evs[0]["at"] if evs else now))
+        born = norm_time(r["created"] or (evs[0]["at"] if evs else now))
         for i, end in enumerate(ends):
             if born < end:
                 stored[i] += 1
@@ -92,7 +82,7 @@ def activity(ctx: Any, *, days: int = 30) -> dict[str, Any]:
                 if at < end:
                     opened[i] += change
         for e in evs:
-            at = _norm(e["at"])
+            at = norm_time(e["at"])
             i = index(at)
             for dim, field in DIMENSIONS.items():
                 who = e.get("actor") if field is None else r.get(field)

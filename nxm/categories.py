@@ -1,12 +1,9 @@
 """The category vocabulary: a deterministic keyword classifier, and the check that keeps one
 spelling of each category (``gotcha`` beside ``gotchas`` is refused, with the one to use).
 
-The vocabulary (`VOCABULARY`, documented in docs/lifecycle.md) names what kind of knowledge a
-memory holds. Each category has cue patterns; a memory scores one point per cue that occurs in
-its introduction and body (two for a strong cue). The highest score wins, ties go to the earlier
-category in the vocabulary, and a memory with no cue at all stays uncategorised (None). No model,
-no network: the same text always gets the same category. A caller's category always wins: add
-only calls this when none was given.
+Each category of `VOCABULARY` (docs/lifecycle.md) has cue patterns; the most cues found win
+(ties: the earlier category), none leaves it uncategorised. No model: the same text always gets
+the same category. A caller's category always wins: add only calls this when none was given.
 """
 
 from __future__ import annotations

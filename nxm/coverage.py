@@ -1,18 +1,8 @@
 """Which memories a session start sees: the prime index, chosen for coverage (docs/mcp.md).
 
 Ranking by priority then category alone would fill the index with HIGH conventions and never
-reach a gotcha or an owner. So, among the open, project-scoped, unexpired memories (other
-scopes are only counted):
-
-- **Worth**: priority (HIGH 3, MEDIUM 2, LOW 1) × recency (1 today, falling to 0.5 with a
-  half-life of 90 days, from `updated`, else `created`) × feedback (1 + 0.25 per POSITIVE
-  beyond NEGATIVE, between 0.25 and 2).
-- **Coverage first**: the best memory of every category before any second one (categories by
-  their best memory's worth; uncategorised is a category of its own).
-- **Then worth, shared out**: each next pick has the highest worth divided by one plus the
-  number already picked from its category, so a large category never takes all the lines.
-
-Ties end at reading order. The caller takes the picks in order up to the first that does not fit.
+reach a gotcha or an owner: the best memory of every category comes first, then worth (priority
+× recency × feedback) shared out among categories; docs/mcp.md gives the rule.
 `Candidates` reads from the record cache only what the picks can reach: within a category and
 a class of equal priority × feedback, worth falls with age, so the ``EACH`` most recent of every
 class hold the category's best; if the picks reach past them, more are read.
@@ -139,8 +129,7 @@ class Candidates:
         self._sure()  # every candidate read was taken: are more left?
 
     def _sure(self) -> None:
-        """Go on only if every category's next candidate, which the picks compare, is the
-        true one; else read more (`Exhausted`)."""
+        """Raise `Exhausted` unless every category's next candidate is the true one."""
         taken, safe = self.taken, self.safe
         if any(safe[c] <= taken[c] < self.totals[c] for c in self.ranked):
             self.each *= 4

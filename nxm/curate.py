@@ -1,13 +1,9 @@
 """Curation at write time: what an added memory resembles, and replacing an old one with it.
 
 `similar` compares a new memory's embedding with every open memory's stored vector (no search
-index is opened) and reports those at least `SIMILAR` alike, best first, at most `SHOWN`: each
-could be the same fact in other words (``duplicate`` from `DUPLICATE` up) or another version of
-it, possibly contradicting it (``similar``). The thresholds sit between a fact's versions,
-its rewordings and unrelated memories for both models nxm sets up (docs/retrieval.md).
-
-`supersede` is the other half: the new memory links the old one (``supersedes`` in its CREATED
-event), the old one is closed with ``superseded_by`` in its CLOSED event, in the same write.
+index is opened): each it reports could be the same fact in other words (``duplicate``) or another
+version of it (``similar``). The thresholds sit between a fact's versions, its rewordings and
+unrelated memories for both models nxm sets up (docs/retrieval.md).
 """
 
 from __future__ import annotations

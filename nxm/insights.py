@@ -66,11 +66,12 @@ def _search_times(ws: Workspace) -> list[str]:
         with contextlib.suppress(ValueError):  # a torn last line after a crash, a bad time
             entry = orjson.loads(line)
             if isinstance(entry, dict) and entry.get("op") == "search":
-                out.append(_norm_time(str(entry.get("at"))))
+                out.append(norm_time(str(entry.get("at"))))
     return out
 
 
-def _norm_time(text: str) -> str:
+def norm_time(text: str) -> str:
+    """A timestamp in the one form `nxs.render.timestamp` writes (string order is time order)."""
     return text if len(text) == 24 and text.endswith("Z") else timestamp(parse_timestamp(text))
 
 
@@ -81,7 +82,7 @@ def _window(records: dict[str, dict[str, Any]], searches: list[str], start: str,
     tokens = 0
     for r in records.values():
         for e in r["events"]:
-            at = _norm_time(e["at"])
+            at = norm_time(e["at"])
             if not start < at <= end:
                 continue
             if e["type"] == "FEEDBACK_SUBMITTED":
@@ -165,7 +166,7 @@ def _terms(text: str) -> set[str]:
 
 def _last_activity(r: dict[str, Any]) -> str:
     times = [r.get("updated") or ""] + [e["at"] for e in r["events"]]
-    return max(_norm_time(t) for t in times if t)
+    return max(norm_time(t) for t in times if t)
 
 
 def entities(records: dict[str, dict[str, Any]], *, now: str) -> dict[str, Any]:
@@ -189,4 +190,4 @@ def entities(records: dict[str, dict[str, Any]], *, now: str) -> dict[str, Any]:
     return {"entities": out, "total": len(out)}
 
 
-__all__ = ["entities", "log_search", "profile", "stats"]
+__all__ = ["entities", "log_search", "norm_time", "profile", "stats"]

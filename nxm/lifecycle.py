@@ -73,7 +73,7 @@ def feedback(
         counts[signal] = int(counts.get(signal, 0)) + 1
         done = event("FEEDBACK_SUBMITTED", now, actor, signal=signal, comment=comment)
         after = {**before, "feedback": counts, "events": [*before["events"], done]}
-        service._write(current, [after])
+        service.store.commit(current, [after])
     return {"feedback": counts, "key": after["key"], "recorded": True, "signal": signal}
 
 

@@ -52,9 +52,7 @@ def _shape_problem(record: dict[str, Any]) -> str | None:
 
 
 def _rule_problem(record: dict[str, Any]) -> str | None:
-    """What add would refuse in a record: a key it would not mint, an introduction that is not
-    one short line, an unknown status, priority, scope or layer (nothing an import lets in may
-    add a line to NEXUS_MEMORY.md or prime)."""
+    """What add would refuse in a record (an import must not add a line to prime add could not)."""
     key = record["key"]
     if key is not None and (not isinstance(key, str) or not KEY.match(key)):
         return (
@@ -76,8 +74,7 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
 
 
 def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str, bool]:
-    """The key a record is imported under, and whether it was minted anew: its own key when it
-    is the body's content hash (salted, or the body edited since), else the key add would mint."""
+    """The key a record is imported under (its own if a content hash of it), and whether new."""
     body, key = record["body"], record["key"]
     edited = any(
         e.get("type") == "UPDATED" and "body" in ((e.get("data") or {}).get("fields") or ())
@@ -95,16 +92,14 @@ def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str,
 
 
 def _committed(record: dict[str, Any]) -> dict[str, Any]:
-    """A record without what is this machine's own (whether it has a vector) and without its
-    IMPORTED events (a load, not a change: importing an export again changes nothing)."""
+    """A record without this machine's fields and IMPORTED events (a load, not a change)."""
     out = {k: v for k, v in record.items() if k not in LOCAL}
     out["events"] = [e for e in record["events"] if e.get("type") != "IMPORTED"]
     return out
 
 
 def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
-    """Each record as one JSON line, in key order, without what is this machine's (whether
-    it has a vector: ``processing``, ``model``), so an export is the same bytes anywhere."""
+    """Each record as one JSON line, in key order: the same bytes on any machine."""
     for key in sorted(records):
         yield line({k: v for k, v in records[key].items() if k not in LOCAL})
 
@@ -163,15 +158,11 @@ def import_records(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
-    now: str | None = None,
-    actor: str | None = None,
     record: bool = True,
 ) -> dict[str, Any]:
-    """Write parsed records: new keys added, existing keys skipped (or replaced), a body stored
-    under another key skipped; each gets an IMPORTED event (none with ``record=False``: a
-    fixture that stands for the events it holds), and a created time and actor if it lacks them."""
-    now = now or resolve_now(None)
-    actor = actor or resolve_actor(None, CLI_ACTOR_ENV)
+    """Write parsed records (an existing key or body skipped, or replaced), each with an
+    IMPORTED event unless ``record`` is false (a fixture that stands for its own events)."""
+    now, actor = resolve_now(None), resolve_actor(None, CLI_ACTOR_ENV)
     counts = {"imported": 0, "replaced": 0, "skipped": 0, "reminted": 0}
     tick = progress or (lambda n: None)
     service.embedder()  # load the model before taking the lock
@@ -208,8 +199,7 @@ def import_records(
         for start in range(0, len(todo), CHUNK):
             batch = todo[start : start + CHUNK]
             vectors = service._vectors(batch)
-            service._ready(batch, vectors)
-            service._write(current, batch, vectors)
+            service.store.commit(current, batch, vectors)
             tick(len(batch))
     counts["total"] = len(records)
     return counts

@@ -1,11 +1,8 @@
 """The memory module's block of the session bootstrap (`nxs prime`, the MCP instructions).
 
-In this order: the session protocol (`nxs.protocol`), how to write an introduction, why nothing
-imports NEXUS_MEMORY.md, the other commands, and an index of open, project-scoped, unexpired
-memories chosen for coverage (`nxm.coverage`) within a byte budget, with notes for what was left
-out, other scopes and unreadable files. It names MCP tools to a host (``seam="mcp"``) and nxm
-verbs to a shell. It reads the record cache (no lancedb), and never fails: an unreadable store
-turns into a line saying so.
+The session protocol, the rules, and an index of open project memories chosen for coverage
+(`nxm.coverage`) within a byte budget. It reads the record cache (no lancedb), and never fails:
+an unreadable store turns into a line saying so.
 """
 
 from __future__ import annotations
@@ -146,8 +143,7 @@ def _fit(
 def block(
     ws: Any, budget: int | None, now: str, seam: str = "cli", served: Collection[str] | None = None
 ) -> str:
-    """The memory module's block, at most ``budget`` bytes (default: the workspace's
-    ``memory.prime_budget``) unless the fixed text alone is longer."""
+    """The memory module's block, at most ``budget`` bytes unless the fixed text is longer."""
     if budget is None:
         value = ws.section("memory").get("prime_budget", DEFAULT_BUDGET)
         budget = value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_BUDGET

@@ -86,15 +86,13 @@ def render(entries: list[str], total: int) -> bytes:
 
 
 def derive(records: Iterable[dict[str, Any]]) -> bytes:
-    """The file a write makes for these full records (its first `LIMIT` lines in reading
-    order)."""
+    """The file a write makes for these full records."""
     shown = sorted((reading_sort_key(r), text) for r in records if (text := line(r)))
     return render([text for _, text in shown[:LIMIT]], len(shown))
 
 
 def parse(data: bytes) -> tuple[list[str], int] | None:
-    """The index lines and the count of open memories of a file `render` wrote (any header
-    before the count), or None when it is not one."""
+    """The index lines and open count of a file `render` wrote, or None when it is not one."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -107,8 +107,7 @@ def order_bytes(record: dict[str, Any]) -> bytes:
 
 
 def ref_matches(ref: str, wanted: str) -> bool:
-    """Whether a ref filter takes this ref: the same ref, or a path under it
-    (``tests/integration`` takes ``tests/integration/`` and ``tests/integration/test_a.py``)."""
+    """Whether a ref filter takes this ref: the same ref, or a path under it."""
     if ref == wanted:
         return True
     base = wanted.rstrip("/")
@@ -135,9 +134,8 @@ _IDENTIFIER = re.compile(r"\b\w+(?:[-./:]\w+)+\b|\b\w*_\w+\b|\b[a-z]+[A-Z]\w*\b"
 
 
 def identifiers(text: str) -> list[str]:
-    """Identifiers in ``text`` joined into one token each (``ERR_LEDGER_LOCKED`` →
-    ``errledgerlocked``): the full-text tokenizer splits an identifier into common words; the
-    joined token lets an exact identifier outrank its namesakes (``ERR_LEDGER_LOCK_TIMEOUT``)."""
+    """Identifiers in ``text`` joined into one token each (``errledgerlocked``), so an exact one
+    outranks its namesakes the full-text tokenizer splits into the same common words."""
     joined = (re.sub(r"[\W_]+", "", m).lower() for m in _IDENTIFIER.findall(text))
     return list(dict.fromkeys(j for j in joined if len(j) >= 4))
 
@@ -178,9 +176,8 @@ def _session_orders(records: dict[str, dict[str, Any]], sessions: set[str]) -> l
 
 
 def contexts(records: dict[str, dict[str, Any]], keys: Iterable[str]) -> dict[str, str]:
-    """The text each of ``keys`` is read in: its `indexed_text`, then the bodies of the
-    `CONTEXT` memories before it in its session, newest first, so that a reply ("Yes, in Paris")
-    is found by the words of what it answers."""
+    """Each key's `indexed_text` and the bodies of the memories just before it in its session,
+    so that a reply ("Yes, in Paris") is found by the words of what it answers."""
     out = {k: indexed_text(records[k]) for k in keys}
     sessions = {records[k]["session_id"] for k in out if records[k].get("session_id")}
     for order in _session_orders(records, sessions):

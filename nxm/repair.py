@@ -130,7 +130,6 @@ def resolve(
         log_bytes = b"".join(text.event_line(e) for e in events)
         record = text.record_of(full, md_bytes, log_bytes, ".nxs")
         vector = service._vectors([record])
-        service._ready([record], vector)
         store.commit(current, [record], vector, resolving=full)
     shown = {k: v for k, v in record.items() if k != "events"}
     return {**out, "kept": keep, "resolved": True, "memory": shown}
@@ -152,15 +151,13 @@ def _adopt(service: Any, name: str, now: str, actor: str) -> dict[str, str]:
         log_bytes = text.event_line(event("CREATED", now, actor, adopted=name))
         record = text.record_of(key, md_bytes, log_bytes, ".nxs")
         vector = service._vectors([record])
-        service._ready([record], vector)
         store.commit(current, [record], vector)
         path.unlink()
     return {"file": f".nxs/memories/{name}", "adopted": key}
 
 
 def doctor(service: Any, *, now: str, actor: str, fix: bool = False) -> dict[str, Any]:
-    """Every problem of the store and of this clone's git set-up, with its fix; ``fix`` does
-    what needs no person."""
+    """Every problem of the store and of this clone's git set-up, with its fix (done: ``fix``)."""
     from nxm.categories import VOCABULARY, near
     from nxm.projection import NAME
     from nxm.store import gitconfig

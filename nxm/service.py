@@ -132,16 +132,14 @@ class MemoryService:
         return own.setup_command if own else "nxm model setup"
 
     def _vectors(self, records: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+        """The records' vectors by key; each record embedded is marked READY."""
         emb = self.embedder()
         if emb is None or not records:
             return {}
         vecs = emb.embed([embedded_text(r) for r in records])
-        return {r["key"]: v for r, v in zip(records, vecs, strict=True)}
-
-    def _ready(self, records: list[dict[str, Any]], vectors: dict[str, Any]) -> None:
         for r in records:
-            if r["key"] in vectors:
-                r["processing"], r["model"] = "READY", self.model_name
+            r["processing"], r["model"] = "READY", self.model_name
+        return {r["key"]: v for r, v in zip(records, vecs, strict=True)}
 
     @staticmethod
     def resolve(records: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
@@ -177,15 +175,6 @@ class MemoryService:
             )
         return records[hits[0]]
 
-    def _write(
-        self,
-        current: dict[str, dict[str, Any]],
-        changed: list[dict[str, Any]],
-        vectors: dict[str, Any] | None = None,
-        deletes: list[str] = (),  # type: ignore[assignment]
-    ) -> None:
-        self.store.commit(current, changed, vectors, list(deletes))
-
     @staticmethod
     def _out(record: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in record.items() if k != "events"}
@@ -207,9 +196,8 @@ class MemoryService:
         supersedes: str | None = None,
         **provenance: Any,
     ) -> dict[str, Any]:
-        """Add a memory under its content-hash key; the same body again returns the existing one.
-        The answer lists the open memories it resembles (`nxm.curate`); with ``supersedes`` the
-        new memory replaces that one: both are linked and the old one closed, in one write."""
+        """Add a memory under its content-hash key (the same body again: the stored one), with
+        the open memories it resembles; ``supersedes`` links and closes the old one."""
         body, introduction = _body(body), _intro(introduction)
         secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
@@ -263,8 +251,7 @@ class MemoryService:
             found = curate.similar(vector, self.store.open_vectors, current)
             found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
-            self._ready([record], vectors)
-            self._write(current, changed, vectors)
+            self.store.commit(current, changed, vectors)
         answer: dict[str, Any] = {"created": True, "memory": self._out(record), "similar": found}
         answer["superseded"] = old["key"] if old is not None else None
         hint = curate.note(found)
@@ -275,8 +262,7 @@ class MemoryService:
     def _link(
         self, current: Any, stored: dict[str, Any], old: dict[str, Any], now: str, actor: str
     ) -> dict[str, Any]:
-        """``stored`` supersedes ``old``: both histories say so and ``old`` is closed, in one
-        write (nothing when they already are linked)."""
+        """``stored`` supersedes ``old``: both histories say so and ``old`` is closed."""
         if stored["key"] == old["key"]:
             raise ConflictError(
                 f"memory {old['key']} has this body: a memory cannot supersede itself",
@@ -287,15 +273,14 @@ class MemoryService:
             return stored
         link = event("LINKED", now, actor, supersedes=old["key"])
         after = {**stored, "events": [*stored["events"], link], "updated": now, "actor": actor}
-        self._write(current, [after, curate.supersede(old, stored["key"], now, actor)], None)
+        self.store.commit(current, [after, curate.supersede(old, stored["key"], now, actor)])
         return after
 
     def _change(
         self, key: str, now: str, actor: str, apply: Any, *, embed: bool = False
     ) -> dict[str, Any]:
-        """Read-modify-write one record under the lock: ``apply(record, current)`` mutates a copy
-        and returns the event's (type, data), or raises to refuse. A changed embedded text is
-        embedded again (``embed``: the model is loaded before the lock)."""
+        """Read-modify-write one record under the lock: ``apply`` mutates a copy and returns the
+        event's (type, data); ``embed`` loads the model before the lock."""
         if embed:
             self.embedder()
         with self.store.writing() as current:
@@ -309,8 +294,7 @@ class MemoryService:
             if embedded_text(after) != embedded_text(before):
                 after["processing"] = "PENDING"
                 vectors = self._vectors([after])
-                self._ready([after], vectors)
-            self._write(current, [after], vectors)
+            self.store.commit(current, [after], vectors)
         return {"memory": self._out(after)}
 
     def update(
@@ -324,8 +308,7 @@ class MemoryService:
         priority: str | None = None,
         allow_secret: bool = False,
     ) -> dict[str, Any]:
-        """Change what is given of body, introduction and priority; the event keeps the values
-        replaced (``before``, for `nxm revert`). A call that changes nothing is refused."""
+        """Change body, introduction or priority; the event keeps the old values for revert."""
         if introduction is None and body is None and priority is None:
             raise ValidationError(
                 "update needs a body, an introduction or a priority",
@@ -465,7 +448,7 @@ class MemoryService:
                     suggestion=f"forget it first: `nxm forget {r['key']}`",
                     code="BAD_STATE",
                 )
-            self._write(current, [], deletes=[r["key"]])
+            self.store.commit(current, [], deletes=[r["key"]])
         return {"purged": True, "key": r["key"]}
 
     def show(self, *, key: str) -> dict[str, Any]:
@@ -554,9 +537,8 @@ class MemoryService:
         conversation_id: str | None = None,
         **filters: Any,
     ) -> dict[str, Any]:
-        """Hybrid, semantic or keyword search with the list filters; scores in the answer.
-        ``user_query_full`` is searched instead of ``query`` unless ``use_full_query`` is false;
-        ``conversation_id`` only labels the search."""
+        """Hybrid, semantic or keyword search with the list filters; ``conversation_id`` only
+        labels the search."""
         if user_query_full and user_query_full.strip() and use_full_query is not False:
             query = user_query_full
         if not query.strip():
@@ -650,8 +632,7 @@ class MemoryService:
         return self.noted(out)
 
     def refresh(self, *, semantic: bool = True) -> None:
-        """Bring the search index up to date with the files, embedding what has no vector
-        when the model loads (``semantic``)."""
+        """Bring the search index up to date, embedding what has no vector (``semantic``)."""
         embed = self._vectors if semantic and self.embedder() is not None else None
         try:
             self.store.refresh(embed)

@@ -69,8 +69,7 @@ def _export(ctx: Any, **filters: Any) -> Any:
 
 
 class Generation:
-    """What the page polls: a value that changes whenever the store (or the graph log) did;
-    a file changed under us (a `git pull`) is seen by `sync`, counted here."""
+    """What the page polls: a value that changes whenever the store or the graph log did."""
 
     def __init__(self) -> None:
         self.seen = 0
@@ -119,8 +118,7 @@ def _graph(ctx: Any) -> dict[str, Any]:
 
 
 def _session(ctx: Any) -> dict[str, Any]:
-    """The MCP server's instructions (the `nxs prime` text) and tool list for this workspace,
-    as a session started here gets them, with their sizes in bytes."""
+    """The MCP instructions and tool list a session here gets, with their sizes in bytes."""
     import mcp_types as types
 
     from nxs.mcp.server import Seam

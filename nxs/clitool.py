@@ -85,6 +85,22 @@ def internal(exc: BaseException) -> NxsError:
     )
 
 
+def guarded(work: Callable[[], Any], as_json: bool, opened: list[Any] | None = None) -> Any:
+    """``work()``, or exit through `fail` on a refusal or a crash (as an internal error); the
+    contexts in ``opened`` are released either way."""
+    try:
+        return work()
+    except NxsError as err:
+        raise fail(err, as_json) from None
+    except (KeyboardInterrupt, typer.Exit):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
+        raise fail(internal(exc), as_json) from None
+    finally:
+        while opened:
+            opened.pop().release()
+
+
 def run_op(
     op: Operation,
     arguments: dict[str, Any],
@@ -96,21 +112,15 @@ def run_op(
     human: Humanizer | None = None,
 ) -> None:
     """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
-    ctx = None
-    try:
+    opened: list[Context] = []
+
+    def call() -> Any:
         kwargs = validate(op, {**arguments, "now": now, "actor": actor, "workspace": workspace})
         moment, author = resolve_now(now), resolve_actor(actor, CLI_ACTOR_ENV)
-        ctx = Context(now=moment, actor=author, workspace_arg=workspace)
-        result = op.handler(ctx, **kwargs)
-    except NxsError as err:
-        raise fail(err, as_json) from None
-    except (KeyboardInterrupt, typer.Exit):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
-        raise fail(internal(exc), as_json) from None
-    finally:
-        if ctx is not None:
-            ctx.release()
+        opened.append(Context(now=moment, actor=author, workspace_arg=workspace))
+        return op.handler(opened[-1], **kwargs)
+
+    result = guarded(call, as_json, opened)
     if as_json or human is None:
         emit(render(result))
     else:

@@ -26,8 +26,7 @@ def resolve_actor(explicit: str | None, env: tuple[str, ...] = SERVER_ACTOR_ENV)
 
 
 def resolve_now(explicit: str | None) -> str:
-    """The timestamp a write stamps: the explicit one normalised (refused unless ISO-8601),
-    else the current time."""
+    """The timestamp a write stamps: the explicit one normalised, else the current time."""
     if explicit is None:
         return timestamp()
     try:

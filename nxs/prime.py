@@ -48,11 +48,8 @@ def prime_text(
     served: Collection[str] | None = None,
     tools: str | None = None,
 ) -> str:
-    """The bootstrap text for a workspace: one block per active module. Never raises.
-
-    With ``seam="mcp"`` only the tools in ``served`` are named (default: what the server would
-    list here, with ``tools`` as its ``--tools``).
-    """
+    """The bootstrap text for a workspace: one block per active module. Never raises. With
+    ``seam="mcp"`` only the tools ``served`` are named (default: the server's, given ``tools``)."""
     now = now or timestamp()
     if _naive(now):  # a moment without a zone is UTC, as `nxs.render.parse_timestamp` reads it
         now = parse_timestamp(now).isoformat()
@@ -129,11 +126,8 @@ def output(
     seam: str = "cli",
     tools: str | None = None,
 ) -> bytes:
-    """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it.
-
-    ``quiet_outside``: nothing where no workspace is found (a user-wide hook runs in every
-    project); a workspace that cannot be opened is still reported.
-    """
+    """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it;
+    ``quiet_outside``: nothing where no workspace is found (a user-wide hook runs everywhere)."""
     if quiet_outside and _outside(workspace):
         return b""
     text = prime_text(workspace, budget=budget, now=now, seam=seam, tools=tools)

@@ -1,10 +1,8 @@
 """Progress of long work (an index built after a clone, an import, embedding) on stderr.
 
-`report(label, done, total)` as work goes, or `items(label, total)` advanced as items are done;
-inner work that knows nothing of the outer task (the embedder) calls `tick(n)` to move the
-innermost open task between advances. Silent unless a CLI called `enable` (the MCP server and
-tests stay quiet): a bar on a terminal, else a plain line now and then, so an agent waiting on
-a first index sees why.
+Inner work that knows nothing of the outer task (the embedder) calls `tick(n)`. Silent unless a
+CLI called `enable` (the MCP server and tests stay quiet): a bar on a terminal, else a plain
+line now and then, so an agent waiting on a first index sees why.
 """
 
 from __future__ import annotations

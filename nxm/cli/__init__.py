@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from nxm.cli import human, human_more
-from nxs.clitool import JsonOpt, WorkspaceOpt, emit, fail, internal, register, standard_options
+from nxs.clitool import JsonOpt, WorkspaceOpt, emit, guarded, register, standard_options
 from nxs.clitool import main as run_app
 from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.registry import operations
@@ -34,17 +34,7 @@ _opened: list[Any] = []  # the contexts an administration verb opened (`_admin` 
 
 def _admin(as_json: bool, work: Any, human_line: Any = None) -> None:
     """Run a CLI-only verb with the same error handling and output rules as the operations."""
-    try:
-        result = work()
-    except NxsError as err:
-        raise fail(err, as_json) from None
-    except (KeyboardInterrupt, typer.Exit):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the seam's one catch-all
-        raise fail(internal(exc), as_json) from None
-    finally:
-        while _opened:
-            _opened.pop().release()
+    result = guarded(work, as_json, _opened)
     if result is None:  # the verb wrote its answer itself (export to stdout)
         return
     if as_json or human_line is None:

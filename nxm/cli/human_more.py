@@ -294,10 +294,9 @@ def show(name: str, result: Any) -> None:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         err.print(f"[yellow]left out[/]: {_escape(problem['file'])}: {_escape(problem['problem'])}")
         err.print(f"  [dim]fix[/]: {_escape(problem['fix'])}")
-    if name in human.READERS:
-        human.READERS[name](out, result)
-    elif name in READERS:
-        READERS[name](out, result)
+    reader = human.READERS.get(name) or READERS.get(name)
+    if reader is not None:
+        reader(out, result)
     elif isinstance(result, dict) and "memory" in result:
         human._one_memory(out, name, result)
     else:  # a verb without its own rendering: the JSON answer, whole and valid (never wrapped)

@@ -42,28 +42,14 @@ class Embedder(Protocol):
         ...
 
 
-def _normalise_rows(matrix: numpy.ndarray) -> numpy.ndarray:
-    import numpy as np
-
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)  # zero stays zero
-
-
 class FastEmbedder:
-    """A fastembed `TextEmbedding`, loaded eagerly so that a missing model fails at once.
+    """A fastembed `TextEmbedding`, loaded eagerly so that a missing model fails at once;
+    other models than nxm's come from fastembed's cache, downloaded only with `allow_download`."""
 
-    A model nxm sets up must be installed (`ModelError` otherwise). Other fastembed models come
-    from fastembed's cache (``$FASTEMBED_CACHE_PATH``, else ``<nxs cache>/models/fastembed``),
-    downloaded only with `allow_download`. Texts are embedded sorted by length, so that each
-    batch pads little.
-    """
-
-    def __init__(
-        self, name: str = MODEL_NAME, *, threads: int | None = None, allow_download: bool = False
-    ) -> None:
+    def __init__(self, name: str = MODEL_NAME, *, allow_download: bool = False) -> None:
         name = _canonical(name)
         self.name = name
-        kwargs: dict[str, Any] = {"threads": threads}
+        kwargs: dict[str, Any] = {}
         own = find(name)  # a model nxm sets up: loaded from its install, never the hub
         if own is not None:
             status = model_status(name)
@@ -129,8 +115,10 @@ class FastEmbedder:
             if len(rows) % batch_size == 0:
                 progress.tick(batch_size)  # a bulk embed's bar moves batch by batch
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        out[order] = np.stack(rows)
-        return _normalise_rows(out)  # fastembed normalises this model; not every model it runs
+        out[order] = np.stack(rows)  # sorted by length: each batch pads little
+        # fastembed normalises this model, not every model it runs; a zero row stays zero
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return (out / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
     def __repr__(self) -> str:
         return f"FastEmbedder(name={self.name!r}, dim={self.dim})"
@@ -156,12 +144,8 @@ def _defer_hub() -> None:
 
 @contextlib.contextmanager
 def _no_spinning() -> Iterator[None]:
-    """Sessions made inside do not spin their worker threads between runs.
-
-    onnxruntime's threads busy-wait after each run by default, taking the CPU the rest of a
-    search needs (docs/benchmarks.md); fastembed exposes no such option, so the session options
-    it makes are replaced here.
-    """
+    """Sessions made inside do not busy-wait between runs, taking the CPU the rest of a search
+    needs (docs/benchmarks.md); fastembed has no option for it."""
     import onnxruntime as ort
 
     make = ort.SessionOptions
@@ -180,8 +164,7 @@ def _no_spinning() -> Iterator[None]:
 
 
 def _canonical(name: str) -> str:
-    """A model nxm sets up by its full name, however it is written (fastembed matches names
-    case-insensitively)."""
+    """A model nxm sets up by its full name, however it is written."""
     name = (name or MODEL_NAME).strip()
     own = find(name)
     return own.name if own is not None else name
@@ -192,8 +175,7 @@ _REGISTER_LOCK = threading.Lock()
 
 
 def _register(text_embedding: Any, own: Spec) -> None:
-    """Describe `own` to fastembed as a custom model, once per process (fastembed refuses a
-    second registration of a name)."""
+    """Describe `own` to fastembed as a custom model, once per process (it refuses a second)."""
     from fastembed.common.model_description import ModelSource, PoolingType
 
     with _REGISTER_LOCK:
@@ -238,11 +220,8 @@ def _slot(feature: str, dim: int) -> tuple[int, float]:
 
 
 class HashEmbedder:
-    """Signed feature hashing into `dim` buckets, L2-normalised; for tests and model-less runs.
-
-    The features are the lowercased words and each word's character trigrams (a shorter word is
-    its own), so texts that share words or fragments score higher; no word: the zero vector.
-    """
+    """Signed hashing of words and their trigrams into `dim` buckets, L2-normalised, so texts
+    sharing words or fragments score higher; for tests and model-less runs."""
 
     def __init__(self, dim: int = DIM, name: str = HASH_NAME) -> None:
         if dim < 1:
@@ -283,7 +262,8 @@ _LOCK = threading.Lock()
 def load_embedder(name: str = MODEL_NAME) -> Embedder:
     """The embedder called `name` ("hash" or a fastembed model), loaded once per process.
 
-    Raises `ModelError` at once (no network wait) when the model's files are not installed.
+    Raises:
+        ModelError: the model's files are not installed (at once, no network wait).
     """
     name = _canonical(name)
     # the install location is part of the key: NXS_CACHE_DIR may change within a process

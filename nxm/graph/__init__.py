@@ -78,8 +78,8 @@ def extractions(service: Any, records: list[dict[str, Any]]) -> Records:
 
 
 def load_agent(ws: Workspace) -> dict[str, Any]:
-    """The agent-authored entities (by normalised name) and relations, replayed from the log
-    in time order (a union merge interleaves two branches' statements)."""
+    """The agent-authored entities and relations, the log replayed in time order (a union
+    merge interleaves two branches' statements)."""
     entities: dict[str, dict[str, Any]] = {}
     relations: dict[tuple[str, str, str], dict[str, Any]] = {}
     for line in _statements(ws):
@@ -403,8 +403,7 @@ def remove(
     service: Any, *, entity: str, now: str, actor: str, relation: str | None = None,
     target: str | None = None, reason: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Remove what an agent wrote: an entity (and the relations stated on it), or one
-    relation; the removal is a statement in the log, so history keeps both.
+    """Remove what an agent wrote (an entity and its relations, or one relation) by a statement.
 
     Raises:
         ValidationError: a relation without its target, or a target without a relation.

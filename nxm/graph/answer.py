@@ -13,7 +13,7 @@ from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
 from nxm.graph.extract import question_mentions
-from nxm.graph.names import fold, known_names, norm
+from nxm.graph.names import fold, listed_spans, norm
 from nxm.graph.parse import ANCHOR, IN, OUT, Plan, plan
 from nxs.errors import ValidationError
 
@@ -83,7 +83,7 @@ def mentioned(graph: Graph, question: str) -> tuple[list[tuple[str, int, int]], 
     index = _index(graph)
     longest = max((k.count(" ") + 1 for k in index), default=1)
     toks = list(_QTOKEN.finditer(question.replace("’", "'")))
-    spans = [(eid, s, e) for s, e, name in known_names(question)
+    spans = [(eid, s, e) for s, e, _, name in listed_spans(question)
              if (eid := graph.names.get(norm(name)))]  # fmt: skip
     i = 0
     while i < len(toks):

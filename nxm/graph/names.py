@@ -96,9 +96,4 @@ def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
     return None
 
 
-def known_names(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, canonical name) of every word-list name in ``text``, in any spelling."""
-    return [(start, end, name) for start, end, _, name in listed_spans(text)]
-
-
-__all__ = ["LISTED_FIRST", "fold", "known_names", "listed", "listed_spans", "norm", "sentences"]
+__all__ = ["LISTED_FIRST", "fold", "listed", "listed_spans", "norm", "sentences"]

@@ -191,10 +191,6 @@ def _readings(cue: str, gap: str) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _role(word: str) -> tuple[tuple[str, str], ...]:
-    return next(r for p, r in _ROLES.items() if re.fullmatch(p, word))
-
-
 def _wh_types(m: re.Match[str], readings: tuple[tuple[str, str], ...]) -> frozenset[str] | None:
     wh, noun = m.group("wh"), m.group("whtype")
     if noun:
@@ -229,7 +225,8 @@ def plan(question: str) -> Plan | None:
             if m is None:
                 continue
             if kind == "role":
-                step = Step(_role(m.group("role")))
+                role = m.group("role")
+                step = Step(next(r for p, r in _ROLES.items() if re.fullmatch(p, role)))
             else:
                 readings = _readings(m.group("cue"), kind)
                 if not readings:

@@ -78,8 +78,7 @@ def resolve(graph: Graph, ref: str) -> dict[str, Any]:
 
 
 def traverse(graph: Graph, *, entity: str, direction: str = "both", hops: int = 2) -> dict:
-    """Breadth-first paths from an entity, each entity reached once at its least depth: every
-    relation that first reaches one is listed, with the entity it came from."""
+    """Breadth-first paths from an entity, each entity reached once, at its least depth."""
     start = resolve(graph, entity)
     seen = {start["id"]: 0}
     frontier = [start["id"]]

@@ -113,8 +113,7 @@ def _name(kind: str, text: str, start: int) -> tuple[str, str, bool] | None:
 
 
 def _candidates(text: str) -> tuple[list[tuple[str, str, bool]], list[str]]:
-    """Names (key, shown, strong) in the order the text gives them, up to the first strong
-    one; and, when there is none, its topic words."""
+    """Names (key, shown, strong) in text order up to the first strong one, else topic words."""
     names: list[tuple[str, str, bool]] = []
     for m in _SCAN.finditer(text):
         got = _name(m.lastgroup, m.group(), m.start())  # type: ignore[arg-type]

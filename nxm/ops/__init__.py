@@ -53,24 +53,27 @@ PROVENANCE = (
 )  # fmt: skip
 
 
-def _write(method: str) -> Any:
-    def handler(ctx: Context, **kw: Any) -> Any:
-        return getattr(ctx.memory, method)(now=ctx.now, actor=ctx.actor, **kw)
+def _method(name: str, *stamps: str) -> Any:
+    """A handler calling the memory service's ``name`` with the call's ``stamps`` (now, actor)."""
 
-    handler.__name__ = method
+    def handler(ctx: Context, **kw: Any) -> Any:
+        return getattr(ctx.memory, name)(**{s: getattr(ctx, s) for s in stamps}, **kw)
+
+    handler.__name__ = name
     return handler
 
 
-def _read(method: str) -> Any:
+def calling(module: str, name: str, actor: bool = True) -> Any:
+    """A handler that imports ``module`` when called and runs ``name(service, now=…, **kw)``."""
+
     def handler(ctx: Context, **kw: Any) -> Any:
-        return getattr(ctx.memory, method)(**kw)
+        from importlib import import_module
 
-    handler.__name__ = method
+        if actor:
+            kw["actor"] = ctx.actor
+        return getattr(import_module(module), name)(ctx.memory, now=ctx.now, **kw)
+
     return handler
-
-
-def _search(ctx: Context, **kw: Any) -> Any:
-    return ctx.memory.search(now=ctx.now, **kw)
 
 
 def op(
@@ -82,7 +85,8 @@ def op(
 
 
 def _state(name: str, summary: str, example: str, group: str = "core", when: str = "") -> Operation:
-    return op(name, group, summary=summary, handler=_write(name), params=(KEY,), writes=True,
+    handler = _method(name, "now", "actor")
+    return op(name, group, summary=summary, handler=handler, params=(KEY,), writes=True,
               example=example, when=when)  # fmt: skip
 
 
@@ -97,7 +101,7 @@ OPERATIONS: list[Operation] = [
         when="as soon as you learn something still true after this task (a convention, a "
         "decision and its reason, a gotcha, who owns what). The memory rule: never keep such a "
         "fact in an ad-hoc MEMORY.md or notes file; nothing reads one back.",
-        handler=_write("add"),
+        handler=_method("add", "now", "actor"),
         writes=True,
         params=(
             arg(
@@ -136,7 +140,7 @@ OPERATIONS: list[Operation] = [
         summary="Correct a memory in place under its key (body, introduction, priority).",
         when="when a memory contradicts what you find. The correction rule: you are the "
         "best-informed corrector it will ever have; never work around a wrong memory.",
-        handler=_write("update"),
+        handler=_method("update", "now", "actor"),
         writes=True,
         params=(
             KEY,
@@ -157,7 +161,7 @@ OPERATIONS: list[Operation] = [
         "classify",
         "core",
         summary="File a memory: set its category, scope, refs or introduction.",
-        handler=_write("classify"),
+        handler=_method("classify", "now", "actor"),
         writes=True,
         params=(KEY, CATEGORY, SCOPE, REFS, INTRODUCTION),
         example="nxm classify 3f2a --scope item --refs NC-103",
@@ -185,7 +189,7 @@ OPERATIONS: list[Operation] = [
         "core",
         summary="Fetch one memory in full (body, classification, provenance, history) by key.",
         when="when a memory matters to the task and its introduction is not enough.",
-        handler=_read("show"),
+        handler=_method("show"),
         params=(KEY,),
         example="nxm show 3f2a",
     ),
@@ -193,7 +197,7 @@ OPERATIONS: list[Operation] = [
         "list",
         "core",
         summary="List memories in reading order with filters and pagination (the live set).",
-        handler=_read("list"),
+        handler=_method("list"),
         params=(
             *FILTERS,
             Param("page", type="int", help="Page number, from 1.", default=1, min=1, max=1_000_000),
@@ -215,7 +219,7 @@ OPERATIONS: list[Operation] = [
         summary="Find memories by meaning and words (hybrid keyword + semantic by default).",
         when="before deciding what the project may already have settled, and whenever the "
         "work reaches a new area.",
-        handler=_search,
+        handler=_method("search", "now"),
         params=(
             arg("query", "Words, an identifier or a question.", 4000),
             Param("mode", default="hybrid", choices=("hybrid", "semantic", "keyword")),
@@ -246,7 +250,7 @@ OPERATIONS: list[Operation] = [
         "history",
         "insights",
         summary="The event timeline of a memory: created, updated, closed, feedback, ...",
-        handler=_read("history"),
+        handler=_method("history"),
         params=(
             KEY,
             Param("limit", type="int", help="Events to return.", default=20, min=1, max=1000),

@@ -9,22 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.ops import KEY, arg, op
+from nxm.ops import KEY, arg, calling, op
 from nxm.record import SIGNALS
 from nxs.context import Context
 from nxs.ops import Operation, Param
 
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 DIRECTIONS = ("both", "outgoing", "incoming")
-
-
-def _lifecycle(name: str) -> Any:
-    def handler(ctx: Context, **kw: Any) -> Any:
-        from nxm import lifecycle
-
-        return getattr(lifecycle, name)(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
-
-    return handler
 
 
 def _knowledge(ctx: Context, **kw: Any) -> Any:
@@ -44,15 +35,6 @@ def _graph_read(name: str) -> Any:
         from nxm.graph import query
 
         return getattr(query, name)(_graph(ctx), **kw)
-
-    return handler
-
-
-def _graph_write(name: str) -> Any:
-    def handler(ctx: Context, **kw: Any) -> Any:
-        from nxm import graph
-
-        return getattr(graph, name)(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
 
     return handler
 
@@ -90,7 +72,7 @@ OPERATIONS: list[Operation] = [
         "insights",
         summary="Make a TASK memory permanent (it stops expiring). Use when a temporary note "
         "turned out to matter for good.",
-        handler=_lifecycle("promote"),
+        handler=calling("nxm.lifecycle", "promote"),
         params=(KEY,),
         writes=True,
         example="nxm promote 3f2a",
@@ -100,7 +82,7 @@ OPERATIONS: list[Operation] = [
         "insights",
         summary="Rate a memory POSITIVE, NEGATIVE or NEUTRAL after using it; positive memories "
         "rank higher in search, negative ones lower.",
-        handler=_lifecycle("feedback"),
+        handler=calling("nxm.lifecycle", "feedback"),
         params=(
             KEY,
             arg("signal", "POSITIVE, NEGATIVE or NEUTRAL.", choices=SIGNALS),
@@ -114,7 +96,7 @@ OPERATIONS: list[Operation] = [
         "insights",
         summary="Undo edits: put a memory's body, introduction, priority and classification "
         "back as they were before its latest edit, or just after event `to` of its history.",
-        handler=_lifecycle("revert"),
+        handler=calling("nxm.lifecycle", "revert"),
         params=(
             KEY,
             Param(
@@ -198,7 +180,7 @@ OPERATIONS: list[Operation] = [
         "add",
         summary="Add an entity to the graph, or correct the type or description of one; kept "
         "apart from extracted entities, so it survives re-extraction.",
-        handler=_graph_write("add"),
+        handler=calling("nxm.graph", "add"),
         params=(
             arg("name", "The entity's name.", 200),
             Param(
@@ -214,7 +196,7 @@ OPERATIONS: list[Operation] = [
         "relate",
         summary="State a relation between two entities in the graph (e.g. WORKS_AT, USES, "
         "OWNS); agent-authored, idempotent.",
-        handler=_graph_write("relate"),
+        handler=calling("nxm.graph", "relate"),
         params=(
             arg(
                 "source",
@@ -240,7 +222,7 @@ OPERATIONS: list[Operation] = [
         "remove",
         summary="Remove what an agent wrote in the graph: an entity (with the relations stated "
         "on it), or one relation of it (relation and target); kept in the graph's history.",
-        handler=_graph_write("remove"),
+        handler=calling("nxm.graph", "remove"),
         params=(
             arg("entity", "The entity (id or name).", 200),  # fmt: skip
             Param("relation", help="Remove only this relation of it (with target).", max_len=40),

@@ -3,24 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nxm.ops import INTRODUCTION, KEY, op
-from nxs.context import Context
+from nxm.ops import INTRODUCTION, KEY, calling, op
 from nxs.ops import Operation, Param
-
-
-def _resolve(ctx: Context, **kw: Any) -> Any:
-    from nxm.repair import resolve
-
-    return resolve(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
-
-
-def _doctor(ctx: Context, **kw: Any) -> Any:
-    from nxm.repair import doctor
-
-    return doctor(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
-
 
 OPERATIONS: list[Operation] = [
     op(
@@ -28,7 +12,7 @@ OPERATIONS: list[Operation] = [
         "core",
         summary="Show both sides of a memory git left in a merge conflict, or resolve it by "
         "keeping one side (edited, if you pass a new body or introduction).",
-        handler=_resolve,
+        handler=calling("nxm.repair", "resolve"),
         writes=True,
         params=(
             KEY,
@@ -50,7 +34,7 @@ OPERATIONS: list[Operation] = [
         summary="List every memory file that does not read (conflicts, bad front matter, "
         "stray or misnamed files) and this clone's git set-up, each with its fix; with fix, "
         "do what needs no person.",
-        handler=_doctor,
+        handler=calling("nxm.repair", "doctor"),
         writes=True,
         params=(
             Param(

@@ -7,21 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.ops import arg, op
+from nxm.ops import arg, calling, op
 from nxs.context import Context
 from nxs.ops import Operation, Param
-
-
-def _recall(ctx: Context, **kw: Any) -> Any:
-    from nxm.session.recall import recall
-
-    return recall(ctx.memory, now=ctx.now, **kw)
-
-
-def _store_context(ctx: Context, **kw: Any) -> Any:
-    from nxm.session.recall import store_context
-
-    return store_context(ctx.memory, now=ctx.now, actor=ctx.actor, **kw)
 
 
 def _facts(ctx: Context) -> Any:
@@ -61,7 +49,7 @@ OPERATIONS: list[Operation] = [
         summary="Recall memories relevant to the request (summaries + ids), a persona hint, and "
         "the user's facts once per conversation.",
         when="first, at every session start, with the user's request, before answering.",
-        handler=_recall,
+        handler=calling("nxm.session.recall", "recall", actor=False),
         params=(
             arg("query", "Short topic or keywords (matched when user_query_full is absent).", 4000),
             Param(
@@ -95,7 +83,7 @@ OPERATIONS: list[Operation] = [
         summary="Save what was asked and decided (summary, 50-75 tokens) with the full technical "
         "detail (context), for later recall.",
         when="at the end of every session.",
-        handler=_store_context,
+        handler=calling("nxm.session.recall", "store_context"),
         writes=True,
         params=(
             Param(

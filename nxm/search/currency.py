@@ -1,21 +1,10 @@
 """Currency: when memories state two versions of one fact, the current one ranks first.
 
-Search results are re-ordered after fusion (`nxm.search.rank.fuse`) from what the records know,
-with no language model. A memory ``new`` is taken for the current version of ``old`` ranked
-above it when
-
-- ``new`` links it (``supersedes`` in its history, written by ``nxm add --supersedes``; the old
-  one is closed then, so this matters in searches of ``--status all``), or
-- ``new`` was created later, the two embeddings are at least `SAME` similar (the same subject),
-  ``new`` is worded as a change (`CHANGE`: "replaced", "moved to", "no longer", "now", …), it
-  scores at least `NEAR` of ``old`` (a weak match is not lifted over a strong one) and, when
-  ``old`` holds all of the query's words, so does ``new`` (`nxm.search.rank.matched`: an
-  identifier's twin written later stays below the identifier asked for).
-
-Memories of a session (the turns of one conversation) are compared only through an explicit
-link: a later line that says "now" is a reply, not a new version. The two trade places and
-scores (``currency`` in the answer), so what ranked between them keeps its rank, and ``old``
-says which memory replaced it (``newer``).
+Search results are re-ordered after fusion from what the records know, with no language model:
+a memory that links an older one (``supersedes``), or a later one on the same subject worded as a
+change (`CHANGE`), trades places and scores with it (``currency``, ``newer``). Turns of one
+session are compared only through a link: a later "now" there is a reply, not a new version.
+docs/retrieval.md, "Currency", gives the thresholds.
 """
 
 from __future__ import annotations
@@ -72,8 +61,7 @@ def order(
     vectors: Mapping[str, Any],
     words: Mapping[str, float] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """``hits`` (best first) with each current version in the place of what it replaces
-    (``words``: how much of the query each hit holds, `nxm.search.rank.matched`)."""
+    """``hits`` (best first) with each current version in the place of what it replaces."""
     words = words or {}
     if len(hits) < 2:
         return hits

@@ -1,34 +1,10 @@
 """Ranking: how keyword and semantic results become one ordered list, and what feedback does.
 
-Hybrid search fuses the candidate lists (each list's first `POOL`) by their scores, each
-standardized against the distribution it comes from (z-scores) and weighted by how
-far the keyword matches can be believed for this query (`keyword_evidence` e, `shares`)::
-
-    fused = w * z(bm25) + (1 - w) * z(cos)     w = ALPHA * e ** 2     z(s) = max(0, (s - mean) / std)
-
-e is 1 for an identifier or a query worded like its answer, low for a paraphrase, whose matches
-share an incidental word (semantic decides). It is measured over matches outside a session (chat
-turns answer each other); when the first matches are all turns, e is None: half and half. BM25
-scores are standardized over the query's `REF` best matches, cosines over every memory the
-filters allow: an average or worse match counts 0, and so does a memory missing from a list.
-Min-max scaling and reciprocal rank fusion ranked worse on LoCoMo (docs/retrieval.md).
-
-Memories of one session are context for each other, so a short reply ("Yes, last Tuesday!") is
-found through the question before it, and the reply itself is returned:
-
-- In the index, each memory's row also holds its session context (`nxm.record.contexts`). BM25
-  over that text (``context_keyword``) shares the keyword weight with the own-text list
-  (`WEIGHTS`); without a session the context is the own text, so a store without sessions ranks
-  exactly as with the two lists alone.
-- At query time, a hybrid score gets ``context``: ``SHARE ** distance`` of the fused scores of
-  its session neighbours within `WINDOW` places in ``created`` order; those neighbours become
-  candidates too, if the search's filters allow them.
-
-A query that names a time (`nxm.search.when.period`) lifts the hybrid candidates written then by
-`PERIOD_LIFT` of the best candidate's score (``period``). Feedback then scales the score by
-``1 + WEIGHT * tanh((positive - negative) / 2)`` (NEUTRAL does not count): it reorders near-ties
-but never buries a strong match (docs/lifecycle.md). The answer keeps the raw ``keyword``,
-``semantic`` and ``context_keyword`` scores, ``context``, ``period`` and the ``feedback`` factor.
+Hybrid search fuses the candidate lists by their z-scores, the keyword side weighted by how far
+its matches can be believed for this query (`keyword_evidence`); session neighbours lend a share
+of their scores (`context`), a time the query names lifts what was written then (`period`), and
+feedback scales the result by at most 15 %. docs/retrieval.md gives the formulas and why min-max
+scaling and reciprocal rank fusion lost on LoCoMo.
 """
 
 from __future__ import annotations
@@ -64,8 +40,7 @@ WORDS_FLOOR = 0.4  # share of the query's content words (`matched`) a keyword hi
 
 
 def matched(asked: set[str], text: str) -> float:
-    """How much of a query (its content words ``asked``) ``text`` holds: the share of them, or
-    their count over `EVIDENCE_WORDS`, whichever is larger (1.0 for a query of none)."""
+    """How much of the query words ``asked`` ``text`` holds: their share or count/EVIDENCE_WORDS."""
     from nxm.search.terms import content_words
 
     if not asked:
@@ -75,9 +50,7 @@ def matched(asked: set[str], text: str) -> float:
 
 
 def relevant(mode: str, semantic: float | None, words: float, floor: float = 0.0) -> bool:
-    """Whether a hit clears its mode's relevance floor: semantic by its cosine (``floor``, the
-    model's `SEMANTIC_FLOORS`), keyword by the query words it holds (`WORDS_FLOOR`), hybrid by
-    either."""
+    """Whether a hit clears its mode's relevance floor (cosine ``floor``, `WORDS_FLOOR`, either)."""
     close = semantic is not None and semantic >= floor
     if mode == "semantic":
         return close
@@ -87,16 +60,14 @@ def relevant(mode: str, semantic: float | None, words: float, floor: float = 0.0
 
 
 def through(scores: Mapping[str, Any]) -> bool:
-    """Whether a hybrid hit is relevant through what surrounds it: the query's words in its
-    session context, or its time named by the query. A neighbour's lent score is not enough:
-    every neighbour of anything found has one."""
+    """Whether a hybrid hit is relevant through its session context or period (not a lent score:
+    every neighbour of anything found has one)."""
     return any(scores.get(k) for k in ("context_keyword", "period"))
 
 
 def keyword_evidence(query: str, texts: list[str]) -> float:
     """How far the keyword matches can be believed, in [0, 1]: the most of the query one of the
-    first `EVIDENCE_HITS` matches holds (`matched`; a long request is answered by several
-    memories, each holding a few of its words)."""
+    first matches holds (a long request is answered by several memories, a few words each)."""
     from nxm.search.terms import content_words
 
     asked = content_words(query)
@@ -106,8 +77,7 @@ def keyword_evidence(query: str, texts: list[str]) -> float:
 
 
 def shares(evidence: float | None) -> tuple[float, float]:
-    """The (keyword, semantic) weights for keyword matches of that evidence: ``ALPHA *
-    evidence ** 2`` and the rest; half and half without a measure."""
+    """The (keyword, semantic) weights for that keyword evidence; half and half without one."""
     if evidence is None:
         return ALPHA, 1 - ALPHA
     kw = ALPHA * evidence**2
@@ -122,8 +92,7 @@ def feedback_factor(record: Mapping[str, Any]) -> float:
 
 
 def neighbours(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str, int]]]:
-    """For each memory with a ``session_id``: the memories of its session within `WINDOW`
-    places of it in time order, with their distance."""
+    """For each memory in a session: its session's memories within `WINDOW` places, by distance."""
     sessions: dict[str, list[tuple[str, str]]] = {}
     for key, r in records.items():
         if r.get("session_id"):
@@ -148,12 +117,8 @@ MIN_KW_N = 20  # when fewer than this many memories matched (more: their spread 
 def standardize(
     hits: list[tuple[str, float]], spread: tuple[float, float] | None = None, keyword: bool = False
 ) -> dict[str, float]:
-    """Each hit's score in standard deviations above the mean (0 at or below it), against
-    ``spread`` (mean, std) or the hits' own scores; all 1.0 when the scores do not spread.
-
-    The spread counts as at least `MIN_COS_STD` (similarities) or `MIN_KW_STD` of the mean
-    (BM25): in a store of a handful of memories, near-equal scores would otherwise stand
-    standard deviations apart."""
+    """Each hit's score in standard deviations above the mean of ``spread`` or its own (0 at or
+    below it); the floor on the spread keeps a handful of near-equal scores from standing apart."""
     if spread is None:
         scores = [s for _, s in hits]
         mean = math.fsum(scores) / len(scores) if scores else 0.0
@@ -182,17 +147,8 @@ def fuse(
     allowed: Callable[[set[str]], set[str]] | None = None,
     evidence: float | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key (the
-    first ``limit``). Of ``records`` only ``feedback`` and ``session_id`` are read.
-
-    ``keyword`` and ``context`` (BM25 over the session context) may hold up to `REF` hits: all
-    set the spread they are standardized against, the first ``pool`` are candidates.
-    ``spread`` is the similarities' (mean, std) over every memory the filters allowed. ``near``
-    (`neighbours`) lends hybrid scores; the neighbours it brings are kept if ``allowed`` (None:
-    all). ``period`` is ``(first, after_last)`` days, read against ``created`` in ``written``
-    (the whole records, when ``records`` holds only what ranking needs). ``evidence`` sets the
-    keyword side's weight (`shares`).
-    """
+    """Merge the ranked lists into (key, scores) pairs, best first, ties broken by key; of
+    ``keyword`` and ``context`` all set the spread, the first ``pool`` are candidates."""
     kw = dict(keyword)
     sem = dict(semantic)
     ctx = dict(context) if mode == "hybrid" else {}
@@ -217,16 +173,12 @@ def fuse(
         if brought and allowed is not None:
             barred = brought - allowed(brought)
             lent = {k: v for k, v in lent.items() if k not in barred}
-    base = {}
-    for key in fused.keys() | lent.keys():
-        if key not in records:
-            continue
-        if mode == "keyword":
-            base[key] = kw[key]
-        elif mode == "semantic":
-            base[key] = sem[key]
-        else:
-            base[key] = fused.get(key, 0.0) + lent.get(key, 0.0)
+    own = {"keyword": kw, "semantic": sem}.get(mode)
+    base = {
+        key: own[key] if own is not None else fused.get(key, 0.0) + lent.get(key, 0.0)
+        for key in fused.keys() | lent.keys()
+        if key in records
+    }
     lifted: dict[str, float] = {}
     if period and mode == "hybrid" and base:  # the query names a time: what was written then
         first, after = period

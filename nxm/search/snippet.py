@@ -1,28 +1,25 @@
 """Snippets: a short excerpt of a hit's body around what the query matched.
 
-The sentence holding most of the query's content words (the first on a tie; the body's start
-for a hit found by meaning) is the centre; the sentences after it, then before it, are added
-while the excerpt fits in `SNIPPET_CHARS`. A longer sentence is cut at words, around its first
-matched word.
+The sentence holding most of the query's content words is the centre (the body's start for a
+hit found by meaning); the sentences after it, then before it, are added while they fit.
 """
 
 from __future__ import annotations
 
 import re
 
-from nxm.search.terms import STOPWORDS, TOKEN, stem
+from nxm.search.terms import content_words
 
 SNIPPET_CHARS = 240
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 def _hits(sentence: str, asked: set[str]) -> int:
-    return len({stem(t) for t in TOKEN.findall(sentence.lower()) if t not in STOPWORDS} & asked)
+    return len(content_words(sentence) & asked)
 
 
 def _cut(text: str, asked: set[str], limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters at word boundaries, around its first
-    matched word, with … where something was left out."""
+    """``text`` cut at word boundaries to ``limit`` characters around its first matched word."""
     words = text.split()
     first = next((i for i, w in enumerate(words) if _hits(w, asked)), 0)
     start = max(0, first - 3)  # a little before the first match
@@ -39,8 +36,7 @@ def _cut(text: str, asked: set[str], limit: int) -> str:
 
 
 def snippet(body: str, asked: set[str], limit: int = SNIPPET_CHARS) -> tuple[str, bool]:
-    """The excerpt of ``body`` for a query of content words ``asked``, and whether it is less
-    than the whole body."""
+    """The excerpt of ``body`` for the query words ``asked``, and whether it is cut."""
     whole = " ".join(body.split())
     if len(whole) <= limit:
         return whole, False

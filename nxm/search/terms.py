@@ -37,10 +37,6 @@ def _stem() -> object:
     return SnowballStemmer("english").stem_word
 
 
-def stem(word: str) -> str:
-    return _stem()(word)  # type: ignore[operator]
-
-
 @lru_cache(maxsize=8192)  # a server ranks the same memories' texts again and again
 def content_words(text: str) -> frozenset[str]:
     """The stems of ``text``'s content words."""

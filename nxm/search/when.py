@@ -1,11 +1,8 @@
 """The time a query names: "on 8 May 2023", "in June 2022", "during 2023", "last week".
 
 `period` returns the days it covers as ISO dates, ``(first, after_last)``, so a memory's
-``created`` (ISO 8601, UTC) falls in it when ``first <= created[:10] < after_last``. Hybrid
-search lifts the candidates written in that period (`nxm.search.rank.fuse`): what was said or decided
-then is usually written down then. Only unambiguous forms count: a day with its year, a month
-with its year, a year after "in", "during", …, and "today", "yesterday", "this/last week",
-"this/last month", "this/last year" against the search's ``now``.
+``created`` (ISO 8601, UTC) falls in it when ``first <= created[:10] < after_last``. Only
+unambiguous forms count (docs/retrieval.md lists them); relative ones read against ``now``.
 """
 
 from __future__ import annotations

@@ -87,8 +87,7 @@ def locked() -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        os.close(fd)  # releases the lock
 
 
 def _check_patch(patch: dict[str, Any], where: str = "facts_patch") -> None:

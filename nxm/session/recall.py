@@ -2,14 +2,8 @@
 
 `recall` runs the one core search (`MemoryService.search`, hybrid) and shapes what a session
 start needs: short summaries with ids, a persona hint, and the user's facts once per conversation.
-A broad request fans out into one focused search per topic instead of a single blurred one (see
-`plan`): when the text is at least `FANOUT_MIN_CHARS` long and either carries two or more
-distinct topics or is longer than `LONG_QUERY_CHARS` (topics then derived from it). At most
-`MAX_TOPICS` are used; `PER_TOPIC` gives each branch's limit.
-
-`store_context` saves a session as one memory: the summary's first line is the introduction,
-the body the summary then the full context, scope ``session`` (kept out of `nxs prime`),
-category ``session-context``, ``session_id`` the conversation id, the summary in metadata.
+A broad request fans out into one focused search per topic (`plan`) instead of a single blurred
+one. `store_context` saves a session as one memory of scope ``session`` (kept out of `nxs prime`).
 """
 
 from __future__ import annotations
@@ -79,13 +73,8 @@ def _topic_of(words: list[str]) -> str:
 
 
 def derive_topics(text: str, count: int = MAX_TOPICS) -> list[str]:
-    """Up to ``count`` topics for a long text, deterministically.
-
-    The text's sentences (split at . ! ? ; : followed by space, and at line breaks) are cut into
-    ``count`` runs of consecutive sentences; each run's topic is its ten most frequent content
-    words (stop words and words under three characters dropped). A text with one sentence is
-    cut into runs of words instead.
-    """
+    """Up to ``count`` topics for a long text: the most frequent content words of each of
+    ``count`` runs of consecutive sentences (of words, for a text of one sentence)."""
     sentences = [w for w in (_content_words(s) for s in _SENTENCE.split(text)) if w]
     if len(sentences) >= 2:
         k = min(count, len(sentences))
@@ -114,11 +103,8 @@ def plan(text: str, topics: str | None) -> tuple[list[str], bool]:
 
 
 def summarize(record: dict[str, Any]) -> tuple[str, bool]:
-    """A memory's recall summary (at most `SUMMARY_MAX_CHARS`) and whether it shows less than all.
-
-    A stored session context shows its summary; any other memory its introduction followed by
-    the start of its body.
-    """
+    """A memory's recall summary (a stored session's own summary, else introduction and body,
+    at most `SUMMARY_MAX_CHARS`) and whether it shows less than all."""
     meta = record.get("metadata") or {}
     if record.get("category") == CATEGORY and isinstance(meta.get("summary"), str):
         text, more = meta["summary"], True
@@ -139,11 +125,8 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 
 def _confidences(service: Any, text: str, results: list[dict[str, Any]]) -> dict[str, float | None]:
-    """Each result's cosine similarity to the text, clamped to 0..1 (None without a model).
-
-    The search reports it for results its semantic branch saw; the rest (keyword-only hits) are
-    scored here against their stored vectors.
-    """
+    """Each result's cosine similarity to the text, clamped to 0..1 (None without a model);
+    keyword-only hits are scored here against their stored vectors."""
     out: dict[str, float | None] = {r["key"]: r.get("semantic") for r in results}
     missing = [k for k, v in out.items() if v is None]
     if missing:
@@ -158,8 +141,7 @@ def _confidences(service: Any, text: str, results: list[dict[str, Any]]) -> dict
 def _search(
     service: Any, text: str, limit: int, now: str, excerpts: dict[str, tuple[str, bool]]
 ) -> tuple[list[str], dict, str | None]:
-    """The keys found, their confidences and the search's note; each hit's snippet is kept in
-    ``excerpts`` (the first branch that found it wins)."""
+    """The keys found, their confidences and the search's note; snippets go to ``excerpts``."""
     found = service.search(query=text, mode="hybrid", limit=limit, now=now)
     results = found["results"]
     for r in results:

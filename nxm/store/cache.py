@@ -3,9 +3,7 @@
 `list`, `show` and `prime` read ``records.db`` (`nxm.store.local`; stdlib sqlite3, no lancedb).
 Each row keeps the identities of the two files it was read from (`nxm.store.files.ident`);
 every command compares them with the files first (`Store.sync`) and reads again what changed,
-so it is never believed over the files, and deleting it loses nothing. A row whose files make no
-record keeps why (``problem``); ``pending`` holds the keys whose index row is out of date,
-``extracted`` each memory's entity-graph extraction.
+so it is never believed over the files, and deleting it loses nothing.
 
 Rows are replaced only if they still hold what the replacing process read (`put`'s ``expect``),
 so a reader that parsed a file just before a writer changed it cannot put the old record back.
@@ -120,30 +118,26 @@ class Cache:
                     return conn
                 conn.close()
                 self.reset()  # another version: made again from the files
-                conn = self._connect(str(self.path))
-                conn.executescript(SCHEMA)
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
-                return conn
+                return self._connect(str(self.path), fresh=True)
             except sqlite3.DatabaseError:  # damaged: made again from the files
                 self.reset()
                 with contextlib.suppress(sqlite3.Error, OSError):
-                    conn = self._connect(str(self.path))
-                    conn.executescript(SCHEMA)
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
-                    return conn
+                    return self._connect(str(self.path), fresh=True)
             except OSError:
                 pass
             self.persistent = False  # a read-only or full disk: this command only
-        conn = self._connect(":memory:")
-        conn.executescript(SCHEMA)
-        return conn
+        return self._connect(":memory:", fresh=True)
 
     @staticmethod
-    def _connect(where: str) -> sqlite3.Connection:
+    def _connect(where: str, fresh: bool = False) -> sqlite3.Connection:
+        """A connection to the cache at ``where``; ``fresh``: its tables made, of this version."""
         conn = sqlite3.connect(where, timeout=30, isolation_level=None, check_same_thread=False)
         if where != ":memory:":
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # derived: a lost last commit is re-read
+        if fresh:
+            conn.executescript(SCHEMA)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         return conn
 
     @staticmethod
@@ -210,10 +204,9 @@ class Cache:
         records: list[tuple[dict[str, Any] | str | None, str, str, str]],
         expect: dict[str, tuple[str, str] | None] | None = None,
     ) -> list[str]:
-        """Store (record, md identity, log identity, key) rows; a record None removes the key,
-        a string is the problem that keeps its files from making a record. With ``expect``,
-        a row is written only if it still holds those identities (None: that it is absent).
-        Every key whose record changed is marked pending for the index; returns them."""
+        """Store (record, md identity, log identity, key) rows (a record None removes the key, a
+        string is why its files make none), only where they still hold the ``expect``ed
+        identities; returns the keys whose record changed (now pending for the index)."""
         changed: list[str] = []
         sessions: set[str] = set()
         gone: list[tuple[str]] = []
@@ -307,8 +300,7 @@ class Cache:
         return row
 
     def _mark_pending(self, conn: sqlite3.Connection, keys: list[str]) -> None:
-        """Mark keys as needing their index rows written again (a memory's session context
-        is in its row, so a change marks the other memories of its session too)."""
+        """Mark keys as needing their index rows written again."""
         if not keys:
             return
         got = conn.execute("SELECT value FROM meta WHERE name = 'seq'").fetchone()
@@ -338,8 +330,7 @@ class Cache:
         return self._record(*got[0]) if got else None
 
     def many(self, keys: Iterable[str], column: str = "doc") -> dict[str, dict[str, Any]]:
-        """The records of ``keys`` that exist, in one query; ``column="head"``: without body
-        and events (what ranking and summaries read)."""
+        """The records of ``keys`` that exist, in one query (``head``: without body and events)."""
         assert column in ("doc", "head")
         got = self.query(
             f"SELECT d.key, d.{column}, r.ready FROM json_each(?) j "
@@ -365,8 +356,7 @@ class Cache:
             yield self._record(head, ready)
 
     def page(self, status: str, start: int, size: int) -> tuple[list[dict[str, Any]], int]:
-        """One page of the records of a status ("all": every one) in reading order, without
-        body and events, and how many there are (read through the order indexes)."""
+        """One page of a status's record heads in reading order, and how many there are."""
         where = "good = 1" + ("" if status == "all" else " AND status = ?")
         args: tuple[Any, ...] = () if status == "all" else (status,)
         total = self.query(f"SELECT COUNT(*) FROM records WHERE {where}", args)[0][0]
@@ -403,8 +393,7 @@ class Cache:
         )
 
     def lines(self, limit: int) -> tuple[list[str], int, int]:
-        """NEXUS_MEMORY.md's first ``limit`` index lines in reading order, how many there are,
-        and how many memories are closed (through indexes: the cost is that of ``limit``)."""
+        """NEXUS_MEMORY.md's first ``limit`` lines, how many there are, and how many are closed."""
         got = "SELECT line FROM records WHERE line IS NOT NULL ORDER BY ord LIMIT ?"
         lines = [ln for (ln,) in self.query(got, (limit,))]
         shown = self.query("SELECT COUNT(*) FROM records WHERE line IS NOT NULL")[0][0]
@@ -494,8 +483,7 @@ class Cache:
             self._mark_pending(conn, keys)
 
     def check_model(self) -> None:
-        """After the configured model changed, READY is what this model has vectors for, and
-        every row goes to the index again (each model has its own vectors)."""
+        """After a model change, READY is what this model has vectors for; every row is pending."""
         if self.meta("model") == self.model:
             return
         texts = self.query("SELECT DISTINCT text FROM records WHERE text IS NOT NULL")

@@ -96,8 +96,7 @@ class Files:
         return out, strays
 
     def mark(self, folder: Path) -> str:
-        """The identity of a folder: it changes when a file in it is made, removed or renamed
-        over (git's checkout and merge do that; an editor saving in place does not)."""
+        """The identity of a folder: git's checkout and merge change it, a save in place not."""
         try:
             st = folder.stat()
         except FileNotFoundError:
@@ -105,8 +104,7 @@ class Files:
         return f"{st.st_mtime_ns}:{st.st_ino}"
 
     def read(self, key: str) -> tuple[bytes | None, str, bytes | None, str]:
-        """A memory's Markdown and log bytes with the identity of the very bytes read (None
-        and "" for a file that is not there, or is not a plain file)."""
+        """A memory's Markdown and log bytes, each with the identity of the very bytes read."""
         out: list[bytes | None | str] = []
         for path in (self.md(key), self.log(key)):
             try:
@@ -114,13 +112,9 @@ class Files:
             except OSError:  # absent, or a symlink (ELOOP)
                 out += [None, ""]
                 continue
-            try:
+            with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fd)
-                with os.fdopen(os.dup(fd), "rb") as fh:
-                    data = fh.read()
-                out += [data, ident(st)]
-            finally:
-                os.close(fd)
+                out += [fh.read(), ident(st)]
         return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
 
     def write(self, changes: Iterable[Change]) -> None:
@@ -160,8 +154,7 @@ class Files:
             raise _refused(exc, undone=True) from None
 
     def sweep(self) -> None:
-        """Remove the temporary files a killed writer left (call under the write lock): they
-        start with a dot, in the committed folders and beside NEXUS_MEMORY.md."""
+        """Remove the dot files a killed writer left (call under the write lock)."""
         for folder, prefix in ((self.memories, "."), (self.history, "."), (self.dir, ".journal."),
                                (self.dir.parent, ".NEXUS_MEMORY.md.")):  # fmt: skip
             with contextlib.suppress(OSError):

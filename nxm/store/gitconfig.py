@@ -25,8 +25,7 @@ _warned = False
 
 
 def repository(root: Path) -> tuple[Path, Path] | None:
-    """The work tree's top and the common git directory (where config and ``info/`` are) of
-    the repository holding ``root``, or None when there is none."""
+    """The work tree's top and common git directory of the repository holding ``root``."""
     for here in (root, *root.parents):
         dot = here / ".git"
         if dot.is_dir():
@@ -97,11 +96,6 @@ def _pattern(prefix: str, tail: str) -> str:
     return path
 
 
-def _wanted(top: Path, root: Path) -> list[str]:
-    prefix = root.relative_to(top).as_posix()
-    return [f"{_pattern('' if prefix == '.' else prefix, p)} merge=nxs" for p in PATTERNS]
-
-
 def _missing(root: Path) -> tuple[Path, list[str], list[str]] | None:
     """The common git directory, the config names and the attribute lines still to write."""
     found = repository(root)
@@ -112,7 +106,9 @@ def _missing(root: Path) -> tuple[Path, list[str], list[str]] | None:
     names = [n for n, ok in (("name", have.get("name") == NAME),
                              ("driver", _driver_works(have.get("driver")))) if not ok]  # fmt: skip
     present = set(_read(common / "info" / "attributes").decode("utf-8").splitlines())
-    lines = [ln for ln in _wanted(top, root) if ln not in present]
+    prefix = root.relative_to(top).as_posix()
+    wanted = [f"{_pattern('' if prefix == '.' else prefix, p)} merge=nxs" for p in PATTERNS]
+    lines = [ln for ln in wanted if ln not in present]
     return common, names, lines
 
 
@@ -126,8 +122,7 @@ def configured(root: Path) -> bool | None:
 
 
 def install(root: Path) -> list[str]:
-    """Configure the driver for the workspace at ``root``; what was changed (nothing when all
-    was in place, or when it failed: then said once on stderr). Never raises."""
+    """Configure the driver for the workspace at ``root``; what was changed. Never raises."""
     global _warned
     try:
         got = _missing(Path(os.path.abspath(root)))
@@ -188,8 +183,7 @@ PROJECTION_ATTRIBUTE = (
 
 
 def write_git_files(root: Path) -> list[str]:
-    """Write the lines of `GITIGNORE`, `GITATTRIBUTES` and NEXUS_MEMORY.md's attribute that are
-    missing (a person's own lines are kept); returns the files changed."""
+    """Add the missing lines of the git files nxs needs (keeping a person's); what changed."""
     from nxm.store.text import GITATTRIBUTES, GITIGNORE
     from nxs.paths import atomic_write
 

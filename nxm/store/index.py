@@ -1,16 +1,12 @@
 """The search index: one LanceDB table, derived from the memory files (or, for a team store on
 object storage, the store itself: its rows also keep each record whole, ``doc``).
 
-Each row holds a memory's key, the columns filters need, the text full-text search reads (its
-own text, and its session context: `nxm.record.contexts`) and its vector. A search asks for BM25
-matches (`keywords`), the nearest vectors with the spread of every allowed one (`semantic`: an
-exact scan), and which keys pass the filters (`passing`). `nxm.store.Store.refresh` writes the
-rows the record cache marks pending; a deleted index is made again from the cache.
-
-Rows are written under the store's write lock, after ``checkout_latest()`` (two processes never
-upsert one key twice). Rows written after the full-text index was built are searched by a scan
-with other term statistics, and every write makes a fragment, so the writer optimizes a small
-table after every write and a larger one once fragments or unindexed rows pile up (`Upkeep.due`).
+Each row holds a memory's key, the columns filters need, the texts full-text search reads and
+its vector. `nxm.store.Store.refresh` writes the rows the record cache marks pending; a deleted
+index is made again from the cache. Rows are written under the store's write lock, after
+``checkout_latest()`` (two processes never upsert one key twice). Rows outside the full-text
+index are searched by a scan with other term statistics, and every write makes a fragment, so
+the writer optimizes a small table after every write, a larger one as they pile up (`Upkeep`).
 """
 
 from __future__ import annotations
@@ -193,8 +189,7 @@ class Index:
         return True
 
     def exists(self) -> bool:
-        """Whether the table is there and of this version's layout (a local index of another
-        layout or vector size is dropped: it is made again from the record cache)."""
+        """Whether the table is there and of this layout (a local one of another is dropped)."""
         if not self.remote and not os.path.isdir(os.path.join(self.uri, f"{TABLE}.lance")):
             return False
         if self._checked is not None and self._checked is self._table:
@@ -339,8 +334,7 @@ class Index:
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
-        """Check the latest table version out once for the reads inside (a search's keyword,
-        vector and filter reads, on two threads); outside, each read checks out again."""
+        """Check the latest table version out once for the reads inside (a search's threads)."""
         table = self.table()
         if table is not None:
             table.checkout_latest()
@@ -364,8 +358,7 @@ class Index:
     def keywords(
         self, query: str, filters: dict[str, Any], limit: int, columns: tuple[str, ...]
     ) -> dict[str, list[tuple[str, float]]]:
-        """BM25 matches in each column's full-text index (``text``, or ``context``: the session
-        context of `nxm.record.contexts`): (key, score), best first; the queries run at once."""
+        """BM25 (key, score) matches in each column's full-text index, best first, asked at once."""
         query = query.replace('"', " ")  # quotes make a phrase query, which needs positions
         latest = self._latest() if columns and query.strip() else None
         if latest is None:
@@ -410,8 +403,7 @@ class Index:
     def semantic(
         self, vector: np.ndarray, filters: dict[str, Any], limit: int
     ) -> tuple[list[tuple[str, float]], tuple[float, float] | None]:
-        """The ``limit`` READY records nearest ``vector`` by cosine, best first (ties by key), and
-        the (mean, std) over every READY record the filters allow: one exact scan."""
+        """The ``limit`` nearest READY records and the (mean, std) cosine of all allowed."""
         import numpy as np
 
         latest = self._latest()

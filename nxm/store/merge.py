@@ -1,14 +1,8 @@
 """nxs's git merge driver: a workspace's committed files merged by what they hold.
 
-Configured per clone by `nxm.store.gitconfig`; git runs ``python -m nxm.store.merge %O %A %B %P``
-(base, ours and the result, theirs, the path in the work tree):
-
-- a memory file merges field by field, its body line by line, so a close on one branch and a
-  priority change on another (adjacent lines to git) merge (`memory3`);
-- an event log or ``graph.jsonl`` merges as a multiset of lines (`log3`), so a revert takes a
-  vote back out and a cherry-pick brings only its own events (git's ``union`` does neither);
-- NEXUS_MEMORY.md merges as the index it is, by key, re-sorted (`index3`).
-
+Configured per clone by `nxm.store.gitconfig`; git runs ``python -m nxm.store.merge %O %A %B %P``.
+A memory file merges field by field (`memory3`), an event log as a multiset of lines (`log3`: a
+revert takes a vote back out, which git's ``union`` cannot), NEXUS_MEMORY.md by key (`index3`).
 Anything else, a side that does not parse, or any failure: git's own text merge. This module
 imports only the standard library, orjson and the formats, since git runs it once per file.
 """
@@ -62,8 +56,7 @@ def text3(
         names = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
             names.append(os.path.join(tmp, name))
-            with open(names[-1], "wb") as f:
-                f.write(data)
+            Path(names[-1]).write_bytes(data)
         flags = ["--union"] if union else []
         got = subprocess.run(
             ["git", "merge-file", "-p", *flags, "-L", labels[0], "-L", "base", "-L", labels[1],
@@ -125,8 +118,7 @@ def memory3(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str]) ->
 
 
 def _events(data: bytes) -> list[bytes]:
-    """A log's lines, each with its newline; a last one without (cut short) kept only when it
-    is whole JSON."""
+    """A log's lines, each with its newline (a last one cut short only when it is whole JSON)."""
     lines = data.split(b"\n")
     last = lines.pop()
     out = [ln + b"\n" for ln in lines]
@@ -140,8 +132,7 @@ def _events(data: bytes) -> list[bytes]:
 
 
 def log3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """Ours' lines without those theirs removed since the base, then those theirs added, in
-    their order: a multiset of lines (each count ours + theirs - base, at least 0)."""
+    """The logs merged as multisets of lines: each count ours + theirs - base, at least 0."""
     b, o, t = _events(base), _events(ours), _events(theirs)
     removed = Counter(b) - Counter(t)
     added = Counter(t) - Counter(b)
@@ -170,9 +161,8 @@ def _line3(b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any]) -> di
 
 
 def index3(base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """NEXUS_MEMORY.md merged by key: a line removed on either side is removed (a close beats
-    an edit), added on one is added, changed is merged field by field; re-sorted. A side that
-    is not in `projection.render`'s form: the union of the lines, like git's ``union``."""
+    """NEXUS_MEMORY.md merged by key (a removal beats an edit), re-sorted; a side not in
+    `projection.render`'s form: the union of the lines, like git's ``union``."""
     got = [projection.parse(x) if x.strip() else ([], 0) for x in (base, ours, theirs)]
     if any(g is None for g in got):
         return text3(base, ours, theirs, ("ours", "theirs"), union=True)[0]
@@ -217,8 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = [Path(p).read_bytes() for p in (base, ours, theirs)]
         out, clean = merge3(path, data[0], data[1], data[2], labels)
-        with open(ours, "wb") as f:
-            f.write(out)
+        Path(ours).write_bytes(out)
         return 0 if clean else 1
     except Exception as exc:  # never fail a merge: git's own text merge instead
         print(f"nxs: merging {path} as text ({type(exc).__name__}: {exc})", file=sys.stderr)

@@ -65,9 +65,7 @@ def run(store: Any) -> dict[str, Any]:
     Raises:
         UpstreamError: a record did not survive the round trip (nothing old is removed).
     """
-    import numpy as np
-
-    from nxm.store.vectors import text_hash
+    from nxm.store.store import _by_text
 
     with store.locked():
         if not needed(store):
@@ -92,10 +90,7 @@ def run(store: Any) -> dict[str, Any]:
                     suggestion="report this with `nxm export` of the old store",
                     code="MIGRATION_FAILED",
                 )
-        store.embeddings.put({
-            text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
-            for r in records if r["key"] in vectors
-        })  # fmt: skip
+        store.embeddings.put(_by_text(records, vectors))
         from nxm import graph
 
         graph.migrate(store.ws)

@@ -82,9 +82,7 @@ class Store:
                     self._held = 0
 
     def sync(self, adds: bool = False) -> list[str]:
-        """Bring the record cache up to date with the files; returns the keys whose record
-        changed. Cheap when nothing did: one identity per file (``adds``: a write of new
-        memories, which trusts the memories folder while its mark has not moved)."""
+        """Bring the record cache up to date with the files; the keys whose record changed."""
         import sqlite3
 
         try:
@@ -102,8 +100,7 @@ class Store:
             return self._sync(adds)
 
     def _in_memory(self, exc: Exception) -> bool:
-        """After the cache file refused a write (a full or read-only disk): keep the records
-        in memory for this process instead; False for any other error."""
+        """Keep the records in memory after a full or read-only disk refused the cache file."""
         text = getattr(exc, "message", None) or str(exc)
         refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O"))
         if not refused or not self.cache.persistent:
@@ -160,9 +157,8 @@ class Store:
         self, name: str, seen: dict[str, Any], marks: dict[str, str], trust: bool
     ) -> tuple[Any, list[str]]:
         """A folder's files by key with their identities, and its other names; None for the files
-        when ``trust`` and its mark has not moved since last looked at. Git's changes move the
-        mark, nxs's writes keep the mark they leave, an edit in place does not move it: reads
-        trust only the history folder (a hand edit is seen once it changes), an add both."""
+        when ``trust`` and its mark has not moved (an edit in place does not move it: reads trust
+        only the history folder, an add both)."""
         was = seen.get(name, {})
         if trust and was.get("mark") == marks[name] and self.cache.persistent:
             return None, was["strays"]
@@ -196,8 +192,8 @@ class Store:
 
     @contextlib.contextmanager
     def writing(self, adds: bool = False) -> Iterator[Records]:
-        """Hold the write lock and yield every record, brought up to date inside it (``adds``:
-        `sync`). The first write of a process also configures this clone's merge driver."""
+        """Hold the write lock and yield every record, brought up to date inside it; the first
+        write of a process also configures this clone's merge driver."""
         with self.locked():
             if self.files.replay():
                 self.files.sweep()  # what the killed writer left half-made
@@ -218,8 +214,7 @@ class Store:
         deletes: list[str] = (),  # type: ignore[assignment]
         resolving: str | None = None,
     ) -> None:
-        """Write changed records and deletions (call inside `writing`); ``vectors`` are new
-        embeddings by key. ``current`` sees the changes afterwards.
+        """Write changed records and deletions (inside `writing`); ``current`` sees them after.
 
         Raises:
             ConflictError: a memory it would write is in conflict or cannot be read
@@ -282,8 +277,7 @@ class Store:
         return Change(key, md, rewrite=b"".join(event_line(e) for e in new))
 
     def embed(self, embed: Embed, everything: bool = False) -> int:
-        """Embed the records without a vector (every record with ``everything``) in batches,
-        taking those the machine has already by text; returns how many were embedded."""
+        """Embed the records without a vector (all with ``everything``); returns how many."""
         cache = self.cache
         todo = cache.keys() if everything else cache.unready()
         if not everything and todo:  # another clone or branch of this machine embedded them
@@ -301,8 +295,7 @@ class Store:
         return len(todo)
 
     def refresh(self, embed: Embed | None = None) -> None:
-        """Write the pending memories into the search index (embedding, with ``embed``, those
-        without a vector first); the index is made again from the cache when it is missing."""
+        """Write the pending memories into the search index (a missing index is made again)."""
         cache = self.cache
         if self._on_disk is not None and lock.free(self.ws.dir):
             self.index, self._on_disk = self._on_disk, None  # the holder is gone: back to disk
@@ -386,8 +379,7 @@ class Store:
             return self.index.compact()
 
     def project(self) -> None:
-        """Write NEXUS_MEMORY.md again if it does not show the records (a write's last step:
-        the records are saved, and the next write heals a projection that failed)."""
+        """Write NEXUS_MEMORY.md again if it does not show the records (a failure heals later)."""
         from nxm.projection import write
 
         try:
@@ -423,8 +415,7 @@ class Store:
             raise self._damaged(exc) from None
 
     def _damaged(self, exc: Exception) -> UpstreamError:
-        """The error of a search the index could not answer. A local index is derived: it is
-        removed, and the next command makes it again from the record cache."""
+        """The error of a search the index could not answer; the derived index is removed."""
         line = (str(exc).strip().splitlines() or ["?"])[0][:300]
         with self._lock:
             dropped = self.index.drop(line)
@@ -468,8 +459,7 @@ def _by_text(records: list[dict[str, Any]], vectors: dict[str, Any]) -> dict[str
 def _changed(
     stored: dict[str, tuple[str, str]], mds: dict[str, str], logs: dict[str, str]
 ) -> set[str]:
-    """The keys whose files are gone, new or changed since the cache read them, or too recent
-    to trust (set operations: every command runs this over every memory)."""
+    """The keys whose files changed since the cache read them, or are too recent to trust."""
     out = {k for k, _ in mds.items() ^ {k: md for k, (md, _) in stored.items()}.items()}
     was = {k: log for k, (_, log) in stored.items() if log}
     out |= {k for k, _ in logs.items() ^ was.items()} & (mds.keys() | stored.keys())

@@ -217,8 +217,7 @@ def conflicted(raw: bytes) -> bool:
 
 
 def sides(raw: bytes) -> tuple[bytes, bytes, str, str]:
-    """The two texts a conflicted file was merged from (each side's hunks kept, base hunks
-    dropped) and the labels of its first conflict's markers (``HEAD``, a branch name)."""
+    """The two texts a conflicted file was merged from, and its first conflict's labels."""
     hunks = _hunks(raw) or [("both", ln) for ln in _lines(raw)]
     ours = b"".join(ln for tag, ln in hunks if tag in ("both", "ours"))
     theirs = b"".join(ln for tag, ln in hunks if tag in ("both", "theirs"))
@@ -232,8 +231,7 @@ def event_line(event: dict[str, Any]) -> bytes:
 
 
 def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
-    """The events of a log, in the order written; a last line without its newline (a write cut
-    short by a crash) is left out.
+    """The events of a log, in the order written; a last line cut short is left out.
 
     Raises:
         FileProblem: a line that is not an event, or merge conflict markers.
@@ -256,8 +254,7 @@ def parse_log(raw: bytes, where: str) -> list[dict[str, Any]]:
 
 
 def derived(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the events tell of a record: created (the earliest), updated and actor (of the
-    latest edit; a later line wins a tie), and the feedback counts."""
+    """What the events tell of a record: created, updated and actor, and the feedback counts."""
     edits = [e for e in events if e["type"] not in NOT_EDITS] or events
     last = max(reversed(edits), key=lambda e: e["at"]) if edits else {}
     votes = Counter(
@@ -302,8 +299,7 @@ def record_of(key: str, md: bytes, log: bytes | None, where: str) -> dict[str, A
 
 
 def reconciled(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Events from which `derived` tells this record's created, updated, actor and feedback: its
-    own, in order, with what they lack added (an imported or older record stays what it was)."""
+    """The record's events, with what `derived` needs to tell its fields added (an import)."""
     from nxm.record import event
 
     events = list(record.get("events") or [])

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from nxs.clitool import JsonOpt, emit, fail, internal
+from nxs.clitool import JsonOpt, emit, fail, guarded
 from nxs.errors import NxsError, ValidationError
 from nxs.render import render
 
@@ -169,12 +169,7 @@ def uninstall(
 
 def _report(work: Any, as_json: bool, dry_run: bool) -> None:
     """Run an install or uninstall and print what it changed (or its refusal)."""
-    try:
-        result: dict[str, Any] = work()
-    except NxsError as err:
-        raise fail(err, as_json) from None
-    except Exception as exc:  # noqa: BLE001 - the command's one catch-all
-        raise fail(internal(exc), as_json) from None
+    result: dict[str, Any] = guarded(work, as_json)
     if as_json:
         emit(render(result))
         return

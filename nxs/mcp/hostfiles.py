@@ -83,11 +83,6 @@ def json_set(path: Path, text: str, keys: tuple[str, ...], name: str, value: Any
         raise _bad(path, f"cannot take the entry ({exc})") from None
 
 
-def json_remove(text: str, keys: tuple[str, ...], name: str) -> str | None:
-    """The JSON(C) text without ``keys…[name]``; None when it is not there."""
-    return jsonc.remove_member(text, keys, name)
-
-
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
 
 
@@ -203,6 +198,6 @@ def write(path: Path, text: str) -> None:
 
 
 __all__ = [
-    "backup", "json_remove", "json_set", "parse_json", "parse_toml", "read_text", "toml_remove",
+    "backup", "json_set", "parse_json", "parse_toml", "read_text", "toml_remove",
     "toml_set", "toml_table", "write",
 ]  # fmt: skip

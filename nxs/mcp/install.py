@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nxs.errors import ValidationError
-from nxs.mcp import hostfiles
+from nxs.mcp import hostfiles, jsonc
 from nxs.mcp.hosts import HOSTS, Host, config_path, hook_path
 
 SERVER_NAME = "nxs"
@@ -137,7 +137,7 @@ def _with_entry(spec: Host, path: Path, text: str, entry: dict[str, Any]) -> str
 def _without_entry(spec: Host, text: str) -> str | None:
     if spec.fmt == "toml":
         return hostfiles.toml_remove(text, [spec.key, SERVER_NAME])
-    return hostfiles.json_remove(text, (spec.key,), SERVER_NAME)
+    return jsonc.remove_member(text, (spec.key,), SERVER_NAME)
 
 
 def _hook_command(command: list[str], scope: str, tools: str | None) -> str:

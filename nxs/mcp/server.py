@@ -106,8 +106,7 @@ class Seam:
             log.warning("%s", problem)
 
     def tools(self) -> list[Any]:
-        """The MCP tool list. `workspace` is listed only where calls must name one (no launch
-        workspace); like `now` and `actor`, every tool accepts it unlisted."""
+        """The MCP tool list (`workspace` listed only where calls must name one)."""
         import mcp_types as types
 
         return [
@@ -129,8 +128,8 @@ class Seam:
         return op.input_schema(self.launch_error is not None) if op else None
 
     def instructions(self) -> str:
-        """The `initialize` instructions: the prime text (or, with ``hook``, a pointer to the
-        hook that delivers it), then what is wrong."""
+        """The `initialize` instructions: the prime text (or a pointer to the hook), then what is
+        wrong."""
         from nxs.prime import HOOKED, prime_text
 
         text = HOOKED if self.brief else prime_text(self.workspace, seam="mcp", served=self.by_tool)
@@ -141,8 +140,7 @@ class Seam:
         return f"{text}\n# nxs MCP server\n\n{lines}Tool groups served: {groups}.\n"
 
     def _evict_stale(self) -> None:
-        """Drop cached workspaces (re-read each call) and the services of stores made again or
-        reconfigured since their services were first seen (`_stamp`)."""
+        """Drop cached workspaces, and services of stores made again or reconfigured since."""
         roots: dict[Any, Path] = {}
         for key in list(self.services):
             if isinstance(key, tuple) and key and key[0] == "workspace":
@@ -253,12 +251,8 @@ class Seam:
             self._warmer.join()
 
     def warm(self) -> None:
-        """Open the memory service ahead of the first call (unless NXS_MCP_WARM=0).
-
-        Each step starts only while no call runs and none holds the call lock, so a call never
-        waits for it; the service is handed over only if no call opened one meanwhile and the
-        store is unchanged.
-        """
+        """Open the memory service ahead of the first call, a step at a time between calls, so
+        a call never waits for it (unless NXS_MCP_WARM=0)."""
         started = time.perf_counter()
         off = os.environ.get(WARM_ENV, "").strip() == "0"
         if off or "memory" not in self.modules or self.launch_error is not None:

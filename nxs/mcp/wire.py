@@ -32,10 +32,7 @@ def _valid_id(value: Any) -> bool:
 
 
 def scan_id(text: str) -> Any:
-    """The top-level ``"id"`` of a JSON object that does not parse as a whole, or None.
-
-    Strings are skipped whole and brackets counted, so an ``"id"`` inside params is not taken.
-    """
+    """The top-level ``"id"`` of a JSON object that does not parse as a whole, or None."""
     depth, i, key_next = 0, 0, False
     while i < len(text):
         c = text[i]
@@ -162,12 +159,9 @@ def _key(rid: Any) -> tuple[bool, Any]:
 
 @asynccontextmanager
 async def stdio_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> AsyncIterator[tuple[Any, Any]]:
-    """The (read, write) streams `Server.run` takes, over a binary stdin and stdout.
-
-    At the end of stdin the SDK cancels what is in flight, so the read side stays open until
-    every request handed over is answered (or cancelled by the client). A client gone from
-    stdout is said once on stderr; the calls still finish, their answers dropped.
-    """
+    """The (read, write) streams `Server.run` takes, over a binary stdin and stdout; the read
+    side stays open after stdin ends until every request handed over is answered (the SDK would
+    cancel them)."""
     import anyio
     from mcp.shared._context_streams import create_context_streams
 

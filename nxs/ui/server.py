@@ -87,8 +87,7 @@ class Dashboard:
         }
 
     def run(self, tool: str, body: bytes, local: bool, view: bool) -> tuple[int, bytes]:
-        """Run one tool, or one of the dashboard's own views (`nxs.registry.views`), for the
-        page: (HTTP status, the rendered answer). Never raises."""
+        """Run one tool or view for the page: (HTTP status, the rendered answer). Never raises."""
         try:
             arguments = self._arguments(tool, body, local, view)
         except NxsError as err:
@@ -177,17 +176,15 @@ def build_app(
     host: str = "127.0.0.1",
     port: int,
     token: str | None = None,
-    actor: str | None = None,
     csrf: str | None = None,
 ) -> Any:
-    """The guarded dashboard ASGI app for a workspace; refused beyond loopback without a token
-    (`nxs.ui.guard`), and where the memory module is not active."""
+    """The guarded dashboard ASGI app for a workspace (`nxs.ui.guard`)."""
     from nxs.mcp.server import Seam
     from nxs.workspace import find
 
     check_bind(host, token)
     find(workspace).require("memory")
-    seam = Seam(workspace=workspace, actor=actor, groups="all")
+    seam = Seam(workspace=workspace, groups="all")
     csrf = csrf or secrets.token_urlsafe(32)
     dashboard = Dashboard(seam, csrf=csrf)
     app = Guard(dashboard.app(), host=host, port=port, csrf=csrf, token=token)
@@ -201,7 +198,6 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8766,
     token: str | None = None,
-    actor: str | None = None,
     open_browser: bool = False,
     announce: Any = print,
 ) -> None:
@@ -231,7 +227,7 @@ def serve(
         ) from None
     port = sock.getsockname()[1]
     try:
-        app = build_app(workspace, host=host, port=port, token=token, actor=actor)
+        app = build_app(workspace, host=host, port=port, token=token)
     except BaseException:
         sock.close()
         raise

@@ -3,11 +3,8 @@
 Built-in personas ship as TOML files beside this module; a workspace adds its own (or replaces
 a built-in of the same name) as ``.nxs/personas/<name>.toml`` (`TEXT_FIELDS`, `LIST_FIELDS`).
 
-`hint` is how recall picks a ``persona_hint``, deterministically: a persona scores one point for
-each distinct word of the request that one of its keywords matches (a keyword of four or more
-letters also matches words it starts: "test" matches "tests"; a phrase matches in order), and one
-point for each recalled memory recorded with that persona. The best score wins if it reaches
-`HINT_MIN_SCORE`; a tie for best gives no hint.
+`hint` is how recall picks a ``persona_hint``, deterministically: keywords matched in the request
+and recalled memories recorded with the persona score; docs/session.md gives the rule.
 """
 
 from __future__ import annotations
@@ -78,10 +75,8 @@ def builtin() -> dict[str, dict[str, Any]]:
 
 
 def load(workspace_dir: Path | None, strict: bool = True) -> dict[str, dict[str, Any]]:
-    """Built-in personas overlaid with the workspace's ``.nxs/personas/*.toml``, sorted by name.
-
-    With ``strict`` a broken workspace file raises; without, it is skipped (recall's hint must
-    never fail a recall).
+    """Built-in personas overlaid with the workspace's ``.nxs/personas/*.toml``, sorted by name;
+    without ``strict`` a broken file is skipped (recall's hint must never fail a recall).
 
     Raises:
         ValidationError: a workspace persona file is unreadable or invalid (strict only).
@@ -127,11 +122,9 @@ def show(personas: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
 
 
 def _matches(keyword: list[str], words: list[str], at: int) -> bool:
-    for i, k in enumerate(keyword):
-        w = words[at + i] if at + i < len(words) else None
-        if w is None or not (w == k or (len(k) >= 4 and w.startswith(k))):
-            return False
-    return True
+    got = words[at : at + len(keyword)]  # a keyword of four or more letters matches prefixes
+    same = (w == k or (len(k) >= 4 and w.startswith(k)) for k, w in zip(keyword, got, strict=False))
+    return len(got) == len(keyword) and all(same)
 
 
 def keyword_hits(persona: dict[str, Any], text: str) -> list[str]:
