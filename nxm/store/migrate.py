@@ -16,6 +16,7 @@ import orjson
 from nxm.record import complete
 from nxm.store.files import Change
 from nxm.store.text import LOCAL, event_line, reconciled, record_of, render
+from nxm.store.vectors import by_text
 from nxs.errors import UpstreamError
 
 OLD = "memory"  # .nxs/memory/memories.lance
@@ -65,8 +66,6 @@ def run(store: Any) -> dict[str, Any]:
     Raises:
         UpstreamError: a record did not survive the round trip (nothing old is removed).
     """
-    from nxm.store.store import _by_text
-
     with store.locked():
         if not needed(store):
             return {"memories": 0, "events": 0, "migrated": False}
@@ -90,7 +89,7 @@ def run(store: Any) -> dict[str, Any]:
                     suggestion="report this with `nxm export` of the old store",
                     code="MIGRATION_FAILED",
                 )
-        store.embeddings.put(_by_text(records, vectors))
+        store.embeddings.put(by_text(records, vectors))
         from nxm import graph
 
         graph.migrate(store.ws)
