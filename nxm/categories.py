@@ -96,7 +96,8 @@ def near(category: str, known: set[str]) -> str | None:
 
     if category in known:
         return None
-    folded = {k.lower(): k for k in known}
+    digits = re.findall(r"\d+", category)  # python2 and python3, cat-1 and cat-2: two kinds
+    folded = {k.lower(): k for k in known if re.findall(r"\d+", k) == digits}
     hit = difflib.get_close_matches(category.lower(), list(folded), n=1, cutoff=0.85)
     return folded[hit[0]] if hit else None
 

@@ -96,6 +96,10 @@ def test_a_category_in_another_spelling_is_refused_with_the_one_in_use(ctx: Cont
     new = svc.add(body="Billing's pager rotates weekly.", introduction="Billing pager weekly",
                   category="on-call", now=ctx.now, actor="t")  # fmt: skip
     assert new["memory"]["category"] == "on-call"
+    for n in (2, 3):  # a number makes another kind, however close the words
+        got = svc.add(body=f"Python {n} notes.", introduction=f"py{n}", category=f"python{n}",
+                      now=ctx.now, actor="t")  # fmt: skip
+        assert got["memory"]["category"] == f"python{n}"
     cfg = ctx.memory.ws.dir / "config.toml"
     cfg.write_text(cfg.read_text().replace("[memory]", '[memory]\ncategories = ["gotcha"]', 1))
     from nxm.service import MemoryService
