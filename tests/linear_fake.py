@@ -34,7 +34,7 @@ from graphql import GraphQLError, GraphQLSchema, build_ast_schema, graphql_sync,
 from tests import linear_fake_data as seed
 from tests.linear_fake_roots import Org, Roots, error
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "linear" / "schema.graphql"
+SCHEMA_PATH = Path(__file__).parent / "data" / "linear" / "schema.graphql"  # @linear/sdk 88.3.0
 NOW = "2026-05-29T10:00:00.000Z"
 
 

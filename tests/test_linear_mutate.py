@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from nxs.linear.ops import MUTATE_ACTIONS
-from tests.linear_fake import SCHEMA_PATH, FakeLinear, run
+from tests.linear_fake import FakeLinear, run
 from tests.linear_fake_data import uid
 
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 NC, ENG, JUN = (uid("AV", "team", k) for k in ("NC", "ENG", "JUN"))
 BUG, FEATURE = uid("AV", "label", "ws/Bug"), uid("AV", "label", "ws/Feature")
 BACKEND = uid("AV", "label", f"{NC}/Backend")

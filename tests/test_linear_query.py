@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from tests import linear_fake_data as seed
-from tests.linear_fake import SCHEMA_PATH, FakeLinear, run
+from tests.linear_fake import FakeLinear, run
 from tests.linear_fake_data import uid
 
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 NC, ENG = uid("AV", "team", "NC"), uid("AV", "team", "ENG")
 LAUNCH = uid("AV", "project", "Launch")
 

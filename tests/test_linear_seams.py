@@ -22,12 +22,11 @@ from nxs.linear import connections, session
 from nxs.linear.actions import MUTATE, QUERY
 from tests import linear_fake_data as seed
 from tests.conftest import make_workspace
-from tests.linear_fake import SCHEMA_PATH, FakeLinear, serve_fake_linear, shared_fake
+from tests.linear_fake import FakeLinear, serve_fake_linear, shared_fake
 from tests.linear_fake_data import uid
 from tests.parity.state import ACTOR, NOW
 from tests.test_parity import OPS, run_cli
 
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 AV_KEY, JL_KEY = "lin_api_av_test", "lin_api_jl_test"
 NC, ENG = uid("AV", "team", "NC"), uid("AV", "team", "ENG")
 JL_NC = uid("JL", "team", "NC")  # JL's own NC team (added by `jl_nc`): NC-103 in both orgs
