@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from graphql import GraphQLError, GraphQLSchema, build_ast_schema, graphql_sync, parse
+from graphql import (
+    GraphQLError,
+    GraphQLSchema,
+    build_ast_schema,
+    default_field_resolver,
+    graphql_sync,
+    parse,
+)
 
 from tests import linear_fake_data as seed
 from tests.linear_fake_roots import Org, Roots, error
@@ -59,6 +66,7 @@ class FakeLinear:
             self.rate_limited = 0
             self.reset_in_ms = 1500
             self.failing, self.fail_status, self.fail_errors = 0, 503, True
+            self.broken: set[str] = set()
             self.requests.clear()
 
     def rate_limit_next(self, count: int, reset_in_ms: int = 1500) -> None:
@@ -72,6 +80,18 @@ class FakeLinear:
         outage; without, an HTML page.
         """
         self.failing, self.fail_status, self.fail_errors = count, status, errors
+
+    def break_field(self, *coordinates: str) -> None:
+        """Make fields (``"Issue.project"``) of a mutation's answer fail as they resolve, after
+        the root field ran: the write is applied and the answer holds errors beside data (or,
+        for a non-null field, a null entity), as Linear's can. Reads are not affected."""
+        self.broken.update(coordinates)
+
+    def _resolve(self, source: Any, info: Any, **args: Any) -> Any:
+        broken = f"{info.parent_type.name}.{info.field_name}" in self.broken
+        if broken and info.operation.operation.value == "mutation":
+            raise error("Internal server error", "INTERNAL_SERVER_ERROR")
+        return default_field_resolver(source, info, **args)
 
     def transport(self) -> Any:
         """An httpx.MockTransport answering from this fake."""
@@ -148,6 +168,7 @@ class FakeLinear:
                 root_value=Roots(org),
                 variable_values=payload.get("variables") or {},
                 operation_name=payload.get("operationName"),
+                field_resolver=self._resolve,
             )
             out: dict[str, Any] = {"data": result.data}
             status = 200

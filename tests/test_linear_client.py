@@ -276,3 +276,27 @@ def test_a_committed_url_may_name_only_https_linear_or_loopback(url: str, truste
     # the user's own settings may name any https proxy
     if url.startswith("https"):
         assert api_url(Connection(label="AV", key=KEY, api_url=url), {}) == url
+
+
+@pytest.mark.parametrize(
+    "errors",
+    ["boom", {"message": "boom"}, 5, ["boom"], [None], [{"message": "boom", "extensions": "x"}],
+     [{"message": "boom", "extensions": ["RATELIMITED"]}], [{"extensions": None}]],
+)  # fmt: skip
+def test_a_malformed_errors_field_is_a_linear_error_not_a_crash(errors: Any) -> None:
+    for status in (200, 400):
+        with pytest.raises(UpstreamError) as caught:
+            client(lambda r, s=status: reply(s, {"data": None, "errors": errors})).run("Teams")
+        assert caught.value.code == "LINEAR_ERROR" and caught.value.message.startswith("Linear: ")
+
+
+def test_a_mutation_with_success_beside_errors_returns_its_data_a_query_does_not() -> None:
+    body = {"data": {"issueCreate": {"success": True, "issue": {"id": "i"}}},
+            "errors": [{"message": "Internal", "extensions": {"code": "INTERNAL"}}]}  # fmt: skip
+    c = client(lambda r: reply(200, body))
+    assert c.run("IssueCreate", {"input": {}}) == body["data"] and c.beside == ["Internal"]
+    with pytest.raises(UpstreamError):
+        c.run("Teams")
+    refused = {"data": {"issueCreate": None}, "errors": body["errors"]}
+    with pytest.raises(UpstreamError):
+        client(lambda r: reply(200, refused)).run("IssueCreate", {"input": {}})

@@ -490,3 +490,33 @@ def test_a_committed_url_other_than_https_linear_is_untrusted(seams: Seams) -> N
     for url in ("https://api.linear.app:8443/graphql", "https://evil.example/graphql"):
         config.write_text(f'{text}\n[linear]\napi_url = "{url}"\n')
         refused(seams.query(action="get_linear_teams"), "UNTRUSTED_LINEAR_URL")
+
+
+# -- issue 36: a write Linear applied is done, whatever errors its answer holds ----------------
+
+
+def _ops(out: Outcome) -> list[list[str]]:
+    return [[r["payload"]["operationName"] for r in run] for run in out.sent]
+
+
+def test_a_write_answered_with_errors_beside_its_data_is_done_not_refused(seams: Seams) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    seams.setup = lambda fake: fake.break_field("Issue.project")  # nullable: the issue is there
+    out = seams.mutate(action="create_linear_issue", title="x", team_id=NC)
+    assert not out.error and out.answer["data"]["issue"]["identifier"] == "NC-106"
+    assert out.answer["data"]["linear_errors"] == ["Internal server error"]
+    assert out.answer["message"].startswith("Linear issue NC-106 created; Linear reported")
+    assert _ops(out) == [["IssueCreate"]] * 2
+    seams.setup = lambda fake: fake.break_field("Issue.labels")  # non-null: the issue is null
+    out = seams.mutate(action="create_linear_issue", title="x", team_id=NC)
+    issue = out.answer["data"]["issue"]
+    assert not out.error and issue["identifier"] == "NC-106"  # read back by the id we sent
+    assert _ops(out) == [["IssueCreate", "Issue"]] * 2
+    assert out.sent[0][1]["payload"]["variables"] == {"id": issue["id"]}
+    seams.setup = lambda fake: fake.break_field("Comment.body")  # non-null up to data: null
+    out = seams.mutate(action="create_linear_comment", issue_id="NC-2", body="b")
+    assert out.error and out.answer["code"] == "LINEAR_INCOMPLETE"  # the error's path says so
+    assert out.answer["message"].startswith("Linear applied CommentCreate (id ")
+    assert out.answer["details"]["applied"] is True
+    assert out.answer["suggestion"].startswith("it is done: do not send it again")
+    assert _ops(out) == [["IssueRef", "CommentCreate"]] * 2
