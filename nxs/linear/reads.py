@@ -38,19 +38,22 @@ def _pages(
     call: Call, name: str, path: str, first: int = PAGE, cap: int = LIST_CAP, **variables: Any
 ) -> tuple[dict, list[dict], bool]:
     """Follow the pages of connection ``path`` ("teams", "issue.comments") up to ``cap`` nodes:
-    the node holding it, the nodes, and whether Linear has more."""
+    the node holding it, the nodes, and whether Linear has more. A page with no cursor or no new
+    node ends it (said as more): following it would fetch the same page again, or forever."""
     holder, _, field = path.rpartition(".")
-    found: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
     after = None
     while True:
         data = call.run(name, {**variables, "first": first, "after": after})
         node = data[holder] if holder else data
         conn = node.get(field) or {}
-        found.extend(shape.nodes(conn))
-        more = bool((conn.get("pageInfo") or {}).get("hasNextPage"))
-        if not more or len(found) >= cap:
-            return node, found[:cap], more
-        after = conn["pageInfo"].get("endCursor")
+        before = len(found)
+        for n in shape.nodes(conn):
+            found.setdefault(n["id"], n)
+        info = conn.get("pageInfo") or {}
+        more, after = bool(info.get("hasNextPage")), info.get("endCursor")
+        if not more or len(found) >= cap or len(found) == before or not after:
+            return node, list(found.values())[:cap], more
 
 
 def _hint(data: dict[str, Any], cut: bool) -> None:
