@@ -218,3 +218,31 @@ def test_connect_api_url_is_checked_before_anything_is_stored(url: str, code: st
     ok = nxs("linear", "connect", "AV", "--api-url", "https://proxy.example/graphql", input=AV)
     assert ok.exit_code == 0
     assert connections.load()[0].api_url == "https://proxy.example/graphql"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["linear", "connect", f"AV {SECRET}"],
+        ["linear", "connect", f"AV={SECRET}"],
+        ["linear", "connect", f"AV:{SECRET}"],
+        ["linear", "connect", "AV", "--api-url", SECRET],
+        ["linear", "connect", "AV", "--from-env", f"X{SECRET}"],
+        ["linear", "disconnect", SECRET],
+        ["linear", "disconnect", "AV", SECRET],
+        ["linear", "workspaces", SECRET],
+        ["linear", "query", "get_linear_teams", SECRET],
+        ["linear", "mutate", "create_linear_issue", SECRET],
+        ["linear", "query", "get_linear_teams", "--org", SECRET],
+        ["linear", "query", "get_linear_teams", "--org", SECRET[:30]],  # a label's length
+    ],
+)
+def test_a_key_in_any_argument_shape_is_never_printed(args: list[str], monkeypatch) -> None:
+    from tests.reliability.common import run_cli
+
+    monkeypatch.setenv("LINEAR_API_KEY", AV)
+    monkeypatch.setenv("LINEAR_API_URL", serve_fake_linear())
+    for as_json in ([], ["--json"]):
+        code, out, err = run_cli("nxs", [*args, *as_json])
+        assert SECRET[8:20].encode() not in out + err, (args, out, err)
+    assert not connections.path().exists()

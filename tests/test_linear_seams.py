@@ -520,3 +520,11 @@ def test_a_write_answered_with_errors_beside_its_data_is_done_not_refused(seams:
     assert out.answer["details"]["applied"] is True
     assert out.answer["suggestion"].startswith("it is done: do not send it again")
     assert _ops(out) == [["IssueRef", "CommentCreate"]] * 2
+
+
+def test_a_key_given_as_org_or_workspace_is_never_echoed(seams: Seams) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    key = "lin_api_Zq81SECRETSECRET0001"
+    for arguments in ({"org": key}, {"workspace": key}, {"workspace": f"./{key}"}):
+        out = seams.query(action="get_linear_teams", **arguments)
+        assert "SECRETSECRET" not in orjson.dumps(out.answer).decode() and out.nothing_sent

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from nxs.errors import ConflictError, NotFoundError, ValidationError
+from nxs.errors import ConflictError, NotFoundError, ValidationError, redact
 from nxs.paths import atomic_write, config_dir
 
 FILENAME = "linear.json"
@@ -214,7 +214,7 @@ def select(org: str | None) -> Connection:
         message = f"No Linear workspace is labelled {org!r}. Pass org with one of: {names}."
         if len(conns) == 1:
             message += " Or leave org out: only one is connected."
-        shown = org.strip() if LABEL_RE.match(org.strip()) else "LABEL"
+        shown = org.strip() if LABEL_RE.match(org.strip()) and not looks_like_key(org) else "LABEL"
         suggestion = (
             f"pass org with one of: {names}; to add that organisation, "
             f"`nxs linear connect {shown}` (key on stdin)"
@@ -223,7 +223,7 @@ def select(org: str | None) -> Connection:
         message = f"{len(conns)} Linear workspaces are connected. Pass org with one of: {names}."
         suggestion = f"pass org (alias linear_workspace) with one of: {names}"
     answer = {"success": True, "disambiguation_required": True, "available_workspaces": available}
-    raise Disambiguation({**answer, "message": message, "suggestion": suggestion})
+    raise Disambiguation({**answer, "message": redact(message), "suggestion": redact(suggestion)})
 
 
 def check_workspace(workspace: str | None) -> None:
