@@ -528,3 +528,21 @@ def test_a_key_given_as_org_or_workspace_is_never_echoed(seams: Seams) -> None:
     for arguments in ({"org": key}, {"workspace": key}, {"workspace": f"./{key}"}):
         out = seams.query(action="get_linear_teams", **arguments)
         assert "SECRETSECRET" not in orjson.dumps(out.answer).decode() and out.nothing_sent
+
+
+def test_with_only_linear_api_key_a_bare_workspace_is_use_org_and_dot_slash_is_the_folder(
+    seams: Seams, tmp_path: Path
+) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)  # the org's label is "default" here
+    folder = make_workspace(tmp_path / "AV")  # cwd is tmp_path: a decoy nxs workspace
+    key = seams.service(folder).add(body="b", introduction="Decoy memory", now=NOW,
+                                    actor="tester")["memory"]["key"]  # fmt: skip
+    before = sorted(p.name for p in (folder / ".nxs").rglob("*"))
+    link = {"action": "link_memory_to_linear_issue", "memory_id": key, "issue_id": "NC-1"}
+    for workspace in ("AV", "JL"):  # a decoy folder, or none: both are refused naming org
+        out = seams.mutate(workspace=workspace, **link)
+        refused(out, "USE_ORG")
+        assert "org" in out.answer["message"] and f"./{workspace}" in out.answer["suggestion"]
+    assert sorted(p.name for p in (folder / ".nxs").rglob("*")) == before
+    out = seams.query(action="get_linear_teams", workspace="./AV")  # a path is a path
+    assert out.answer["success"] is True and out.answer["org"] == "default"

@@ -227,19 +227,30 @@ def select(org: str | None) -> Connection:
 
 
 def check_workspace(workspace: str | None) -> None:
-    """Refuse a ``workspace`` that names a connected organisation (seed 000's spelling).
+    """Refuse a bare word as ``workspace`` (seed 000's spelling of the organisation).
 
-    In nxs ``workspace`` is the workspace path (SPEC section 2): a label there is refused, never
-    used as a path, even where a directory of that name exists."""
-    if not workspace or not LABEL_RE.match(workspace.strip()):
+    In nxs ``workspace`` is the workspace path (SPEC section 2). On a Linear action a bare word
+    (a label's shape) may be an organisation's name, connected or not (with ``LINEAR_API_KEY``
+    its label is unknown): it is refused, never used as a path, even where a directory of that
+    name is an nxs workspace; ``./AV`` names the folder."""
+    name = (workspace or "").strip()
+    if not LABEL_RE.match(name):
         return
-    if match := _match(load(), workspace):
+    if match := _match(load(), name):
         raise ValidationError(
-            f"workspace {workspace.strip()!r} names a connected Linear organisation, but in nxs "
-            "workspace is the nxs workspace path; the Linear organisation is chosen with org",
+            f"workspace {name!r} names a connected Linear organisation, but in nxs workspace is "
+            "the nxs workspace path; the Linear organisation is chosen with org",
             suggestion=f"pass org={match.label!r} (alias linear_workspace) instead of workspace",
             code="USE_ORG",
         )
+    orgs = ", ".join(labels()) or "none connected yet"
+    raise ValidationError(
+        f"workspace {name!r} is a bare name, which may mean a Linear organisation; in nxs "
+        "workspace is the nxs workspace path, and the Linear organisation is chosen with org",
+        suggestion=f"pass org for the organisation (connected: {orgs}); for a folder of that "
+        f"name pass ./{name}",
+        code="USE_ORG",
+    )
 
 
 __all__ = [
