@@ -546,3 +546,15 @@ def test_with_only_linear_api_key_a_bare_workspace_is_use_org_and_dot_slash_is_t
     assert sorted(p.name for p in (folder / ".nxs").rglob("*")) == before
     out = seams.query(action="get_linear_teams", workspace="./AV")  # a path is a path
     assert out.answer["success"] is True and out.answer["org"] == "default"
+
+
+def test_labels_brackets_clear_an_issues_labels_on_both_seams(seams: Seams) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    out = seams.mutate(action="save_linear_issue", issue_id="NC-1", labels=["[]"])  # --labels '[]'
+    assert out.answer["data"]["issue"]["labels"] == [] and out.answer["data"]["updated_fields"] == [
+        "labels"
+    ]
+    assert [run[-1]["payload"]["variables"]["input"] for run in out.sent] == [{"labelIds": []}] * 2
+    blank = seams.mutate(action="save_linear_issue", issue_id="NC-1", labels=[""])  # --labels ''
+    refused(blank, "VALIDATION_ERROR")
+    assert "--labels '[]'" in blank.answer["suggestion"]
