@@ -22,6 +22,7 @@ Use it three ways:
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,12 +44,44 @@ from tests.linear_fake_roots import Org, Roots, error
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "linear" / "schema.graphql"  # @linear/sdk 88.3.0
 NOW = "2026-05-29T10:00:00.000Z"
+COMPLEXITY_LIMIT = 10_000  # Linear's cap on one query's estimated complexity
 
 
 @functools.cache
 def schema() -> GraphQLSchema:
     """Linear's real schema (about 2.5 s to build; once per process)."""
     return build_ast_schema(parse(SCHEMA_PATH.read_text(), no_location=True), assume_valid_sdl=True)
+
+
+def complexity(document: str, variables: dict[str, Any] | None = None) -> int:
+    """A document's complexity by Linear's published rule: a property 0.1 point, an object 1, a
+    connection's children times its ``first`` (default 50), rounded up. Conservative: a
+    connection's ``pageInfo`` counts once per node, as its children do."""
+    from graphql import FragmentDefinitionNode, FragmentSpreadNode, IntValueNode, VariableNode
+
+    doc = parse(document)
+    fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
+
+    def cost(selections: Any) -> float:
+        total = 0.0
+        for sel in selections:
+            if isinstance(sel, FragmentSpreadNode):
+                total += cost(fragments[sel.name.value].selection_set.selections)
+            elif sel.selection_set is None:
+                total += 0.1
+            else:
+                inner = cost(sel.selection_set.selections)
+                names = {c.name.value for c in sel.selection_set.selections if hasattr(c, "name")}
+                first = next((a.value for a in sel.arguments if a.name.value == "first"), None)
+                if isinstance(first, VariableNode):
+                    first = (variables or {}).get(first.name.value)
+                elif isinstance(first, IntValueNode):
+                    first = int(first.value)
+                total += 1 + inner * ((first or 50) if "nodes" in names else 1)
+        return total
+
+    ops = [d for d in doc.definitions if not isinstance(d, FragmentDefinitionNode)]
+    return math.ceil(sum(cost(op.selection_set.selections) for op in ops) - 1e-9)
 
 
 class FakeLinear:
@@ -122,6 +155,9 @@ class FakeLinear:
             except orjson.JSONDecodeError:
                 payload = None
             self.requests.append({"authorization": auth, "payload": payload})
+            if isinstance(payload, dict) and isinstance(payload.get("query"), str):
+                variables = payload.get("variables") or {}
+                self.requests[-1]["complexity"] = complexity(payload["query"], variables)
             org = self._org_for(auth)
             limits = {
                 "X-RateLimit-Requests-Limit": "1500",

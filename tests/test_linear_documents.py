@@ -17,7 +17,7 @@ from nxs.linear.documents import DOCUMENTS, MUTATIONS
 from nxs.linear.ops import MUTATE_ACTIONS, OPERATIONS, QUERY_ACTIONS
 from nxs.linear.reads import STATE_TYPES
 from nxs.linear.writes import ISSUE_FIELDS
-from tests.linear_fake import SCHEMA_PATH, FakeLinear, run, schema
+from tests.linear_fake import COMPLEXITY_LIMIT, SCHEMA_PATH, FakeLinear, complexity, run, schema
 from tests.linear_fake_data import uid
 
 DESTRUCTIVE = re.compile(r"delete|archive|trash|remove", re.IGNORECASE)
@@ -154,6 +154,28 @@ def test_every_other_builder_shape_is_schema_valid(workspace, monkeypatch) -> No
         assert out.get("success") is True, (arguments, out)
     assert {r["payload"]["operationName"] for r in fake.requests} == set(DOCUMENTS) - {"Viewer"}
     _check_sent(fake)
+
+
+def test_every_document_stays_within_linears_complexity_limit(monkeypatch) -> None:
+    """Linear refuses a query its published estimate puts over 10,000 points; each document is
+    scored as sent with the largest pages nxs asks for (the rest have fixed pages)."""
+    monkeypatch.setenv("LINEAR_API_KEY", "lin_api_av_test")
+    fake = FakeLinear()
+    team, project = uid("AV", "team", "NC"), uid("AV", "project", "Launch")
+    for arguments in (
+        {"action": "get_linear_teams"}, {"action": "get_linear_projects"},
+        {"action": "list_linear_labels"}, {"action": "list_linear_users"},
+        {"action": "search_linear_issues", "team_id": team, "limit": 100},
+        {"action": "get_linear_comment_detail", "issue_id": "NC-103"},
+        {"action": "get_project_context", "project_id": project},
+    ):  # fmt: skip
+        assert run("linear_query", fake, **arguments)["success"] is True
+    scores = {name: complexity(doc) for name, doc in DOCUMENTS.items()}
+    for request in fake.requests:
+        name = request["payload"]["operationName"]
+        scores[name] = max(scores[name], request["complexity"])
+    assert {n: s for n, s in scores.items() if s > COMPLEXITY_LIMIT} == {}, scores
+    assert complexity(DOCUMENTS["Projects"], {"first": 250}) > COMPLEXITY_LIMIT  # the old page
 
 
 def test_help_loads_neither_httpx_nor_graphql() -> None:

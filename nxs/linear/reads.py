@@ -13,6 +13,7 @@ from nxs.linear import links, shape
 from nxs.linear.session import Call
 
 PAGE = 250
+PROJECT_PAGE = 100  # each project lists its teams: 250 would be ~17,500 of Linear's 10,000 points
 LIST_CAP = 2000  # pages are followed up to this many items
 QUERY_CHARS = 100
 SEARCH_LIMIT = 25
@@ -79,7 +80,7 @@ def get_linear_teams(call: Call) -> tuple[str, dict]:
 
 
 def get_linear_projects(call: Call) -> tuple[str, dict]:
-    _, projects, cut = _pages(call, "Projects", "projects")
+    _, projects, cut = _pages(call, "Projects", "projects", PROJECT_PAGE)
     return "Linear projects retrieved", _rows("projects", [shape.project(p) for p in projects], cut)
 
 
