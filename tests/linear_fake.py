@@ -100,6 +100,7 @@ class FakeLinear:
             self.reset_in_ms = 1500
             self.failing, self.fail_status, self.fail_errors = 0, 503, True
             self.broken: set[str] = set()
+            self.hang = 0.0  # seconds the HTTP server waits before answering (a hanging Linear)
             self.requests.clear()
 
     def rate_limit_next(self, count: int, reset_in_ms: int = 1500) -> None:
@@ -256,12 +257,16 @@ def serve_fake_linear() -> str:
                         self.send_error(404)
                         return
                     status, headers, out = target.handle(dict(self.headers.items()), body)
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Length", str(len(out)))
-                    self.end_headers()
-                    self.wfile.write(out)
+                    time.sleep(target.hang)  # outside the lock: other requests go on
+                    try:
+                        self.send_response(status)
+                        for k, v in headers.items():
+                            self.send_header(k, v)
+                        self.send_header("Content-Length", str(len(out)))
+                        self.end_headers()
+                        self.wfile.write(out)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client gave up waiting (a hang)
 
                 def log_message(self, *args: Any) -> None:  # quiet
                     pass

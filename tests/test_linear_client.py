@@ -185,8 +185,25 @@ def test_timeouts_are_retried_for_queries_but_never_for_mutations() -> None:
         mutation.run("IssueCreate", {"input": {"teamId": "t", "title": "x"}})
     assert len(mutation.sent) == 1
     assert caught.value.message == (
-        "Linear at linear.test did not answer in time; the change may or may not have been applied"
+        "Linear at linear.test did not answer in time (one call may take 30 s: [linear] timeout); "
+        "the change may or may not have been applied"
     )
+
+
+def test_a_hanging_linear_holds_one_call_at_most_its_timeout_retries_included() -> None:
+    now = [1_000.0]
+
+    def hang(request: httpx.Request) -> httpx.Response:
+        now[0] += request.extensions["timeout"]["read"]  # waited until httpx gave up
+        raise httpx.ReadTimeout("slow", request=request)
+
+    conn = Connection(label="AV", key=KEY)
+    c = LinearClient(conn, "https://linear.test/graphql", transport=httpx.MockTransport(hang),
+                     sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])  # fmt: skip
+    with pytest.raises(UpstreamError) as caught:
+        c.run("Teams", {"first": 1})
+    assert now[0] - 1_000.0 <= 30.0 and len(c.sent) == 1  # before: 3 x 30 s + 3 s of backoff
+    assert "(one call may take 30 s: [linear] timeout)" in caught.value.message
 
 
 def test_non_json_answers_and_server_errors_are_upstream_errors() -> None:

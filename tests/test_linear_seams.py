@@ -558,3 +558,21 @@ def test_labels_brackets_clear_an_issues_labels_on_both_seams(seams: Seams) -> N
     blank = seams.mutate(action="save_linear_issue", issue_id="NC-1", labels=[""])  # --labels ''
     refused(blank, "VALIDATION_ERROR")
     assert "--labels '[]'" in blank.answer["suggestion"]
+
+
+def test_a_hanging_linear_is_cut_at_the_calls_timeout_and_says_so(seams: Seams) -> None:
+    import time
+
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    config = seams.template / ".nxs" / "config.toml"
+    config.write_text(f"{config.read_text()}\n[linear]\ntimeout = 1\n")
+    seams.setup = lambda fake: setattr(fake, "hang", 4.0)
+    start = time.monotonic()
+    out = seams.query(action="get_linear_teams")
+    took = time.monotonic() - start
+    seams.setup = None
+    assert out.error and out.answer["code"] == "LINEAR_UNREACHABLE"
+    assert (
+        "did not answer in time (one call may take 1 s: [linear] timeout)" in out.answer["message"]
+    )
+    assert [len(run) for run in out.sent] == [1, 1] and took < 3.5  # both seams, 1 s each

@@ -5,7 +5,8 @@ their shape. A mutation answered with its payload beside errors was applied: its
 returned, the errors kept in `LinearClient.beside` (reporting it refused would invite a second
 write). Rate limits (``RATELIMITED``, HTTP 429, ``X-RateLimit-*``) are waited out when the reset
 is near. Timeouts, connection failures and HTTP 5xx are retried for queries only: a mutation
-that may have reached Linear is never sent twice. Messages are scrubbed of the credential.
+that may have reached Linear is never sent twice. One client serves one call, and ``timeout``
+caps all of it (requests, retries, waits). Messages are scrubbed of the credential.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class LinearClient:
         self.conn, self.url, self.timeout, self.max_wait = conn, url, timeout, max_wait
         self.sleep, self.clock, self.transport = sleep, clock, transport
         self.attempts = max(1, attempts)
+        self.deadline = clock() + timeout  # one budget for every request, retry and wait
         self.sent: list[str] = []  # operation names, in order (tests and debugging)
         self.beside: list[str] = []  # errors Linear reported beside applied writes' data
         self._http: Any = None
@@ -121,7 +123,6 @@ class LinearClient:
             import httpx  # deferred: keeps `nxs --help` fast
 
             self._http = httpx.Client(
-                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
                 transport=self.transport,
                 headers={"User-Agent": USER_AGENT, "Content-Type": "application/json"},
             )
@@ -146,27 +147,32 @@ class LinearClient:
         auth = f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
         for attempt in range(1, self.attempts + 1):
             last = attempt == self.attempts
+            left = self.deadline - self.clock()
             try:
+                if left <= 0:
+                    raise httpx.TimeoutException("the call's time is used up")
                 self.sent.append(name)
                 resp = self._client().post(
-                    self.url, content=payload, headers={"Authorization": auth}
-                )
+                    self.url, content=payload, headers={"Authorization": auth},
+                    timeout=httpx.Timeout(left, connect=min(left, 10.0)),
+                )  # fmt: skip
             except httpx.TransportError as exc:  # timeouts included
-                if mutation or last:
+                if mutation or last or self._backoff(attempt) >= self.deadline - self.clock():
                     raise self._transport_error(exc, mutation) from None
                 self.sleep(self._backoff(attempt))
                 continue
             body = self._json(resp)
             if self._rate_limited(resp, body):
                 wait = self._reset_wait(resp, attempt)
-                if last or wait > self.max_wait:
+                if last or wait > min(self.max_wait, self.deadline - self.clock()):
                     raise self._rate_error(wait)
                 self.sleep(wait)
                 continue
             if resp.status_code >= 500:  # with or without a GraphQL errors body
-                if mutation or last:
+                wait = self._retry_wait(resp, attempt)
+                if mutation or last or wait >= self.deadline - self.clock():
                     raise self._unavailable(resp.status_code, body, mutation)
-                self.sleep(self._retry_wait(resp, attempt))
+                self.sleep(wait)
                 continue
             return self._data(resp, body, mutation)
         raise AssertionError("unreachable")  # the loop always returns or raises
@@ -250,7 +256,9 @@ class LinearClient:
 
         what = f"could not be reached ({type(exc).__name__})"
         if isinstance(exc, httpx.TimeoutException):
-            what = "did not answer in time"
+            what = (
+                f"did not answer in time (one call may take {self.timeout:g} s: [linear] timeout)"
+            )
         message = f"Linear at {urlsplit(self.url).hostname} {what}"
         then = "try again"
         if mutation:
