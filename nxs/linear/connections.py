@@ -236,19 +236,17 @@ def check_workspace(workspace: str | None) -> None:
     name = (workspace or "").strip()
     if not LABEL_RE.match(name):
         return
-    if match := _match(load(), name):
-        raise ValidationError(
-            f"workspace {name!r} names a connected Linear organisation, but in nxs workspace is "
-            "the nxs workspace path; the Linear organisation is chosen with org",
-            suggestion=f"pass org={match.label!r} (alias linear_workspace) instead of workspace",
-            code="USE_ORG",
-        )
-    orgs = ", ".join(labels()) or "none connected yet"
+    conns = load()
+    match, orgs = _match(conns, name), ", ".join(c.label for c in conns) or "none connected yet"
     raise ValidationError(
-        f"workspace {name!r} is a bare name, which may mean a Linear organisation; in nxs "
-        "workspace is the nxs workspace path, and the Linear organisation is chosen with org",
-        suggestion=f"pass org for the organisation (connected: {orgs}); for a folder of that "
-        f"name pass ./{name}",
+        f"workspace {name!r} "
+        + ("names a connected" if match else "is a bare name that may mean a")
+        + " Linear organisation, but in nxs workspace is the nxs workspace path; the Linear "
+        "organisation is chosen with org",
+        suggestion=f"pass org={match.label!r} (alias linear_workspace) instead of workspace"
+        if match
+        else f"pass org for the organisation (connected: {orgs}); for a folder of that name "
+        f"pass ./{name}",
         code="USE_ORG",
     )
 

@@ -114,7 +114,7 @@ class Call:
     def _read_back(self, name: str, made: str) -> dict[str, Any]:
         """The issue of a write Linear applied but answered without, read back by its id; any
         other entity (or a failed read) is reported applied, with its id."""
-        said = "; ".join(self.client.beside)
+        said = "; ".join(self.client.beside) or "no error given"
         if name in ("IssueCreate", "IssueUpdate"):
             try:
                 return self.run("Issue", {"id": made})["issue"]
