@@ -72,7 +72,8 @@ def complexity(document: str, variables: dict[str, Any] | None = None) -> int:
             else:
                 inner = cost(sel.selection_set.selections)
                 names = {c.name.value for c in sel.selection_set.selections if hasattr(c, "name")}
-                first = next((a.value for a in sel.arguments if a.name.value == "first"), None)
+                args = sel.arguments or ()  # None in graphql-core 3.3
+                first = next((a.value for a in args if a.name.value == "first"), None)
                 if isinstance(first, VariableNode):
                     first = (variables or {}).get(first.name.value)
                 elif isinstance(first, IntValueNode):
