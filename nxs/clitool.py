@@ -417,8 +417,8 @@ def main(app: typer.Typer, prog: str) -> None:
         err = usage_error(exc, prog, command, sys.argv[1:])
         if as_json:
             emit(render(err))
-        elif exc.ctx is None or exc.ctx.command_path in VERBS:
-            fail(err, False)
+        elif exc.ctx is None or exc.ctx.command_path in VERBS or err.message != exc.message:
+            fail(err, False)  # ours, or click's words with a key taken out
         else:
             exc.show()
         code = 2

@@ -7,12 +7,22 @@
      └── UpstreamError       kind "upstream"    exit 5   Linear, the model hub, the disk said no
 
 Both seams render an error with `to_dict()`; the CLI exits with ``exit_code``, the MCP server
-returns it as a tool result with ``isError: true``. A refused call writes nothing.
+returns it as a tool result with ``isError: true``. A refused call writes nothing. Messages
+never hold a Linear key, whatever input they quote (`redact`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# A Linear credential that input put where a label, URL, path or word goes: never echoed.
+_KEY = re.compile(r"lin_(?:api|oauth)_[^\s'\"(),;=\]}]*", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with anything shaped like a Linear key replaced by ``[redacted]``."""
+    return _KEY.sub("[redacted]", text)
 
 
 class NxsError(Exception):
@@ -28,6 +38,7 @@ class NxsError(Exception):
         code: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        message, suggestion = redact(message), suggestion and redact(suggestion)
         super().__init__(message)
         self.message = message
         self.suggestion = suggestion
@@ -70,4 +81,6 @@ class UpstreamError(NxsError):
     kind, code, exit_code = "upstream", "UPSTREAM_ERROR", 5
 
 
-__all__ = ["ConflictError", "NotFoundError", "NxsError", "UpstreamError", "ValidationError"]
+__all__ = [
+    "ConflictError", "NotFoundError", "NxsError", "UpstreamError", "ValidationError", "redact",
+]  # fmt: skip

@@ -22,6 +22,7 @@ Use it three ways:
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,19 +30,59 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from graphql import GraphQLError, GraphQLSchema, build_ast_schema, graphql_sync, parse
+from graphql import (
+    GraphQLError,
+    GraphQLSchema,
+    build_ast_schema,
+    default_field_resolver,
+    graphql_sync,
+    parse,
+)
 
 from tests import linear_fake_data as seed
 from tests.linear_fake_roots import Org, Roots, error
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "linear" / "schema.graphql"
+SCHEMA_PATH = Path(__file__).parent / "data" / "linear" / "schema.graphql"  # @linear/sdk 88.3.0
 NOW = "2026-05-29T10:00:00.000Z"
+COMPLEXITY_LIMIT = 10_000  # Linear's cap on one query's estimated complexity
 
 
 @functools.cache
 def schema() -> GraphQLSchema:
     """Linear's real schema (about 2.5 s to build; once per process)."""
     return build_ast_schema(parse(SCHEMA_PATH.read_text(), no_location=True), assume_valid_sdl=True)
+
+
+def complexity(document: str, variables: dict[str, Any] | None = None) -> int:
+    """A document's complexity by Linear's published rule: a property 0.1 point, an object 1, a
+    connection's children times its ``first`` (default 50), rounded up. Conservative: a
+    connection's ``pageInfo`` counts once per node, as its children do."""
+    from graphql import FragmentDefinitionNode, FragmentSpreadNode, IntValueNode, VariableNode
+
+    doc = parse(document)
+    fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
+
+    def cost(selections: Any) -> float:
+        total = 0.0
+        for sel in selections:
+            if isinstance(sel, FragmentSpreadNode):
+                total += cost(fragments[sel.name.value].selection_set.selections)
+            elif sel.selection_set is None:
+                total += 0.1
+            else:
+                inner = cost(sel.selection_set.selections)
+                names = {c.name.value for c in sel.selection_set.selections if hasattr(c, "name")}
+                args = sel.arguments or ()  # None in graphql-core 3.3
+                first = next((a.value for a in args if a.name.value == "first"), None)
+                if isinstance(first, VariableNode):
+                    first = (variables or {}).get(first.name.value)
+                elif isinstance(first, IntValueNode):
+                    first = int(first.value)
+                total += 1 + inner * ((first or 50) if "nodes" in names else 1)
+        return total
+
+    ops = [d for d in doc.definitions if not isinstance(d, FragmentDefinitionNode)]
+    return math.ceil(sum(cost(op.selection_set.selections) for op in ops) - 1e-9)
 
 
 class FakeLinear:
@@ -59,6 +100,8 @@ class FakeLinear:
             self.rate_limited = 0
             self.reset_in_ms = 1500
             self.failing, self.fail_status, self.fail_errors = 0, 503, True
+            self.broken: set[str] = set()
+            self.hang = 0.0  # seconds the HTTP server waits before answering (a hanging Linear)
             self.requests.clear()
 
     def rate_limit_next(self, count: int, reset_in_ms: int = 1500) -> None:
@@ -72,6 +115,18 @@ class FakeLinear:
         outage; without, an HTML page.
         """
         self.failing, self.fail_status, self.fail_errors = count, status, errors
+
+    def break_field(self, *coordinates: str) -> None:
+        """Make fields (``"Issue.project"``) of a mutation's answer fail as they resolve, after
+        the root field ran: the write is applied and the answer holds errors beside data (or,
+        for a non-null field, a null entity), as Linear's can. Reads are not affected."""
+        self.broken.update(coordinates)
+
+    def _resolve(self, source: Any, info: Any, **args: Any) -> Any:
+        broken = f"{info.parent_type.name}.{info.field_name}" in self.broken
+        if broken and info.operation.operation.value == "mutation":
+            raise error("Internal server error", "INTERNAL_SERVER_ERROR")
+        return default_field_resolver(source, info, **args)
 
     def transport(self) -> Any:
         """An httpx.MockTransport answering from this fake."""
@@ -102,6 +157,9 @@ class FakeLinear:
             except orjson.JSONDecodeError:
                 payload = None
             self.requests.append({"authorization": auth, "payload": payload})
+            if isinstance(payload, dict) and isinstance(payload.get("query"), str):
+                variables = payload.get("variables") or {}
+                self.requests[-1]["complexity"] = complexity(payload["query"], variables)
             org = self._org_for(auth)
             limits = {
                 "X-RateLimit-Requests-Limit": "1500",
@@ -148,6 +206,7 @@ class FakeLinear:
                 root_value=Roots(org),
                 variable_values=payload.get("variables") or {},
                 operation_name=payload.get("operationName"),
+                field_resolver=self._resolve,
             )
             out: dict[str, Any] = {"data": result.data}
             status = 200
@@ -199,12 +258,16 @@ def serve_fake_linear() -> str:
                         self.send_error(404)
                         return
                     status, headers, out = target.handle(dict(self.headers.items()), body)
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Length", str(len(out)))
-                    self.end_headers()
-                    self.wfile.write(out)
+                    time.sleep(target.hang)  # outside the lock: other requests go on
+                    try:
+                        self.send_response(status)
+                        for k, v in headers.items():
+                            self.send_header(k, v)
+                        self.send_header("Content-Length", str(len(out)))
+                        self.end_headers()
+                        self.wfile.write(out)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client gave up waiting (a hang)
 
                 def log_message(self, *args: Any) -> None:  # quiet
                     pass

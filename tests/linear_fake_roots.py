@@ -313,8 +313,15 @@ class Roots:
                 x["state"] = self._check_state(value, x["team"])
             elif key == "labelIds":
                 x["labels"] = self._check_labels(value, x["team"])
-            elif key != "teamId":
+            elif key not in ("teamId", "id"):
                 raise error(f"fake Linear does not model input field {key!r}", "INTERNAL_FAKE")
+
+    def _new(self, table: str, kind: str, input: dict[str, Any]) -> str:
+        """The id of a new entity: the caller's (refused when taken) or one made here."""
+        i = input.get("id") or self.o.new_id(kind)
+        if i in self.d[table]:
+            raise error("Entity already exists", "INPUT_ERROR", f"That {kind} id is taken.")
+        return i
 
     def _number(self, team: dict[str, Any]) -> int:
         number = team["next"]
@@ -325,8 +332,8 @@ class Roots:
         team = self.o.get("teams", "Team", input["teamId"])
         if not (input.get("title") or "").strip():
             raise error("title required", "INPUT_ERROR", "An issue needs a title.")
+        i = self._new("issues", "issue", input)
         number = self._number(team)
-        i = self.o.new_id("issue")
         x = {
             "id": i, "identifier": f"{team['key']}-{number}", "number": number, "title": "",
             "description": None, "priority": 0, "team": team["id"],
@@ -361,7 +368,7 @@ class Roots:
             raise error("teamIds empty", "INPUT_ERROR", "A project needs at least one team.")
         for t in teams:
             self.o.get("teams", "Team", t)
-        i = self.o.new_id("project")
+        i = self._new("projects", "project", input)
         self.d["projects"][i] = {
             "id": i, "name": input["name"], "description": input.get("description") or "",
             "teams": list(teams), "members": [], "lead": None, "labels": [],
@@ -380,7 +387,7 @@ class Roots:
         if team is not None:
             self.o.get("teams", "Team", team)
         self._check_name(input["name"], team)
-        i = self.o.new_id("label")
+        i = self._new("labels", "label", input)
         self.d["labels"][i] = {
             "id": i, "name": input["name"], "color": input.get("color") or "#95a2b3",
             "description": input.get("description"), "team": team, "parent": None,
@@ -405,7 +412,7 @@ class Roots:
         issue = self.o.get("issues", "Issue", input["issueId"])
         if not (input.get("body") or "").strip():
             raise error("body required", "INPUT_ERROR", "A comment needs a body.")
-        i = self.o.new_id("comment")
+        i = self._new("comments", "comment", input)
         self.d["comments"][i] = {
             "id": i, "body": input["body"], "issue": issue["id"], "user": self.d["viewer"],
             "parent": input.get("parentId"), "createdAt": NOW, "updatedAt": NOW,

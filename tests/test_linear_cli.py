@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 
 import orjson
-import pytest
 
-from tests.linear_fake import SCHEMA_PATH, serve_fake_linear, shared_fake
+from tests.linear_fake import serve_fake_linear, shared_fake
 from tests.linear_fake_data import uid
 
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 KEY = "lin_api_av_test"
 
 

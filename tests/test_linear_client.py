@@ -185,8 +185,25 @@ def test_timeouts_are_retried_for_queries_but_never_for_mutations() -> None:
         mutation.run("IssueCreate", {"input": {"teamId": "t", "title": "x"}})
     assert len(mutation.sent) == 1
     assert caught.value.message == (
-        "Linear at linear.test did not answer in time; the change may or may not have been applied"
+        "Linear at linear.test did not answer in time (one call may take 30 s: [linear] timeout); "
+        "the change may or may not have been applied"
     )
+
+
+def test_a_hanging_linear_holds_one_call_at_most_its_timeout_retries_included() -> None:
+    now = [1_000.0]
+
+    def hang(request: httpx.Request) -> httpx.Response:
+        now[0] += request.extensions["timeout"]["read"]  # waited until httpx gave up
+        raise httpx.ReadTimeout("slow", request=request)
+
+    conn = Connection(label="AV", key=KEY)
+    c = LinearClient(conn, "https://linear.test/graphql", transport=httpx.MockTransport(hang),
+                     sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])  # fmt: skip
+    with pytest.raises(UpstreamError) as caught:
+        c.run("Teams", {"first": 1})
+    assert now[0] - 1_000.0 <= 30.0 and len(c.sent) == 1  # before: 3 x 30 s + 3 s of backoff
+    assert "(one call may take 30 s: [linear] timeout)" in caught.value.message
 
 
 def test_non_json_answers_and_server_errors_are_upstream_errors() -> None:
@@ -276,3 +293,27 @@ def test_a_committed_url_may_name_only_https_linear_or_loopback(url: str, truste
     # the user's own settings may name any https proxy
     if url.startswith("https"):
         assert api_url(Connection(label="AV", key=KEY, api_url=url), {}) == url
+
+
+@pytest.mark.parametrize(
+    "errors",
+    ["boom", {"message": "boom"}, 5, ["boom"], [None], [{"message": "boom", "extensions": "x"}],
+     [{"message": "boom", "extensions": ["RATELIMITED"]}], [{"extensions": None}]],
+)  # fmt: skip
+def test_a_malformed_errors_field_is_a_linear_error_not_a_crash(errors: Any) -> None:
+    for status in (200, 400):
+        with pytest.raises(UpstreamError) as caught:
+            client(lambda r, s=status: reply(s, {"data": None, "errors": errors})).run("Teams")
+        assert caught.value.code == "LINEAR_ERROR" and caught.value.message.startswith("Linear: ")
+
+
+def test_a_mutation_with_success_beside_errors_returns_its_data_a_query_does_not() -> None:
+    body = {"data": {"issueCreate": {"success": True, "issue": {"id": "i"}}},
+            "errors": [{"message": "Internal", "extensions": {"code": "INTERNAL"}}]}  # fmt: skip
+    c = client(lambda r: reply(200, body))
+    assert c.run("IssueCreate", {"input": {}}) == body["data"] and c.beside == ["Internal"]
+    with pytest.raises(UpstreamError):
+        c.run("Teams")
+    refused = {"data": {"issueCreate": None}, "errors": body["errors"]}
+    with pytest.raises(UpstreamError):
+        client(lambda r: reply(200, refused)).run("IssueCreate", {"input": {}})

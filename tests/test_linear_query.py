@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from tests import linear_fake_data as seed
-from tests.linear_fake import SCHEMA_PATH, FakeLinear, run
+from tests.linear_fake import FakeLinear, run
 from tests.linear_fake_data import uid
 
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 NC, ENG = uid("AV", "team", "NC"), uid("AV", "team", "ENG")
 LAUNCH = uid("AV", "project", "Launch")
 
@@ -277,3 +276,48 @@ def test_project_context_without_a_workspace_says_so(fake: FakeLinear, tmp_path,
     assert data["memory_note"] == (
         "no nxs memory workspace here, so no linked memories were looked up"
     )
+
+
+class Pages:
+    """A Linear whose ``teams`` pages are what ``page(after)`` says, for 10 requests (then a last
+    page, so a client that would follow them forever stops); ``run`` takes it as a fake."""
+
+    def __init__(self, page: Any) -> None:
+        self.page, self.sent = page, 0
+
+    def transport(self) -> Any:
+        import httpx
+        import orjson
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            self.sent += 1
+            after = orjson.loads(request.content)["variables"]["after"]
+            last = {"nodes": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
+            teams = self.page(after) if self.sent <= 10 else last
+            return httpx.Response(200, content=orjson.dumps({"data": {"teams": teams}}))
+
+        return httpx.MockTransport(handler)
+
+
+TEAM = {"id": "t1", "key": "NC", "name": "Nexus", "description": None}
+
+
+@pytest.mark.parametrize(
+    ("page", "requests", "total"),
+    [
+        (lambda after: {"nodes": [TEAM], "pageInfo": {"hasNextPage": True, "endCursor": None}},
+         1, 1),
+        (lambda after: {"nodes": [TEAM], "pageInfo": {"hasNextPage": True, "endCursor": "c"}},
+         2, 1),
+        (lambda after: {"nodes": [], "pageInfo": {"hasNextPage": True, "endCursor": f"{after}+"}},
+         1, 0),
+    ],
+    ids=["no-cursor", "same-cursor", "empty-pages"],
+)  # fmt: skip
+def test_pages_without_a_usable_cursor_end_said_as_more_never_loop(
+    monkeypatch: pytest.MonkeyPatch, page: Any, requests: int, total: int
+) -> None:
+    monkeypatch.setenv("LINEAR_API_KEY", "lin_api_av_test")
+    linear = Pages(page)
+    data = run("linear_query", linear, action="get_linear_teams")["data"]  # type: ignore[arg-type]
+    assert (linear.sent, data["total"], data["may_be_truncated"]) == (requests, total, True)

@@ -22,12 +22,11 @@ from nxs.linear import connections, session
 from nxs.linear.actions import MUTATE, QUERY
 from tests import linear_fake_data as seed
 from tests.conftest import make_workspace
-from tests.linear_fake import SCHEMA_PATH, FakeLinear, serve_fake_linear, shared_fake
+from tests.linear_fake import FakeLinear, serve_fake_linear, shared_fake
 from tests.linear_fake_data import uid
 from tests.parity.state import ACTOR, NOW
 from tests.test_parity import OPS, run_cli
 
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 AV_KEY, JL_KEY = "lin_api_av_test", "lin_api_jl_test"
 NC, ENG = uid("AV", "team", "NC"), uid("AV", "team", "ENG")
 JL_NC = uid("JL", "team", "NC")  # JL's own NC team (added by `jl_nc`): NC-103 in both orgs
@@ -491,3 +490,89 @@ def test_a_committed_url_other_than_https_linear_is_untrusted(seams: Seams) -> N
     for url in ("https://api.linear.app:8443/graphql", "https://evil.example/graphql"):
         config.write_text(f'{text}\n[linear]\napi_url = "{url}"\n')
         refused(seams.query(action="get_linear_teams"), "UNTRUSTED_LINEAR_URL")
+
+
+# -- issue 36: a write Linear applied is done, whatever errors its answer holds ----------------
+
+
+def _ops(out: Outcome) -> list[list[str]]:
+    return [[r["payload"]["operationName"] for r in run] for run in out.sent]
+
+
+def test_a_write_answered_with_errors_beside_its_data_is_done_not_refused(seams: Seams) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    seams.setup = lambda fake: fake.break_field("Issue.project")  # nullable: the issue is there
+    out = seams.mutate(action="create_linear_issue", title="x", team_id=NC)
+    assert not out.error and out.answer["data"]["issue"]["identifier"] == "NC-106"
+    assert out.answer["data"]["linear_errors"] == ["Internal server error"]
+    assert out.answer["message"].startswith("Linear issue NC-106 created; Linear reported")
+    assert _ops(out) == [["IssueCreate"]] * 2
+    seams.setup = lambda fake: fake.break_field("Issue.labels")  # non-null: the issue is null
+    out = seams.mutate(action="create_linear_issue", title="x", team_id=NC)
+    issue = out.answer["data"]["issue"]
+    assert not out.error and issue["identifier"] == "NC-106"  # read back by the id we sent
+    assert _ops(out) == [["IssueCreate", "Issue"]] * 2
+    assert out.sent[0][1]["payload"]["variables"] == {"id": issue["id"]}
+    seams.setup = lambda fake: fake.break_field("Comment.body")  # non-null up to data: null
+    out = seams.mutate(action="create_linear_comment", issue_id="NC-2", body="b")
+    assert out.error and out.answer["code"] == "LINEAR_INCOMPLETE"  # the error's path says so
+    assert out.answer["message"].startswith("Linear applied CommentCreate (id ")
+    assert out.answer["details"]["applied"] is True
+    assert out.answer["suggestion"].startswith("it is done: do not send it again")
+    assert _ops(out) == [["IssueRef", "CommentCreate"]] * 2
+
+
+def test_a_key_given_as_org_or_workspace_is_never_echoed(seams: Seams) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    key = "lin_api_Zq81SECRETSECRET0001"
+    for arguments in ({"org": key}, {"workspace": key}, {"workspace": f"./{key}"}):
+        out = seams.query(action="get_linear_teams", **arguments)
+        assert "SECRETSECRET" not in orjson.dumps(out.answer).decode() and out.nothing_sent
+
+
+def test_with_only_linear_api_key_a_bare_workspace_is_use_org_and_dot_slash_is_the_folder(
+    seams: Seams, tmp_path: Path
+) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)  # the org's label is "default" here
+    folder = make_workspace(tmp_path / "AV")  # cwd is tmp_path: a decoy nxs workspace
+    key = seams.service(folder).add(body="b", introduction="Decoy memory", now=NOW,
+                                    actor="tester")["memory"]["key"]  # fmt: skip
+    before = sorted(p.name for p in (folder / ".nxs").rglob("*"))
+    link = {"action": "link_memory_to_linear_issue", "memory_id": key, "issue_id": "NC-1"}
+    for workspace in ("AV", "JL"):  # a decoy folder, or none: both are refused naming org
+        out = seams.mutate(workspace=workspace, **link)
+        refused(out, "USE_ORG")
+        assert "org" in out.answer["message"] and f"./{workspace}" in out.answer["suggestion"]
+    assert sorted(p.name for p in (folder / ".nxs").rglob("*")) == before
+    out = seams.query(action="get_linear_teams", workspace="./AV")  # a path is a path
+    assert out.answer["success"] is True and out.answer["org"] == "default"
+
+
+def test_labels_brackets_clear_an_issues_labels_on_both_seams(seams: Seams) -> None:
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    out = seams.mutate(action="save_linear_issue", issue_id="NC-1", labels=["[]"])  # --labels '[]'
+    assert out.answer["data"]["issue"]["labels"] == [] and out.answer["data"]["updated_fields"] == [
+        "labels"
+    ]
+    assert [run[-1]["payload"]["variables"]["input"] for run in out.sent] == [{"labelIds": []}] * 2
+    blank = seams.mutate(action="save_linear_issue", issue_id="NC-1", labels=[""])  # --labels ''
+    refused(blank, "VALIDATION_ERROR")
+    assert "--labels '[]'" in blank.answer["suggestion"]
+
+
+def test_a_hanging_linear_is_cut_at_the_calls_timeout_and_says_so(seams: Seams) -> None:
+    import time
+
+    seams.monkeypatch.setenv("LINEAR_API_KEY", AV_KEY)
+    config = seams.template / ".nxs" / "config.toml"
+    config.write_text(f"{config.read_text()}\n[linear]\ntimeout = 1\n")
+    seams.setup = lambda fake: setattr(fake, "hang", 4.0)
+    start = time.monotonic()
+    out = seams.query(action="get_linear_teams")
+    took = time.monotonic() - start
+    seams.setup = None
+    assert out.error and out.answer["code"] == "LINEAR_UNREACHABLE"
+    assert (
+        "did not answer in time (one call may take 1 s: [linear] timeout)" in out.answer["message"]
+    )
+    assert [len(run) for run in out.sent] == [1, 1] and took < 3.5  # both seams, 1 s each

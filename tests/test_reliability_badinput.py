@@ -36,7 +36,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from nxs.workspace import init
-from tests.linear_fake import SCHEMA_PATH, fresh_url
+from tests.linear_fake import fresh_url
 from tests.parity.state import KEYS, seeded_copy
 from tests.reliability.common import (
     ACTIONABLE,
@@ -47,8 +47,6 @@ from tests.reliability.common import (
     size,
 )
 from tests.reliability.inputs import OPS, argv, calls
-
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 
 IN_PROCESS = size(120, 2000)
 DIRECT = size(100, 1500)

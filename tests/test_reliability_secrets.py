@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from nxs.paths import config_dir, data_dir
-from tests.linear_fake import SCHEMA_PATH, serve_fake_linear
+from tests.linear_fake import serve_fake_linear
 from tests.parity.state import seeded_copy
 from tests.reliability.common import StdioSession, child_env, run_cli
 
@@ -39,8 +39,6 @@ FACT_VALUES = ("fact-zebra-7Q2", "fact-okapi-9X4", "fact-quokka-1M8")
 FACTS = {"editor": FACT_VALUES[0], "home": {"pet": FACT_VALUES[1]}, "tools": [FACT_VALUES[2]]}
 SECRETS = (KEY, WRONG_KEY, *FACT_VALUES)
 FACT_ANSWERS = {"memory_facts", "memory_facts_update", "memory_recall"}  # facts are the answer
-
-pytestmark = pytest.mark.skipif(not SCHEMA_PATH.exists(), reason="Linear's schema is absent")
 
 
 def leaks(text: str | bytes, secrets: tuple[str, ...] = SECRETS) -> list[str]:

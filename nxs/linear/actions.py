@@ -98,6 +98,9 @@ def dispatch(ctx: Context, table: dict[str, Action], kw: dict[str, Any]) -> dict
         return need.answer
     finally:
         call.close()
+    if call._client is not None and call._client.beside:  # an applied write: done, said so
+        data["linear_errors"] = call._client.beside
+        message += "; Linear reported errors beside it (data.linear_errors)"
     return {"success": True, "message": message, "org": call.label, "data": data}
 
 

@@ -1,9 +1,12 @@
 """The Linear GraphQL client (httpx), and where its URL comes from.
 
-GraphQL errors are read whatever the HTTP status (Linear answers most with 400). Rate limits
-(``RATELIMITED``, HTTP 429, ``X-RateLimit-*``) are waited out when the reset is near. Timeouts,
-connection failures and HTTP 5xx are retried for queries only: a mutation that may have reached
-Linear is never sent twice. Messages from the server are scrubbed of the credential.
+GraphQL errors are read whatever the HTTP status (Linear answers most with 400) and whatever
+their shape. A mutation answered with its payload beside errors was applied: its data is
+returned, the errors kept in `LinearClient.beside` (reporting it refused would invite a second
+write). Rate limits (``RATELIMITED``, HTTP 429, ``X-RateLimit-*``) are waited out when the reset
+is near. Timeouts, connection failures and HTTP 5xx are retried for queries only: a mutation
+that may have reached Linear is never sent twice. One client serves one call, and ``timeout``
+caps all of it (requests, retries, waits). Messages are scrubbed of the credential.
 """
 
 from __future__ import annotations
@@ -99,7 +102,9 @@ class LinearClient:
         self.conn, self.url, self.timeout, self.max_wait = conn, url, timeout, max_wait
         self.sleep, self.clock, self.transport = sleep, clock, transport
         self.attempts = max(1, attempts)
+        self.deadline = clock() + timeout  # one budget for every request, retry and wait
         self.sent: list[str] = []  # operation names, in order (tests and debugging)
+        self.beside: list[str] = []  # errors Linear reported beside applied writes' data
         self._http: Any = None
 
     def __enter__(self) -> LinearClient:
@@ -118,7 +123,6 @@ class LinearClient:
             import httpx  # deferred: keeps `nxs --help` fast
 
             self._http = httpx.Client(
-                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
                 transport=self.transport,
                 headers={"User-Agent": USER_AGENT, "Content-Type": "application/json"},
             )
@@ -143,45 +147,57 @@ class LinearClient:
         auth = f"Bearer {self.conn.key}" if self.conn.oauth else self.conn.key
         for attempt in range(1, self.attempts + 1):
             last = attempt == self.attempts
+            left = self.deadline - self.clock()
             try:
+                if left <= 0:
+                    raise httpx.TimeoutException("the call's time is used up")
                 self.sent.append(name)
                 resp = self._client().post(
-                    self.url, content=payload, headers={"Authorization": auth}
-                )
+                    self.url, content=payload, headers={"Authorization": auth},
+                    timeout=httpx.Timeout(left, connect=min(left, 10.0)),
+                )  # fmt: skip
             except httpx.TransportError as exc:  # timeouts included
-                if mutation or last:
+                if mutation or last or self._backoff(attempt) >= self.deadline - self.clock():
                     raise self._transport_error(exc, mutation) from None
                 self.sleep(self._backoff(attempt))
                 continue
             body = self._json(resp)
             if self._rate_limited(resp, body):
                 wait = self._reset_wait(resp, attempt)
-                if last or wait > self.max_wait:
+                if last or wait > min(self.max_wait, self.deadline - self.clock()):
                     raise self._rate_error(wait)
                 self.sleep(wait)
                 continue
             if resp.status_code >= 500:  # with or without a GraphQL errors body
-                if mutation or last:
+                wait = self._retry_wait(resp, attempt)
+                if mutation or last or wait >= self.deadline - self.clock():
                     raise self._unavailable(resp.status_code, body, mutation)
-                self.sleep(self._retry_wait(resp, attempt))
+                self.sleep(wait)
                 continue
-            return self._data(resp, body)
+            return self._data(resp, body, mutation)
         raise AssertionError("unreachable")  # the loop always returns or raises
 
     @staticmethod
     def _json(resp: Any) -> dict[str, Any] | None:
+        """The body, its ``errors`` made a list of dicts with dict extensions (None: not JSON)."""
         try:
             body = orjson.loads(resp.content)
         except orjson.JSONDecodeError:
             return None
-        return body if isinstance(body, dict) else None
+        if not isinstance(body, dict):
+            return None
+        errors = body.get("errors") or []
+        errors = errors if isinstance(errors, list) else [errors]
+        errors = [e if isinstance(e, dict) else {"message": e} for e in errors]
+        body["errors"] = [{**e, "extensions": _dict(e.get("extensions"))} for e in errors]
+        return body
 
     @staticmethod
     def _rate_limited(resp: Any, body: dict[str, Any] | None) -> bool:
         if resp.status_code == 429:
             return True
-        errors = (body or {}).get("errors") or []
-        if any((e.get("extensions") or {}).get("code") == "RATELIMITED" for e in errors):
+        errors = (body or {}).get("errors", [])
+        if any(e["extensions"].get("code") == "RATELIMITED" for e in errors):
             return True
         exhausted = any(resp.headers.get(rem) == "0" for rem, _ in RESET_HEADERS)
         return exhausted and resp.status_code >= 400
@@ -240,7 +256,9 @@ class LinearClient:
 
         what = f"could not be reached ({type(exc).__name__})"
         if isinstance(exc, httpx.TimeoutException):
-            what = "did not answer in time"
+            what = (
+                f"did not answer in time (one call may take {self.timeout:g} s: [linear] timeout)"
+            )
         message = f"Linear at {urlsplit(self.url).hostname} {what}"
         then = "try again"
         if mutation:
@@ -249,15 +267,18 @@ class LinearClient:
         suggestion = f"check your connection (or LINEAR_API_URL) and {then}"
         return UpstreamError(message, suggestion=suggestion, code="LINEAR_UNREACHABLE")
 
-    def _data(self, resp: Any, body: dict[str, Any] | None) -> dict[str, Any]:
+    def _data(self, resp: Any, body: dict[str, Any] | None, mutation: bool) -> dict[str, Any]:
         if body is None:
             raise UpstreamError(
                 f"Linear answered HTTP {resp.status_code} without a JSON body",
                 suggestion="check LINEAR_API_URL points at a GraphQL endpoint",
                 code="LINEAR_BAD_RESPONSE",
             )
-        if errors := body.get("errors"):
-            raise self._graphql_error(resp.status_code, errors)
+        if errors := body["errors"]:
+            if not (mutation and _applied(body.get("data"), errors)):
+                raise self._graphql_error(resp.status_code, errors)
+            self.beside += [self._scrub(_said(e)) for e in errors]
+            return _dict(body.get("data"))
         if resp.status_code == 401:
             raise self._auth_error("authentication failed")
         if resp.status_code >= 400 or not isinstance(body.get("data"), dict):
@@ -281,9 +302,7 @@ class LinearClient:
 
     def _graphql_error(self, status: int, errors: list[dict[str, Any]]) -> NxsError:
         first, ext = _first(errors)
-        said = self._scrub(
-            str(ext.get("userPresentableMessage") or first.get("message") or "unknown error")
-        )
+        said = self._scrub(_said(first))
         code = str(ext.get("code") or "")
         raw = str(first.get("message") or "")
         if status == 401 or code in ("AUTHENTICATION_ERROR", "UNAUTHENTICATED"):
@@ -310,10 +329,29 @@ class LinearClient:
         )
 
 
-def _first(errors: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The first GraphQL error and its extensions ({} when absent or malformed)."""
-    first = errors[0] if errors and isinstance(errors[0], dict) else {}
-    return first, first.get("extensions") or {}
+def _first(errors: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first GraphQL error (as `_json` left it) and its extensions; {} when none."""
+    first = errors[0] if errors else {"extensions": {}}
+    return first, first["extensions"]
+
+
+def _said(error: dict[str, Any]) -> str:
+    """What a GraphQL error says: Linear's message for people first."""
+    ext = error["extensions"]
+    return str(ext.get("userPresentableMessage") or error.get("message") or "unknown error")
+
+
+def _applied(data: Any, errors: list[dict[str, Any]]) -> bool:
+    """Whether a mutation's answer shows it ran: its payload says success, or an error comes
+    from a field inside the payload (the root resolver returned, so the write was applied)."""
+    roots = list(_dict(data).values())
+    if roots and all(_dict(p).get("success") is True for p in roots):
+        return True
+    return any(isinstance(e.get("path"), list) and len(e["path"]) > 1 for e in errors)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 __all__ = ["DEFAULT_URL", "ENV_URL", "LinearClient", "api_url", "check_url"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from nxs.errors import ConflictError, NotFoundError, ValidationError
+from nxs.errors import ConflictError, NotFoundError, ValidationError, redact
 from nxs.paths import atomic_write, config_dir
 
 FILENAME = "linear.json"
@@ -214,7 +214,7 @@ def select(org: str | None) -> Connection:
         message = f"No Linear workspace is labelled {org!r}. Pass org with one of: {names}."
         if len(conns) == 1:
             message += " Or leave org out: only one is connected."
-        shown = org.strip() if LABEL_RE.match(org.strip()) else "LABEL"
+        shown = org.strip() if LABEL_RE.match(org.strip()) and not looks_like_key(org) else "LABEL"
         suggestion = (
             f"pass org with one of: {names}; to add that organisation, "
             f"`nxs linear connect {shown}` (key on stdin)"
@@ -223,23 +223,32 @@ def select(org: str | None) -> Connection:
         message = f"{len(conns)} Linear workspaces are connected. Pass org with one of: {names}."
         suggestion = f"pass org (alias linear_workspace) with one of: {names}"
     answer = {"success": True, "disambiguation_required": True, "available_workspaces": available}
-    raise Disambiguation({**answer, "message": message, "suggestion": suggestion})
+    raise Disambiguation({**answer, "message": redact(message), "suggestion": redact(suggestion)})
 
 
 def check_workspace(workspace: str | None) -> None:
-    """Refuse a ``workspace`` that names a connected organisation (seed 000's spelling).
+    """Refuse a bare word as ``workspace`` (seed 000's spelling of the organisation).
 
-    In nxs ``workspace`` is the workspace path (SPEC section 2): a label there is refused, never
-    used as a path, even where a directory of that name exists."""
-    if not workspace or not LABEL_RE.match(workspace.strip()):
+    In nxs ``workspace`` is the workspace path (SPEC section 2). On a Linear action a bare word
+    (a label's shape) may be an organisation's name, connected or not (with ``LINEAR_API_KEY``
+    its label is unknown): it is refused, never used as a path, even where a directory of that
+    name is an nxs workspace; ``./AV`` names the folder."""
+    name = (workspace or "").strip()
+    if not LABEL_RE.match(name):
         return
-    if match := _match(load(), workspace):
-        raise ValidationError(
-            f"workspace {workspace.strip()!r} names a connected Linear organisation, but in nxs "
-            "workspace is the nxs workspace path; the Linear organisation is chosen with org",
-            suggestion=f"pass org={match.label!r} (alias linear_workspace) instead of workspace",
-            code="USE_ORG",
-        )
+    conns = load()
+    match, orgs = _match(conns, name), ", ".join(c.label for c in conns) or "none connected yet"
+    raise ValidationError(
+        f"workspace {name!r} "
+        + ("names a connected" if match else "is a bare name that may mean a")
+        + " Linear organisation, but in nxs workspace is the nxs workspace path; the Linear "
+        "organisation is chosen with org",
+        suggestion=f"pass org={match.label!r} (alias linear_workspace) instead of workspace"
+        if match
+        else f"pass org for the organisation (connected: {orgs}); for a folder of that name "
+        f"pass ./{name}",
+        code="USE_ORG",
+    )
 
 
 __all__ = [

@@ -110,7 +110,8 @@ OPERATIONS: list[Operation] = [
             Param("state_id", help="Workflow state UUID (list_linear_statuses).", max_len=100),
             Param("assignee_id", help="User UUID (list_linear_users).", max_len=100),
             Param("labels", type="list", help="Label UUIDs. REPLACES the issue's labels: send the "
-                  "union to add one.", max_len=100, aliases=("label_ids", "labelIds")),
+                  "union to add one, [] to remove all.", max_len=100,
+                  aliases=("label_ids", "labelIds")),
             Param("name", help="Project or label name.", max_len=256),
             Param("color", help="Label colour, hex like #ff5500.", max_len=7),
             Param("id", help="Label UUID (update_linear_label).", max_len=100,

@@ -13,6 +13,7 @@ from nxs.linear import links, shape
 from nxs.linear.session import Call
 
 PAGE = 250
+PROJECT_PAGE = 100  # each project lists its teams: 250 would be ~17,500 of Linear's 10,000 points
 LIST_CAP = 2000  # pages are followed up to this many items
 QUERY_CHARS = 100
 SEARCH_LIMIT = 25
@@ -38,19 +39,22 @@ def _pages(
     call: Call, name: str, path: str, first: int = PAGE, cap: int = LIST_CAP, **variables: Any
 ) -> tuple[dict, list[dict], bool]:
     """Follow the pages of connection ``path`` ("teams", "issue.comments") up to ``cap`` nodes:
-    the node holding it, the nodes, and whether Linear has more."""
+    the node holding it, the nodes, and whether Linear has more. A page with no cursor or no new
+    node ends it (said as more): following it would fetch the same page again, or forever."""
     holder, _, field = path.rpartition(".")
-    found: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
     after = None
     while True:
         data = call.run(name, {**variables, "first": first, "after": after})
         node = data[holder] if holder else data
         conn = node.get(field) or {}
-        found.extend(shape.nodes(conn))
-        more = bool((conn.get("pageInfo") or {}).get("hasNextPage"))
-        if not more or len(found) >= cap:
-            return node, found[:cap], more
-        after = conn["pageInfo"].get("endCursor")
+        before = len(found)
+        for n in shape.nodes(conn):
+            found.setdefault(n["id"], n)
+        info = conn.get("pageInfo") or {}
+        more, after = bool(info.get("hasNextPage")), info.get("endCursor")
+        if not more or len(found) >= cap or len(found) == before or not after:
+            return node, list(found.values())[:cap], more
 
 
 def _hint(data: dict[str, Any], cut: bool) -> None:
@@ -76,7 +80,7 @@ def get_linear_teams(call: Call) -> tuple[str, dict]:
 
 
 def get_linear_projects(call: Call) -> tuple[str, dict]:
-    _, projects, cut = _pages(call, "Projects", "projects")
+    _, projects, cut = _pages(call, "Projects", "projects", PROJECT_PAGE)
     return "Linear projects retrieved", _rows("projects", [shape.project(p) for p in projects], cut)
 
 

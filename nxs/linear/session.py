@@ -7,16 +7,21 @@ a refused call never reaches Linear and a disambiguation answer goes only to a w
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from nxs.context import Context
-from nxs.errors import NotFoundError, ValidationError
+from nxs.errors import NotFoundError, NxsError, UpstreamError, ValidationError
 from nxs.linear import connections
 from nxs.linear.client import LinearClient, api_url
+from nxs.linear.documents import MUTATIONS
 
 MemoryService = Any  # the memory module's service (`nxs.registry`): its public methods only
 
+SORTED = orjson.OPT_SORT_KEYS
 TRANSPORT = "linear.transport"  # ctx.services key: an httpx transport (tests)
 SLEEP = "linear.sleep"  # ctx.services key: the retry sleeper (tests)
 
@@ -77,12 +82,50 @@ class Call:
         return self._client
 
     def run(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one named document; one asking for ``organization { urlKey }`` sets `org_key`."""
+        """Send one named document; one asking for ``organization { urlKey }`` sets `org_key`.
+
+        A create carries an id of ours (the same for the same call, time and author), so a write
+        Linear applied but answered without its entity is still named: an issue is read back,
+        anything else is reported applied (never refused, which would invite a second write).
+        """
+        variables = dict(variables or {})
+        if name.endswith("Create"):
+            seed = orjson.dumps([name, variables, self.ctx.now, self.ctx.actor], option=SORTED)
+            made = str(uuid.uuid5(uuid.NAMESPACE_OID, seed.decode()))
+            variables["input"] = {**variables["input"], "id": made}
         data = self.client.run(name, variables)
+        if name in MUTATIONS:
+            payload = next(iter(data.values()), None) or {}
+            if payload.get("success") is False:
+                raise UpstreamError(
+                    f"Linear did not apply {name} (success: false)",
+                    suggestion="check the ids and values against linear_query, then try again",
+                    code="LINEAR_ERROR",
+                )
+            if not any(v for k, v in payload.items() if k != "success"):  # applied, not shown
+                made = variables.get("id") or variables["input"]["id"]
+                root = name[0].lower() + name[1:]  # IssueCreate -> issueCreate
+                data = {root: {"success": True, "issue": self._read_back(name, made)}}
         org = data.get("organization")
         if isinstance(org, dict) and org.get("urlKey"):
             self.org_key = str(org["urlKey"]).lower()
         return data
+
+    def _read_back(self, name: str, made: str) -> dict[str, Any]:
+        """The issue of a write Linear applied but answered without, read back by its id; any
+        other entity (or a failed read) is reported applied, with its id."""
+        said = "; ".join(self.client.beside) or "no error given"
+        if name in ("IssueCreate", "IssueUpdate"):
+            try:
+                return self.run("Issue", {"id": made})["issue"]
+            except NxsError as err:
+                said += f"; reading it back: {err.message}"
+        raise UpstreamError(
+            f"Linear applied {name} (id {made}) but answered without its result: {said}",
+            suggestion="it is done: do not send it again; read it back in Linear",
+            code="LINEAR_INCOMPLETE",
+            details={"applied": True, "id": made},
+        )
 
     def single_org(self) -> bool:
         """Whether only one organisation is connected (a link naming none can mean only it)."""

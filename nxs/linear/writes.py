@@ -32,13 +32,15 @@ STOPWORDS = frozenset(
 
 
 def ids(name: str, values: list[str]) -> list[str]:
-    """Ids stripped and deduplicated; a blank one is refused, never dropped (``labels: [""]``
-    would clear every label)."""
+    """Ids stripped and deduplicated; the one value ``[]`` is the empty list (a CLI has no other
+    way to say it); a blank id is refused, never dropped (``labels: [""]`` would clear them)."""
+    if [v.strip() for v in values] == ["[]"]:
+        return []
     if any(not v.strip() for v in values):
         raise ValidationError(
             f"{name} holds an empty id",
             suggestion=f"pass {name} as UUIDs only"
-            + ("; to remove every label send an empty list []" if name == "labels" else ""),
+            + ("; to remove every label pass [] (CLI: --labels '[]')" if name == "labels" else ""),
         )
     return list(dict.fromkeys(v.strip() for v in values))
 
