@@ -190,6 +190,28 @@ def test_a_committed_store_path_is_not_written(ws: Path, outside: Path) -> None:
     assert tree(outside) == before
 
 
+@pytest.mark.parametrize("store", ["memory://x", "memory://", "ftp://host/x", "db://cloud"])
+def test_a_committed_store_that_keeps_nothing_is_refused_not_written_to(
+    ws: Path, store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = ws / ".nxs" / "config.toml"
+    text = cfg.read_text()
+    cfg.write_text(text.replace("[memory]\n", f'[memory]\nstore = "{store}"\n', 1))
+    before = tree(ws / ".nxs")
+    for args in (["add", "A body the store would lose.", "--introduction", "lost"], ["list"]):
+        code, answer, err = nxm(*args)  # was: "created": true, then gone; list empty
+        assert (code, answer.get("code")) == (2, "BAD_CONFIG"), (args, answer, err)
+        assert store in answer["message"] and "memory.store" in answer["suggestion"]
+    assert tree(ws / ".nxs") == before
+    monkeypatch.setenv("NXS_STORE", "memory://mine")  # the user's own is refused too
+    code, answer, err = nxm("list")
+    assert (code, answer.get("code")) == (2, "BAD_CONFIG") and "NXS_STORE" in answer["suggestion"]
+    monkeypatch.delenv("NXS_STORE")
+    cfg.write_text(text)
+    code, answer, err = nxm("list")
+    assert code == 0 and answer["total"] == 3, (answer, err)
+
+
 # -- 2. credentials to the repository's endpoint ----------------------------------------------------
 
 
