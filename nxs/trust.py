@@ -9,7 +9,9 @@ fingerprint of both (a later change needs it again), or when the environment nam
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,28 @@ WRITES = (
     ".nxs", ".nxs/journal", ".nxs/memories", ".nxs/history", ".nxs/graph.jsonl",
     ".nxs/graph.json", ".nxs/memory", "NEXUS_MEMORY.md",
 )  # fmt: skip
+
+
+def read_limited(path: Path, limit: int = 1 << 20) -> bytes:
+    """The bytes of a file the repository carries (config.toml, a persona), read with a bound:
+    a committed link to ``/dev/zero`` or a FIFO, or a file over ``limit``, is an `OSError`
+    saying so, never read until memory runs out.
+
+    Raises:
+        OSError: missing (FileNotFoundError), unreadable, not a regular file, or too large.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a link to a device or a pipe?)")
+        data = b""
+        while len(data) <= limit and (piece := os.read(fd, 1 << 16)):
+            data += piece
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -153,4 +177,7 @@ def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
     return {"workspace": str(root), "store": store or None, "endpoint": endpoint(options)}
 
 
-__all__ = ["ENV_OPTIONS", "ENV_STORE", "check_paths", "endpoint", "store_settings", "trust"]
+__all__ = [
+    "ENV_OPTIONS", "ENV_STORE", "check_paths", "endpoint", "read_limited", "store_settings",
+    "trust",
+]  # fmt: skip

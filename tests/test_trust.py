@@ -212,6 +212,50 @@ def test_a_committed_store_that_keeps_nothing_is_refused_not_written_to(
     assert code == 0 and answer["total"] == 3, (answer, err)
 
 
+def _bounded(args: list[str], cwd: Path) -> tuple[int, dict[str, Any], bytes]:
+    """``nxm ARGS --json`` in a process of its own with 3 GB of address space (an unbounded
+    read of /dev/zero ends in MemoryError, not in the test runner running out)."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.reliability.common import child_env
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    env = {**child_env(cwd.parent / "home"), "PYTHONPATH": str(Path(__file__).parents[1])}
+    run = subprocess.run(
+        [sys.executable, "-c", "from nxm.cli import main; main()", *args, "--json"],
+        cwd=cwd, env=env, capture_output=True, timeout=120, preexec_fn=limit,
+    )  # fmt: skip
+    return run.returncode, json.loads(run.stdout or b"{}"), run.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "verb", "code"),
+    [("config.toml", "list", "BAD_CONFIG"), ("personas/evil.toml", "personas", "BAD_PERSONA")],
+)
+def test_a_committed_file_linked_to_dev_zero_is_refused_not_read_until_memory_runs_out(
+    ws: Path, name: str, verb: str, code: str
+) -> None:
+    path = ws / ".nxs" / name
+    path.parent.mkdir(exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/zero")  # was: MemoryError (INTERNAL_ERROR) after 1.9 GB
+    got, answer, err = _bounded([verb], ws)
+    assert (got, answer.get("code")) == (2, code), (answer, err)
+    assert "not a regular file" in answer["message"] and "fix" in answer["suggestion"]
+    if name == "config.toml":
+        path.unlink()
+        path.write_bytes(b"# padding\n" * 200_000)  # 2 MB: larger than any config
+        got, answer, err = _bounded([verb], ws)
+        assert (got, answer.get("code")) == (2, code) and "larger than" in answer["message"]
+    else:
+        got, answer, err = _bounded(["recall", "what is stored"], ws)  # recall skips it
+        assert got == 0, (answer, err)
+
+
 # -- 2. credentials to the repository's endpoint ----------------------------------------------------
 
 
