@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from nxm import secrets
-from nxm.record import CHOICES, CONTROL, FIELDS, body_hash, complete, event, key_for
+from nxm.record import FIELDS, body_hash, complete, event, field_problem, key_for
 from nxm.service import _body, _intro
 from nxm.store.text import KEY, LOCAL, reconciled
 from nxs.context import CLI_ACTOR_ENV, resolve_actor, resolve_now
@@ -65,14 +65,7 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
         _intro(record["introduction"])
     except ValidationError as exc:
         return f"an introduction that add refuses: {exc.message}"
-    for name, allowed in CHOICES.items():
-        if record[name] not in allowed:
-            return f"an unknown {name} ({str(record[name])[:40]!r})"
-    if record["category"] is not None and (
-        len(record["category"]) > 64 or CONTROL.search(record["category"])
-    ):
-        return "a category that is not a short plain word"
-    return None
+    return field_problem(record)
 
 
 def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str, bool]:

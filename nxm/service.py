@@ -67,6 +67,15 @@ def _intro(text: str) -> str:
     return text
 
 
+def _category(text: str | None) -> str | None:
+    if text and CONTROL.search(text):  # it heads prime's and NEXUS_MEMORY.md's groups
+        raise ValidationError(
+            "category must be a plain word: no control characters (escapes, line breaks)",
+            suggestion="e.g. conventions, decisions, gotchas",
+        )
+    return text
+
+
 def _body(text: str) -> str:
     if not text.strip():
         raise ValidationError("body must not be empty", suggestion="say what should be remembered")
@@ -210,7 +219,7 @@ class MemoryService:
         """Add a memory under its content-hash key; the same body again returns the existing one.
         The answer lists the open memories it resembles (`nxm.curate`); with ``supersedes`` the
         new memory replaces that one: both are linked and the old one closed, in one write."""
-        body, introduction = _body(body), _intro(introduction)
+        body, introduction, category = _body(body), _intro(introduction), _category(category)
         secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
             provenance["user_id"] = actor
@@ -373,6 +382,7 @@ class MemoryService:
     ) -> dict[str, Any]:
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
+        category = _category(category)
         secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
