@@ -138,7 +138,7 @@ def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]
         record["introduction"] = record["introduction"].strip()
         record["body"] = _body(record["body"])
         try:
-            secrets.refuse(allow_secrets, body=record["body"], introduction=record["introduction"])
+            secrets.refuse(allow_secrets, **record)  # every field: all of it is committed
         except ValidationError as exc:
             raise ValidationError(
                 f"line {n}: {exc.message}",

@@ -365,6 +365,8 @@ class MemoryService:
                 )
             new = {"body": body, "introduction": introduction, "priority": priority}
             r.update({f: new[f] for f in before})
+            if not allow_secret:  # a credential it takes out leaves the committed history too
+                before, r["events"] = secrets.redact(before), secrets.redact(r["events"])
             return "UPDATED", {"fields": list(before), "before": before}
 
         return self._change(key, now, actor, apply, embed=True)

@@ -765,6 +765,30 @@ SECRET_CASES = {
 }  # fmt: skip
 
 
+# Issue 37: shapes that passed, built at run time so no scanner flags this file.
+SLACK_HOOK = "https://hooks.slack.com/services/" + "T0AB12CD3/B0EF45GH6/" + "x" * 24
+SECRET_CASES.update({
+    "password=hunter2": True,
+    f"Post to {SLACK_HOOK} on release.": True,
+    "https://discord.com/api/webhooks/" + "1234567890123/" + "AbCd" * 12: True,
+    "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8": True,
+    "SG." + "abcdefghijklmnopqrstuv." + "abcdefghijklmnopqrstuvwxyz0123456789ABCDE": True,
+    "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=" + "a1B2c3D4e5F6g7H8i9J0" * 3: True,
+    "AKIAQWER\u200bTYUIOPASDFGH": True,  # split by a zero-width space
+    "AKIAQWERTYUI\u2060OPASDFGH": True,  # a word joiner
+    "SK" + "0123456789abcdef" * 2: True,  # Twilio
+    "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567": True,
+    "pypi-AgEIcHlwaS5vcmc" + "CJGE0ZjM5MjY0LTg2YzUtNDQ2NS05YmNjLTZmYzM4ZGE3NjYyYgACKlsz": True,
+    "Authorization: Bearer " + "abcdef0123456789abcdef0123456789": True,
+    "GITHUB_TOKEN=" + "abcd1234efgh5678ijkl": True,
+    "DB_PASSWORD: Sup3rS3cret!": True,
+    "The tokenizer=bert-base-uncased2 is loaded once.": False,
+    "max_tokens=4096 for the summary": False,
+    "The Bearer of the token signs the request.": False,
+    "password: <your password>, token: ${TOKEN}": False,
+})  # fmt: skip
+
+
 @pytest.mark.parametrize("text", list(SECRET_CASES), ids=range(len(SECRET_CASES)))
 def test_the_detector_finds_credentials_and_passes_plain_text(text: str) -> None:
     from nxm.secrets import find
@@ -823,3 +847,46 @@ def test_a_secret_is_refused_on_every_write_and_never_echoed(
     path.write_text(json.dumps({"body": body + " Imported.", "introduction": "i"}) + "\n")
     code, answer, err = nxm("import", str(path), "--allow-secrets")
     assert code == 0 and answer["imported"] == 1, (answer, err)
+
+
+SECRET_FIELDS = {  # issue 37: each field a write takes, beyond body and introduction
+    "category": ["classify", "{key}", "--category", "{secret}"],
+    "comment": ["feedback", "{key}", "POSITIVE", "--comment", "{secret}"],
+    "metadata": ["add", "A fine body.", "--introduction", "m", "--metadata", '{{"k": "{secret}"}}'],
+    "refs": ["add", "A fine body.", "--introduction", "r", "--ref", "{secret}"],
+    "actor": ["add", "A fine body.", "--introduction", "a", "--actor", "{secret}"],
+    "user_query": ["store-context", "--summary", "Done.", "--context", "Fine.",
+                   "--conversation-id", "c1", "--user-query", "{secret}"],
+    "artifact_url": ["store-context", "--summary", "Done.", "--context", "Fine.",
+                     "--conversation-id", "c2", "--artifact-url", "https://x/{secret}"],
+    "description": ["graph", "add", "Billing", "--description", "{secret}"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("field", SECRET_FIELDS)
+def test_a_secret_in_any_field_of_a_write_is_refused(ws: Path, field: str) -> None:
+    code, listed, _ = nxm("list")
+    key = listed["memories"][0]["key"]
+    before = tree(ws)
+    for secret in (AWS_KEY, "password=hunter2", "AKIAQWER\u200bTYUIOPASDFGH", "npm_" + "a1B2" * 9):
+        args = [a.format(key=key, secret=secret) for a in SECRET_FIELDS[field]]
+        code, out, err = run_cli("nxm", [*args, "--json"])
+        answer = json.loads(out)
+        assert (code, answer.get("code")) == (2, "SECRET_REFUSED"), (field, answer, err)
+        assert secret.encode() not in out + err
+    assert tree(ws) == before
+
+
+def test_an_update_that_takes_a_secret_out_takes_it_out_of_the_history(ws: Path) -> None:
+    body = "Deploy with password=Hunter22xyz1234 on prod."
+    code, answer, err = nxm("add", body, "--introduction", "deploy", "--allow-secret")
+    key = answer["memory"]["key"]
+    code, answer, err = nxm("update", key, "--body", "Deploy with the password in the vault.")
+    assert code == 0, (answer, err)
+    log = (ws / ".nxs" / "history" / f"{key}.jsonl").read_bytes()
+    assert b"Hunter22" not in log and b"[removed" in log  # was: kept as the update's "before"
+    assert not [
+        p for p in (ws / ".nxs").rglob("*") if p.is_file() and b"Hunter22" in p.read_bytes()
+    ]
+    code, answer, err = nxm("history", key)
+    assert code == 0 and "Hunter22" not in json.dumps(answer)
