@@ -318,10 +318,10 @@ class Store:
         try:
             self._write_pending(min(READ_WAIT_S, lock.WAIT_S) if reader else None)
         except (UpstreamError, ConflictError) as exc:
-            if exc.code not in ("STORE_READONLY", "STORE_BUSY") or not reader:
+            if exc.code not in ("STORE_READONLY", "STORE_BUSY", "STORE_WRITE_FAILED") or not reader:
                 raise
-            # a writer holds the lock (a stopped `nxm import`), or the workspace is read-only:
-            # an index in memory, made from the record cache, answers this process's searches
+            # a writer holds the lock (a stopped `nxm import`), the workspace is read-only or the
+            # disk full: an index in memory, made from the record cache, answers this process
             if exc.code == "STORE_BUSY":
                 self._on_disk = self.index
             self.index = Index("memory://nxs", None, self.index.dim)
