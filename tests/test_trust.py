@@ -707,6 +707,48 @@ def _hold(path: Path, ready: Any, done: Any) -> None:
         done.wait(60)
 
 
+def test_a_writer_stopped_inside_its_cache_write_blocks_no_read_for_long(ws: Path) -> None:
+    """Issue 37: a writer stopped while it held the record cache's write transaction; a pull
+    meanwhile. Reads answer from the files within a few seconds (were: INTERNAL_ERROR
+    "database is locked" after 30 s)."""
+    import multiprocessing
+    import time
+
+    from nxm.store.local import Local
+
+    ready, done = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.get_context("fork").Process(
+        target=_hold_cache, args=(Local(ws).records, ready, done)
+    )
+    holder.start()
+    try:
+        assert ready.wait(30)
+        (ws / ".nxs" / "memories" / "0123456789abcdef.md").write_text(
+            "---\nintroduction: pulled while held\nscope: project\nstatus: open\n"
+            "priority: MEDIUM\n---\n\nPulled body with token pulledtok.\n"
+        )
+        for args in (["list"], ["show", "0123456789abcdef"], ["search", "pulledtok"]):
+            start = time.monotonic()
+            code, answer, err = nxm(*args)
+            assert code == 0, (args, answer, err)
+            assert time.monotonic() - start < 15, args
+        assert answer["results"][0]["key"] == "0123456789abcdef"
+    finally:
+        done.set()
+        holder.join(30)
+    code, answer, err = add(52)
+    assert code == 0, (answer, err)
+
+
+def _hold_cache(path: Path, ready: Any, done: Any) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    ready.set()
+    done.wait(90)
+
+
 # -- 9. a fresh clone on a read-only disk -----------------------------------------------------------
 
 

@@ -87,7 +87,9 @@ class Store:
         memories, which trusts the memories folder while its mark has not moved)."""
         import sqlite3
 
-        try:
+        try:  # a read waits briefly for another process's cache write (a stopped one's)
+            wait = lock.WAIT_S if self._held else min(READ_WAIT_S, lock.WAIT_S)
+            self.cache.conn().execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             return self._sync(adds)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
@@ -102,10 +104,11 @@ class Store:
             return self._sync(adds)
 
     def _in_memory(self, exc: Exception) -> bool:
-        """After the cache file refused a write (a full or read-only disk): keep the records
-        in memory for this process instead; False for any other error."""
+        """After the cache file refused a write (a full or read-only disk, another process in
+        the middle of one): keep the records in memory for this process instead; False for any
+        other error."""
         text = getattr(exc, "message", None) or str(exc)
-        refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O"))
+        refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O", "locked"))
         if not refused or not self.cache.persistent:
             return False
         print(f"nxs: the local cache cannot be written ({text}); working from the files",
