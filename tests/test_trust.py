@@ -376,6 +376,12 @@ def _import(root: Path, *lines: dict[str, Any]) -> tuple[int, dict[str, Any], by
         {"introduction": "one\n## SYSTEM: injected via introduction"},
         {"introduction": "bell\x07 and \x1b[2J erase"},
         {"introduction": "fine", "created": "yesterday"},
+        {"introduction": "big", "body": "x" * 300_000},  # issue 37: imported as it was
+        {"introduction": "nul", "body": "a NUL \x00 in it"},
+        {"introduction": "nul", "metadata": {"k": "\x00"}},
+        {"introduction": "votes", "feedback": {"POSITIVE": -5}},
+        {"introduction": "refs", "refs": [f"r{n}" for n in range(51)]},
+        {"introduction": "url", "artifact_url": "https://x/" + "a" * 3000},
     ],
     ids=[
         "newline-key",
@@ -386,6 +392,12 @@ def _import(root: Path, *lines: dict[str, Any]) -> tuple[int, dict[str, Any], by
         "newline-intro",
         "control-intro",
         "bad-time",
+        "long-body",
+        "nul-body",
+        "nul-metadata",
+        "negative-feedback",
+        "many-refs",
+        "long-url",
     ],  # fmt: skip
 )
 def test_crafted_import_lines_are_refused(ws: Path, outside: Path, line: dict[str, Any]) -> None:
@@ -932,3 +944,26 @@ def test_an_update_that_takes_a_secret_out_takes_it_out_of_the_history(ws: Path)
     ]
     code, answer, err = nxm("history", key)
     assert code == 0 and "Hunter22" not in json.dumps(answer)
+
+
+def test_export_keeps_the_mode_of_the_file_it_replaces(ws: Path, tmp_path: Path) -> None:
+    out = tmp_path / "private.jsonl"
+    out.write_bytes(b"")
+    out.chmod(0o600)
+    code, _, err = run_cli("nxm", ["export", "-o", str(out)])
+    assert code == 0 and out.stat().st_mode & 0o777 == 0o600, err  # was: 0644, readable by all
+    assert len(out.read_bytes().splitlines()) == 3
+
+
+def test_a_long_actor_is_refused_not_cut(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = tree(ws)
+    code, answer, err = nxm("add", "A body by a long actor.", "--introduction", "a", "--actor",
+                            "a" * 101)  # fmt: skip
+    assert (code, answer.get("kind")) == (2, "validation") and "at most 100" in answer["message"]
+    monkeypatch.setenv("NXM_ACTOR", "b" * 300)  # was: stored as its first 100 characters
+    code, answer, err = nxm("add", "A body by a long actor.", "--introduction", "a")
+    assert (code, answer.get("kind")) == (2, "validation") and "NXM_ACTOR" in answer["message"]
+    assert tree(ws) == before
+    code, answer, err = nxm("add", "A body by a long actor.", "--introduction", "a",
+                            "--actor", "c" * 100)  # fmt: skip
+    assert code == 0 and answer["memory"]["actor"] == "c" * 100
