@@ -967,3 +967,30 @@ def test_a_long_actor_is_refused_not_cut(ws: Path, monkeypatch: pytest.MonkeyPat
     code, answer, err = nxm("add", "A body by a long actor.", "--introduction", "a",
                             "--actor", "c" * 100)  # fmt: skip
     assert code == 0 and answer["memory"]["actor"] == "c" * 100
+
+
+def test_no_temporary_file_of_a_killed_writer_survives_the_next_commands(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: a writer killed after its journal was written, with a memory file and
+    NEXUS_MEMORY.md half-replaced; a read completes the write, then a write follows. Neither
+    temporary file may stay for git to commit (they did: the read replayed the journal without
+    sweeping, and a write swept only when it replayed one itself)."""
+    from nxm.store import files
+
+    def killed(*args: Any, **kw: Any) -> None:
+        (ws / ".nxs" / "memories" / ".0123456789abcdef.md.k1ll3d00").write_bytes(b"half")
+        (ws / ".NEXUS_MEMORY.md.k1ll3d00").write_bytes(b"half")
+        raise KeyboardInterrupt  # what SIGKILL leaves: no undo, the journal kept
+
+    with monkeypatch.context() as m:
+        m.setattr(files, "_apply", killed)
+        code, _, _ = add(60)  # the CLI reports the interrupt
+    assert code != 0 and (ws / ".nxs" / "journal").exists()
+    code, answer, err = nxm("list")  # the read completes the write
+    assert code == 0 and "trust 60" in json.dumps(answer), (answer, err)
+    code, answer, err = add(61)
+    assert code == 0, (answer, err)
+    left = [p.name for d in (ws, ws / ".nxs", ws / ".nxs" / "memories", ws / ".nxs" / "history")
+            for p in d.iterdir() if p.name.startswith(".") and p.is_file()]  # fmt: skip
+    assert not [n for n in left if n not in (".gitattributes", ".gitignore")], left

@@ -123,7 +123,7 @@ class Store:
             migrate.if_needed(self)
             if self.files.journal.exists() and lock.free(self.ws.dir):
                 with contextlib.suppress(Exception), self.locked():  # a killed writer's
-                    self.files.replay()
+                    self.files.sweep(memories=self.files.replay())
             self.cache.check_model()
             seen = self._seen()
             marks = {n: self.files.mark(getattr(self.files, n)) for n in ("memories", "history")}
@@ -202,8 +202,7 @@ class Store:
         """Hold the write lock and yield every record, brought up to date inside it (``adds``:
         `sync`). The first write of a process also configures this clone's merge driver."""
         with self.locked():
-            if self.files.replay():
-                self.files.sweep()  # what the killed writer left half-made
+            self.files.sweep(memories=self.files.replay())  # what a killed writer left
             if not self._set_up:
                 from nxm.store import gitconfig
 
