@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from nxs.errors import ValidationError
@@ -92,30 +91,17 @@ def find(text: str) -> list[tuple[str, int]]:
     return sorted(set(found), key=lambda f: f[1])
 
 
-def _texts(value: Any) -> Iterator[str]:
-    """Every string in a value: itself, a list's items, an object's keys and values."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _texts(k)
-            yield from _texts(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _texts(v)
-
-
 REMOVED = "[removed: it held what looks like a credential]"
 
 
-def redact(value: Any) -> Any:
+def redact(value: Any, each: Any = None) -> Any:
     """``value`` (a string, or lists and objects of them) with each string that holds a
-    credential replaced by `REMOVED`: what an update that takes one out keeps of the old text."""
+    credential replaced by `REMOVED` (``each``: a function of each string instead)."""
     if isinstance(value, str):
-        return REMOVED if find(value) else value
+        return each(value) if each else REMOVED if find(value) else value
     if isinstance(value, dict):
-        return {k: redact(v) for k, v in value.items()}
-    return [redact(v) for v in value] if isinstance(value, list) else value
+        return {redact(k, each): redact(v, each) for k, v in value.items()}
+    return [redact(v, each) for v in value] if isinstance(value, list | tuple) else value
 
 
 def refuse(allow: bool = False, **fields: Any) -> None:
@@ -129,7 +115,9 @@ def refuse(allow: bool = False, **fields: Any) -> None:
     if allow:
         return
     for name, value in fields.items():
-        hits = next((h for text in _texts(value) if (h := find(text))), [])
+        texts: list[str] = []
+        redact(value, texts.append)  # every string in it: refs, metadata's keys and values
+        hits = next((h for text in texts if (h := find(text))), [])
         if hits:
             kind, at = hits[0]
             more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
