@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from nxm import secrets
-from nxm.record import CHOICES, CONTROL, FIELDS, body_hash, complete, event, key_for
+from nxm.record import FIELDS, body_hash, complete, event, field_problem, key_for
 from nxm.service import _body, _intro
 from nxm.store.text import KEY, LOCAL, reconciled
 from nxs.context import CLI_ACTOR_ENV, resolve_actor, resolve_now
@@ -36,8 +36,10 @@ def _shape_problem(record: dict[str, Any]) -> str | None:
             return f"a wrong type for {name}"
     if not all(isinstance(r, str) for r in record["refs"]):
         return "refs that are not strings"
-    if not all(type(v) is int for v in record["feedback"].values()):
-        return "feedback counts that are not integers"
+    if not all(type(v) is int and v >= 0 for v in record["feedback"].values()):
+        return "feedback counts that are not whole numbers"
+    if b"\\u0000" in orjson.dumps(record):
+        return "a NUL character"
     times = [record[n] for n in ("created", "updated", "expires") if record[n] is not None]
     for e in record["events"]:
         if not isinstance(e, dict) or not all(isinstance(e.get(f), str) for f in ("type", "at")):
@@ -63,14 +65,7 @@ def _rule_problem(record: dict[str, Any]) -> str | None:
         _intro(record["introduction"])
     except ValidationError as exc:
         return f"an introduction that add refuses: {exc.message}"
-    for name, allowed in CHOICES.items():
-        if record[name] not in allowed:
-            return f"an unknown {name} ({str(record[name])[:40]!r})"
-    if record["category"] is not None and (
-        len(record["category"]) > 64 or CONTROL.search(record["category"])
-    ):
-        return "a category that is not a short plain word"
-    return None
+    return field_problem(record)
 
 
 def _key_of(record: dict[str, Any], current: Any, taken: set[str]) -> tuple[str, bool]:
@@ -102,6 +97,24 @@ def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
     """Each record as one JSON line, in key order: the same bytes on any machine."""
     for key in sorted(records):
         yield line({k: v for k, v in records[key].items() if k not in LOCAL})
+
+
+def _limits(n: int, record: dict[str, Any]) -> None:
+    """Refuse what add (or store-context) would: a value over its length limit (a body over
+    200,000 characters), a list with too many items."""
+    from nxm import ops
+    from nxm.ops import session
+    from nxs.ops import validate
+
+    required = {"summary": "-", "context": "-", "conversation_id": "-"}  # store-context's
+    for op in (
+        o for o in ops.OPERATIONS + session.OPERATIONS if o.name in ("add", "store_context")
+    ):
+        given = {p.name: record[p.name] for p in op.params if record.get(p.name) is not None}
+        try:
+            validate(op, given if op.name == "add" else {**given, **required})
+        except ValidationError as exc:
+            raise _refused(n, f"has what add refuses: {exc.message}") from None
 
 
 def _refused(n: int, what: str) -> ValidationError:
@@ -137,10 +150,11 @@ def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]
         problem = _shape_problem(record) or _rule_problem(record)
         if problem:
             raise _refused(n, f"has {problem}")
+        _limits(n, record)
         record["introduction"] = record["introduction"].strip()
         record["body"] = _body(record["body"])
         try:
-            secrets.refuse(allow_secrets, body=record["body"], introduction=record["introduction"])
+            secrets.refuse(allow_secrets, **record)  # every field: all of it is committed
         except ValidationError as exc:
             raise ValidationError(
                 f"line {n}: {exc.message}",

@@ -12,6 +12,8 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+from nxs.render import parse_timestamp
+
 STATUSES = ("open", "closed", "forgotten")
 SCOPES = ("project", "item", "user", "session")  # user: one person's; session: one conversation's
 PRIORITIES = ("HIGH", "MEDIUM", "LOW")
@@ -57,6 +59,26 @@ def key_for(body: str, salt: int = 0) -> str:
     if salt == 0:
         return body_hash(body)[:KEY_LEN]
     return hashlib.sha256(f"{salt}\x00{normalise(body)}".encode()).hexdigest()[:KEY_LEN]
+
+
+def field_problem(record: dict[str, Any]) -> str | None:
+    """What a record's own values break, as a file or an import line says them: an unknown
+    status, priority, scope or layer (such a memory could not be closed), a category that is
+    not a short plain word (it would print escapes or forge a line), a time that does not
+    parse (stats would fail)."""
+    for name, allowed in CHOICES.items():
+        if record.get(name) not in allowed:
+            return f"an unknown {name} ({str(record.get(name))[:40]!r}; {', '.join(allowed)})"
+    category = record.get("category")
+    if category is not None and (len(category) > 64 or CONTROL.search(category)):
+        return "a category that is not a short plain word (no control characters, at most 64)"
+    times = [record.get("expires"), *(e.get("at") for e in record.get("events") or [])]
+    for text in (t for t in times if t is not None):
+        try:
+            parse_timestamp(text)
+        except (ValueError, OverflowError, TypeError, AttributeError):
+            return f"a time that does not parse ({str(text)[:40]!r})"
+    return None
 
 
 def new_record(**values: Any) -> dict[str, Any]:

@@ -67,6 +67,15 @@ def _intro(text: str) -> str:
     return text
 
 
+def _category(text: str | None) -> str | None:
+    if text and CONTROL.search(text):  # it heads prime's and NEXUS_MEMORY.md's groups
+        raise ValidationError(
+            "category must be a plain word: no control characters (escapes, line breaks)",
+            suggestion="e.g. conventions, decisions, gotchas",
+        )
+    return text
+
+
 def _body(text: str) -> str:
     if not text.strip():
         raise ValidationError("body must not be empty", suggestion="say what should be remembered")
@@ -215,7 +224,7 @@ class MemoryService:
         record = new_record(
             body=body,
             introduction=introduction,
-            category=self._category(category)
+            category=self._one_spelling(category)
             if category
             else categorize(f"{introduction}\n{body}"),
             scope=scope or "project",
@@ -341,13 +350,16 @@ class MemoryService:
                 )
             new = {"body": body, "introduction": introduction, "priority": priority}
             r.update({f: new[f] for f in before})
+            if not allow_secret:  # a credential it takes out leaves the committed history too
+                before, r["events"] = secrets.redact(before), secrets.redact(r["events"])
             return "UPDATED", {"fields": list(before), "before": before}
 
         return self._change(key, now, actor, apply, embed=True)
 
-    def _category(self, category: str) -> str:
-        """``category`` unless it is another spelling of one in use, in the vocabulary or in
-        the config's ``categories`` (those are what keeps a near spelling of its own)."""
+    def _one_spelling(self, category: str) -> str:
+        """``category``, a plain word that is not another spelling of one in use, in the
+        vocabulary or in the config's ``categories`` (which keep a near spelling on purpose)."""
+        _category(category)
         known = {*VOCABULARY, *self.config.get("categories", ()), *self.store.cache.categories()}
         same = near(category, known)
         if same:
@@ -373,7 +385,7 @@ class MemoryService:
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
         secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
-        category = self._category(category) if category else category
+        category = self._one_spelling(category) if category else category
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             new = {"category": category, "scope": scope, "refs": refs, "introduction": introduction}

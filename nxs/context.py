@@ -18,10 +18,19 @@ _EXAMPLE = "e.g. 2026-05-29T10:00:00Z"
 
 
 def resolve_actor(explicit: str | None, env: tuple[str, ...] = SERVER_ACTOR_ENV) -> str:
-    """The first of: the explicit actor, the named environment variables, ``nxs``."""
-    for value in (explicit, *(os.environ.get(name) for name in env)):
+    """The first of: the explicit actor, the named environment variables, ``nxs``.
+
+    Raises:
+        ValidationError: it is longer than 100 characters (refused, never cut).
+    """
+    for name, value in (("actor", explicit), *((n, os.environ.get(n)) for n in env)):
         if value and value.strip():
-            return value.strip()[:100]
+            if len(value.strip()) > 100:
+                raise ValidationError(
+                    f"{name} is {len(value.strip())} characters; at most 100 are allowed",
+                    suggestion="name the author with a shorter --actor (a name or handle)",
+                )
+            return value.strip()
     return "nxs"
 
 

@@ -7,6 +7,7 @@ environment variable (tests point them at a temporary directory).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -45,9 +46,13 @@ def atomic_write(
     """Write a file so a reader sees the old or the new bytes, never half.
 
     ``data``: bytes, or pieces written one after another (a large file is never held whole).
-    ``private``: 0600 in a 0700 directory; else ``mode`` (default 0644). Not ``durable``: no
-    fsync (for a file checked before it is used, and made again when wrong).
+    ``private``: 0600 in a 0700 directory; else ``mode`` (default: the replaced file's, else
+    0644: an export over a 0600 file stays 0600). Not ``durable``: no fsync (for a file
+    checked before it is used, and made again when wrong).
     """
+    if mode is None and not private:
+        with contextlib.suppress(OSError):
+            mode = os.stat(path).st_mode & 0o777
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
     if private:
         os.chmod(path.parent, 0o700)

@@ -9,7 +9,9 @@ fingerprint of both (a later change needs it again), or when the environment nam
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,28 @@ WRITES = (
     ".nxs", ".nxs/journal", ".nxs/memories", ".nxs/history", ".nxs/graph.jsonl",
     ".nxs/graph.json", ".nxs/memory", "NEXUS_MEMORY.md",
 )  # fmt: skip
+
+
+def read_limited(path: Path, limit: int = 1 << 20) -> bytes:
+    """The bytes of a file the repository carries (config.toml, a persona), read with a bound:
+    a committed link to ``/dev/zero`` or a FIFO, or a file over ``limit``, is an `OSError`
+    saying so, never read until memory runs out.
+
+    Raises:
+        OSError: missing (FileNotFoundError), unreadable, not a regular file, or too large.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a link to a device or a pipe?)")
+        data = b""
+        while len(data) <= limit and (piece := os.read(fd, 1 << 16)):
+            data += piece
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -70,8 +94,21 @@ def endpoint(options: dict[str, Any]) -> str | None:
     return next((str(v) for k, v in sorted(options.items()) if "endpoint" in k.lower() and v), None)
 
 
-def _remote(store: str) -> bool:
-    return "://" in store and not store.startswith("memory://")
+# What a team store can be (docs/team-store.md): ``memory://`` keeps nothing past the process.
+SCHEMES = ("s3", "s3+ddb", "gs", "az", "file")
+
+
+def _remote(store: str, where: str) -> bool:
+    """Whether ``store`` names a team store; a URI of another kind is refused (BAD_CONFIG)."""
+    scheme = store.partition("://")[0].lower() if "://" in store else None
+    if scheme is not None and scheme not in SCHEMES:
+        raise ValidationError(
+            f"{where} names {store[:200]!r}, which is not a store nxs can keep memories in "
+            f"(an acknowledged write would be lost): a team store is {', '.join(SCHEMES)}://…",
+            suggestion=f"fix or remove {where}; without it the workspace's own files are the store",
+            code="BAD_CONFIG",
+        )
+    return scheme is not None
 
 
 def _trusted() -> dict[str, Any]:
@@ -103,11 +140,11 @@ def store_settings(root: Path, section: dict[str, Any]) -> tuple[str | None, dic
     nobody confirmed is refused)."""
     env = os.environ.get(ENV_STORE, "").strip()
     if env:
-        return (env, _env_options()) if "://" in env else (None, {})
+        return (env, _env_options()) if _remote(env, ENV_STORE) else (None, {})
     store = str(section.get("store") or "")
     options = dict(section.get("storage_options") or {})
-    if not _remote(store):
-        return (store if store.startswith("memory://") else None), options
+    if not _remote(store, f"memory.store in {root}/.nxs/config.toml"):
+        return None, options
     entry = _trusted().get(os.path.realpath(root)) or {}
     if entry.get("fingerprint") != _fingerprint(root, store, options):
         where = endpoint(options)
@@ -131,7 +168,7 @@ def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
     path = config_dir() / TRUST_FILE
     entries = _trusted()
     key = os.path.realpath(root)
-    if not _remote(store):
+    if not _remote(store, f"memory.store in {root}/.nxs/config.toml"):
         entries.pop(key, None)
     else:  # the options may hold keys: only their fingerprint is kept
         fingerprint = _fingerprint(root, store, options)
@@ -140,4 +177,7 @@ def trust(root: Path, section: dict[str, Any]) -> dict[str, Any]:
     return {"workspace": str(root), "store": store or None, "endpoint": endpoint(options)}
 
 
-__all__ = ["ENV_OPTIONS", "ENV_STORE", "check_paths", "endpoint", "store_settings", "trust"]
+__all__ = [
+    "ENV_OPTIONS", "ENV_STORE", "check_paths", "endpoint", "read_limited", "store_settings",
+    "trust",
+]  # fmt: skip

@@ -70,9 +70,11 @@ def _bad_config(message: str) -> ValidationError:
 def _read_config(path: Path) -> dict[str, Any]:
     import tomllib  # here: `--help` reads no config
 
+    from nxs.trust import read_limited
+
     invalid = f"{path} is not a valid nxs config:"
     try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
+        config = tomllib.loads(read_limited(path).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise _bad_config(f"{path} is not valid TOML: {exc}") from None
     except FileNotFoundError:
@@ -140,7 +142,7 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
         raise ValidationError(
             f"unknown module {unknown[0]!r}", suggestion=f"modules: {', '.join(MODULES)}"
         )
-    from nxs.trust import check_paths
+    from nxs.trust import check_paths, read_limited
 
     root = path.resolve()
     nxs_dir = root / DIRNAME
@@ -161,7 +163,7 @@ def init(path: Path, modules: list[str]) -> tuple[Workspace, list[str]]:
         if file.exists():  # the tables that changed, in place: comments and the rest kept
             from nxs.mcp.hostfiles import toml_set
 
-            text = file.read_text(encoding="utf-8")
+            text = read_limited(file).decode("utf-8")  # read above: it is small
             for name in [n for n in ["nxs", *new] if n in config]:
                 text = toml_set(file, text, [name], config[name])
         else:

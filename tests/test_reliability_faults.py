@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -314,6 +315,43 @@ def test_full_disk_mounted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert set(acknowledged) <= set(state(root))
         healthy(root, 12)
         assert set(acknowledged) <= set(state(root))
+    finally:
+        monkeypatch.chdir(tmp_path)
+        _umount(str(disk))
+
+
+def test_reads_answer_on_a_full_disk_with_no_index_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: a clone on a full disk whose machine has no index yet (a fresh cache): every
+    read answers from the files; a write refuses and writes nothing."""
+    if not _can_mount(tmp_path):
+        pytest.skip("mount is not permitted here")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
+    try:
+        root = seeded_copy(disk / "proj")
+        monkeypatch.chdir(root)
+        monkeypatch.setenv("NXS_CACHE_DIR", str(disk / "cache"))  # the same disk
+        keys = list((root / ".nxs" / "memories").glob("*.md"))  # nothing derived yet
+        with open(disk / "filler", "wb") as filler:  # every byte left
+            with contextlib.suppress(OSError):
+                while True:
+                    filler.write(b"\0" * 65536)
+                    filler.flush()
+        before = fingerprint(root)
+        # was: search and recall INTERNAL_ERROR (RecursionError: the index dropped and made
+        # again without end)
+        for args in (["list", "--page-size", "100"], ["search", "the"], ["recall", "the"],
+                     ["search", "the", "--mode", "keyword"], ["stats"]):  # fmt: skip
+            code, answer, err = nxm(*args)
+            assert code == 0, (args, answer, err)
+        code, out, err = run_cli("nxm", ["export"])
+        assert code == 0 and len(out.splitlines()) == len(keys), err
+        code, answer, err = add(90)
+        assert (code, answer["code"]) == (5, "STORE_WRITE_FAILED"), answer
+        assert fingerprint(root) == before
     finally:
         monkeypatch.chdir(tmp_path)
         _umount(str(disk))

@@ -6,8 +6,10 @@ cheaply (it builds `nxm --help`): services are reached through ``ctx.memory``, l
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from nxm import secrets
 from nxm.record import LAYERS, PRIORITIES, SCOPES, SIGNALS, STATUSES  # noqa: F401
 from nxs.context import Context
 from nxs.ops import Operation, Param
@@ -76,10 +78,25 @@ def calling(module: str, name: str, actor: bool = True) -> Any:
     return handler
 
 
+def _scanned(handler: Any) -> Any:
+    """``handler`` refusing a credential in any text it is given (a comment, metadata, refs,
+    the actor, a graph description: what is written is committed), unless ``allow_secret``."""
+
+    @functools.wraps(handler)
+    def scan(ctx: Context, **kw: Any) -> Any:
+        secrets.refuse(bool(kw.get("allow_secret")), actor=ctx.actor, **kw)
+        return handler(ctx, **kw)
+
+    return scan
+
+
 def op(
     name: str, group: str, *, tool: str = "", verb: tuple[str, ...] = (), **kw: Any
 ) -> Operation:
-    """A memory operation: tool ``memory_<name>`` and verb ``(name,)`` unless given."""
+    """A memory operation: tool ``memory_<name>`` and verb ``(name,)`` unless given; a write
+    scans every text it is given for credentials first (`nxm.secrets`)."""
+    if kw.get("writes"):
+        kw["handler"] = _scanned(kw["handler"])
     return Operation(name=name, tool=tool or f"memory_{name}", cli="nxm", verb=verb or (name,),
                      module="memory", group=group, **kw)  # fmt: skip
 

@@ -29,7 +29,7 @@ from nxm.store.text import LOCAL
 from nxm.store.vectors import Vectors, text_hash
 from nxs.errors import UpstreamError
 
-VERSION = "12"  # of the schema and of what a row holds: another version is made again
+VERSION = "13"  # of the schema and of what a row holds: another version is made again
 HEAD_FIELDS = len(FIELDS) - len(LOCAL) - 2  # a head: the record without body, events, LOCAL
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);

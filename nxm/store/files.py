@@ -153,9 +153,12 @@ class Files:
                 raise _refused(exc, undone=False) from None
             raise _refused(exc, undone=True) from None
 
-    def sweep(self) -> None:
-        """Remove the dot files a killed writer left (call under the write lock)."""
-        for folder, prefix in ((self.memories, "."), (self.history, "."), (self.dir, ".journal."),
+    def sweep(self, memories: bool = True) -> None:
+        """Remove the temporary files a killed writer left (call under the write lock): they
+        start with a dot, beside NEXUS_MEMORY.md (written after the journal is gone: swept at
+        every write), and in the committed folders (``memories``: only while a journal is)."""
+        folders = ((self.memories, "."), (self.history, ".")) if memories else ()
+        for folder, prefix in (*folders, (self.dir, ".journal."),
                                (self.dir.parent, ".NEXUS_MEMORY.md.")):  # fmt: skip
             with contextlib.suppress(OSError):
                 for entry in os.scandir(folder):

@@ -127,7 +127,7 @@ class Index:
         ]
         return pa.schema(cols)
 
-    def table(self, create: bool = False) -> Any:
+    def table(self, create: bool = False, *, again: bool = False) -> Any:
         """The LanceDB table (opened once per process), or None when there is none yet.
 
         Raises:
@@ -158,16 +158,17 @@ class Index:
         except (OSError, RuntimeError, ValueError) as exc:  # lance: I/O errors as RuntimeError
             if isinstance(exc, ValueError) and not self.remote:
                 raise
-            if self.remote or not self.drop(str(exc)):
+            full = "os error 28" in str(exc) or getattr(exc, "errno", None) == 28  # ENOSPC
+            if self.remote or full or again or not self.drop(str(exc)):  # made again once
                 line = (str(exc).strip().splitlines() or ["?"])[0][:300]
                 raise UpstreamError(
                     f"cannot open the memory index at {self.uri}: {line}",
                     suggestion="check the store's URI, endpoint and credentials"
                     if self.remote
                     else "check the path's permissions and free space, or run `nxm reindex`",
-                    code="STORE_UNAVAILABLE",
+                    code="STORE_WRITE_FAILED" if full else "STORE_UNAVAILABLE",
                 ) from None
-            return self.table(create)
+            return self.table(create, again=True)
         return self._table
 
     def drop(self, why: str) -> bool:

@@ -85,7 +85,9 @@ class Store:
         """Bring the record cache up to date with the files; the keys whose record changed."""
         import sqlite3
 
-        try:
+        try:  # a read waits briefly for another process's cache write (a stopped one's)
+            wait = lock.WAIT_S if self._held else min(READ_WAIT_S, lock.WAIT_S)
+            self.cache.conn().execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             return self._sync(adds)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
@@ -100,9 +102,10 @@ class Store:
             return self._sync(adds)
 
     def _in_memory(self, exc: Exception) -> bool:
-        """Keep the records in memory after a full or read-only disk refused the cache file."""
+        """Keep the records in memory after the cache file refused a write (a full or read-only
+        disk, another process in the middle of one); False for any other error."""
         text = getattr(exc, "message", None) or str(exc)
-        refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O"))
+        refused = any(w in text for w in ("full", "readonly", "read-only", "disk I/O", "locked"))
         if not refused or not self.cache.persistent:
             return False
         print(f"nxs: the local cache cannot be written ({text}); working from the files",
@@ -117,7 +120,7 @@ class Store:
             migrate.if_needed(self)
             if self.files.journal.exists() and lock.free(self.ws.dir):
                 with contextlib.suppress(Exception), self.locked():  # a killed writer's
-                    self.files.replay()
+                    self.files.sweep(memories=self.files.replay())
             self.cache.check_model()
             seen = self._seen()
             marks = {n: self.files.mark(getattr(self.files, n)) for n in ("memories", "history")}
@@ -195,8 +198,7 @@ class Store:
         """Hold the write lock and yield every record, brought up to date inside it; the first
         write of a process also configures this clone's merge driver."""
         with self.locked():
-            if self.files.replay():
-                self.files.sweep()  # what the killed writer left half-made
+            self.files.sweep(memories=self.files.replay())  # what a killed writer left
             if not self._set_up:
                 from nxm.store import gitconfig
 
@@ -310,10 +312,10 @@ class Store:
         try:
             self._write_pending(min(READ_WAIT_S, lock.WAIT_S) if reader else None)
         except (UpstreamError, ConflictError) as exc:
-            if exc.code not in ("STORE_READONLY", "STORE_BUSY") or not reader:
+            if exc.code not in ("STORE_READONLY", "STORE_BUSY", "STORE_WRITE_FAILED") or not reader:
                 raise
-            # a writer holds the lock (a stopped `nxm import`), or the workspace is read-only:
-            # an index in memory, made from the record cache, answers this process's searches
+            # a writer holds the lock (a stopped `nxm import`), the workspace is read-only or the
+            # disk full: an index in memory, made from the record cache, answers this process
             if exc.code == "STORE_BUSY":
                 self._on_disk = self.index
             self.index = Index("memory://nxs", None, self.index.dim)

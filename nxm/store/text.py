@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from nxm.record import FIELDS, KEY_LEN
+from nxm.record import FIELDS, KEY_LEN, field_problem
 
 # Front matter fields in the order they are written; those in ALWAYS even when default.
 COMMITTED = (
@@ -295,6 +295,8 @@ def record_of(key: str, md: bytes, log: bytes | None, where: str) -> dict[str, A
         if what:
             raise FileProblem(f"{where}/memories/{key}.md: {name} must be {what}")
     record["refs"] = [str(r) for r in record["refs"]]
+    if why := field_problem(record):  # what the repository says is data: checked on read
+        raise FileProblem(f"{where}/memories/{key}.md or its history has {why}")
     return record
 
 

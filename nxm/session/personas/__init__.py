@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nxs.errors import NotFoundError, ValidationError
+from nxs.trust import read_limited
 
 HINT_MIN_SCORE = 2
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -85,10 +86,17 @@ def load(workspace_dir: Path | None, strict: bool = True) -> dict[str, dict[str,
     folder = workspace_dir / "personas" if workspace_dir is not None else None
     if folder is not None and folder.is_dir():
         for path in sorted(folder.glob("*.toml")):
+            origin = f".nxs/personas/{path.name}"
             try:
-                persona = _parse(path.read_text("utf-8"), f".nxs/personas/{path.name}", path.stem)
-            except (ValidationError, OSError, UnicodeDecodeError):
+                try:  # committed: a link to /dev/zero is refused, not read
+                    text = read_limited(path).decode("utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    why = getattr(exc, "strerror", None) or "not UTF-8"
+                    raise ValidationError(f"persona file {origin} cannot be read: {why}") from None
+                persona = _parse(text, origin, path.stem)
+            except ValidationError as exc:
                 if strict:
+                    exc.code, exc.suggestion = "BAD_PERSONA", f"fix or remove {origin}"
                     raise
                 continue
             found[path.stem] = {**persona, "source": "workspace"}
