@@ -108,7 +108,7 @@ def prime(
 @app.command()
 def ui(
     port: Annotated[
-        int, typer.Option("--port", help="Port to listen on (0: any free one).")
+        int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free one).")
     ] = 8766,
     host: Annotated[
         str, typer.Option("--host", help="Address to bind; beyond loopback a token is required.")

@@ -420,4 +420,6 @@ def main(app: typer.Typer, prog: str) -> None:
     except click_exc.ClickException as exc:
         exc.show()
         code = exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - no input may end in a traceback
+        code = fail(internal(exc), as_json).exit_code
     sys.exit(code if isinstance(code, int) else 0)

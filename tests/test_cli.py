@@ -311,3 +311,35 @@ def test_json_success_through_the_entry_point_is_the_serializer_bytes(
     assert capsysbinary.readouterr().out == (
         b'{"memories":[],"page":1,"page_size":20,"total":0,"total_pages":0}\n'
     )
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_an_out_of_range_port_is_a_usage_error_not_a_traceback(
+    port: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from nxs import cli as nxs_cli
+
+    monkeypatch.setattr(sys, "argv", ["nxs", "ui", "--port", port])
+    with pytest.raises(SystemExit) as info:
+        nxs_cli.main()
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "'--port'" in err
+
+
+def test_any_unexpected_exception_in_a_verb_is_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from nxs import cli as nxs_cli
+    from nxs.ui import server
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise OverflowError("bind(): port must be 0-65535.")
+
+    monkeypatch.setattr(server, "serve", boom)
+    monkeypatch.setattr(sys, "argv", ["nxs", "ui"])
+    with pytest.raises(SystemExit) as info:
+        nxs_cli.main()
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error: OverflowError" in err
