@@ -108,7 +108,7 @@ def prime(
 @app.command()
 def ui(
     port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free one).")
+        int, typer.Option("--port", help="Port to listen on (0: any free one).")
     ] = 8766,
     host: Annotated[
         str, typer.Option("--host", help="Address to bind; beyond loopback a token is required.")
@@ -131,6 +131,8 @@ def ui(
 
         nxs ui --open
     """
+    if not 0 <= port <= 65535:
+        raise typer.BadParameter("a port is 0 to 65535", param_hint="--port")
     from nxs.ui.server import serve  # deferred: starlette and uvicorn load only here
 
     def announce(url: str) -> None:

@@ -324,7 +324,7 @@ def test_an_out_of_range_port_is_a_usage_error_not_a_traceback(
         nxs_cli.main()
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and "'--port'" in err
+    assert "Traceback" not in err and "--port: a port is 0 to 65535" in err
 
 
 def test_any_unexpected_exception_in_a_verb_is_an_internal_error(
