@@ -311,17 +311,28 @@ def _command_path(command: Any, prog: str, argv: tuple[str, ...] | list[str]) ->
     return " ".join(path)
 
 
-def usage_error(
-    exc: Any, prog: str, command: Any = None, argv: tuple[str, ...] | list[str] = ()
-) -> NxsError:
-    """A refusal of the CLI's own parser, worded as the operation's refusal where one exists."""
+def usage_error(exc: Any, prog: str, command: Any, argv: list[str], as_json: bool) -> NxsError:
+    """A refusal of the CLI's own parser, worded as the operation's refusal where one exists;
+    an unknown option, for a person, in the verb's words with its closest flag."""
     from typer._click import exceptions as click_exc
 
     path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, prog, argv)
     op = VERBS.get(path)
-    if op is not None and isinstance(exc, click_exc.NoSuchOption):
+    if op is None or not isinstance(exc, click_exc.NoSuchOption):
+        return ValidationError(exc.format_message(), suggestion=f"see `{path} --help`")
+    if as_json:  # the tool's refusal byte for byte
         return unknown_parameter(op, exc.option_name.lstrip("-").replace("-", "_"))
-    return ValidationError(exc.format_message(), suggestion=f"see `{path} --help`")
+    import difflib
+
+    flags = [o[2:] for p in exc.ctx.command.params if not getattr(p, "hidden", False)
+             for o in p.opts if o.startswith("--")] if exc.ctx else []  # fmt: skip
+    close = [
+        f"did you mean --{m}? " for m in difflib.get_close_matches(exc.option_name[2:], flags, 1)
+    ]
+    return ValidationError(
+        f"unknown option {exc.option_name} for {path}",
+        suggestion=f"{''.join(close)}see `{path} --help`",
+    )
 
 
 def _command(app: typer.Typer, argv: list[str]) -> Any:
@@ -404,7 +415,7 @@ def main(app: typer.Typer, prog: str) -> None:
         typer.echo(exc.format_message())  # the help text (rich's formatter printed it already)
         code = 0
     except click_exc.UsageError as exc:
-        err = usage_error(exc, prog, command, sys.argv[1:])
+        err = usage_error(exc, prog, command, sys.argv[1:], as_json)
         if as_json:
             emit(render(err))
         elif exc.ctx is None or exc.ctx.command_path in VERBS:

@@ -231,13 +231,20 @@ def test_usage_errors_under_json_print_the_validation_envelope(
 
 
 @pytest.mark.usefixtures("workspace")
-def test_an_unknown_option_is_the_tools_unknown_parameter(
+def test_an_unknown_option_is_the_tools_refusal_and_for_a_person_the_closest_flag(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:
     assert run_main(["show", "abc", "--colour", "red", "--json"], monkeypatch) == 2
     body = orjson.loads(capsysbinary.readouterr().out)
     assert body["message"] == "unknown parameter 'colour' for memory_show"
     assert body["suggestion"] == "parameters: key"
+    assert run_main(["show", "abc", "--colour", "red"], monkeypatch) == 2
+    err = capsysbinary.readouterr().err
+    assert b"unknown option --colour for nxm show\nhint: see `nxm show --help`" in err
+    assert run_main(["list", "--categroy", "x"], monkeypatch) == 2
+    err = capsysbinary.readouterr().err
+    assert b"unknown option --categroy for nxm list" in err
+    assert b"did you mean --category? see `nxm list --help`" in err
 
 
 @pytest.mark.usefixtures("workspace")
