@@ -157,3 +157,15 @@ def test_an_add_names_the_stored_memories_it_resembles() -> None:
     shown = [ln for ln in out.splitlines() if first[:8] in ln and "Tags from main" in ln]
     assert shown and shown[0].split()[0] in ("similar", "duplicate"), out
     assert all(len(ln) <= 80 for ln in out.splitlines()), out
+
+
+@pytest.mark.usefixtures("workspace")
+def test_counts_of_one_are_singular(tmp_path: Path) -> None:
+    from nxm.prime import _left_out
+
+    assert _left_out(1, 1).startswith("(1 memory is not shown here")
+    runner.invoke(app, ["add", "One fact here.", "--introduction", "One", "--user-id", "alice"])
+    assert "page 1 of 1 · 1 open memory" in nxm("list")
+    assert "exported 1 memory to" in nxm("export", "-o", str(tmp_path / "one.jsonl"))
+    assert nxm("reindex").startswith("indexed 1 memory\n")
+    assert "alice · 1 memory · " in nxm("profile", "alice")

@@ -101,7 +101,7 @@ def embed(
         nxm embed
     """
     _admin(as_json, lambda: _service(workspace).embed_pending(all=all_),
-           lambda r: f"embedded {r['embedded']} memories with {r['model']}; "
+           lambda r: f"embedded {human.memories(r['embedded'])} with {r['model']}; "
            f"{r['pending']} pending")  # fmt: skip
 
 
@@ -154,7 +154,7 @@ def export_(
             ) from None
         return {"exported": len(records), "output": str(output)}
 
-    _admin(as_json, work, lambda r: f"exported {r['exported']} memories to {r['output']}")
+    _admin(as_json, work, lambda r: f"exported {human.memories(r['exported'])} to {r['output']}")
 
 
 @app.command("import")
@@ -223,9 +223,9 @@ def migrate(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
         return move.run(_service(workspace).store)
 
-    _admin(as_json, work, lambda r: f"moved {r['memories']} memories ({r['events']} events) to "
-           ".nxs/memories/ and .nxs/history/" if r["migrated"] else "nothing to move: the store "
-           "is already files")  # fmt: skip
+    _admin(as_json, work, lambda r: f"moved {human.memories(r['memories'])} ({r['events']} "
+           "events) to .nxs/memories/ and .nxs/history/" if r["migrated"] else "nothing to move: "
+           "the store is already files")  # fmt: skip
 
 
 @app.command()
@@ -246,7 +246,7 @@ def reindex(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
         service.refresh()
         return got
 
-    _admin(as_json, work, lambda r: f"indexed {r['memories']} memories"
+    _admin(as_json, work, lambda r: f"indexed {human.memories(r['memories'])}"
            + (f"; {r['problems']} files could not be read" if r["problems"] else ""))  # fmt: skip
 
 

@@ -40,6 +40,11 @@ def when(stamp: str | None) -> str:
     return _escape(str(stamp)[:16].replace("T", " ")) if stamp else ""
 
 
+def memories(n: int, word: str = "") -> str:
+    """``1 open memory``, ``2 open memories``."""
+    return f"{n}{word and ' ' + word} memor{'y' if n == 1 else 'ies'}"
+
+
 def line(text: Any, limit: int = 0) -> str:
     """Stored text as one escaped line: the first line, cut at ``limit`` with an ellipsis."""
     first = str(text or "").strip().split("\n", 1)[0]
@@ -105,17 +110,15 @@ def _list(out: Any, result: dict[str, Any]) -> None:
         return
     if not result["memories"]:
         out.print(
-            f"[yellow]page {page} is past the end[/]: {total} memor{'y' if total == 1 else 'ies'} fill {pages} "
+            f"[yellow]page {page} is past the end[/]: {memories(total)} fill {pages} "
             f"page{'s' if pages != 1 else ''} of {result['page_size']} "
             f"(try `--page {pages}`)"
         )
         return
     out.print(_memory_rows(result["memories"]))
     statuses = {m["status"] for m in result["memories"]}
-    which = f" {_escape(next(iter(statuses)))}" if len(statuses) == 1 else ""
-    out.print(
-        f"[dim]page {page} of {pages} · {total}{which} memor{'y' if total == 1 else 'ies'}[/]"
-    )
+    which = _escape(next(iter(statuses))) if len(statuses) == 1 else ""
+    out.print(f"[dim]page {page} of {pages} · {memories(total, which)}[/]")
 
 
 def _search(out: Any, result: dict[str, Any]) -> None:

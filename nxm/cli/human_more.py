@@ -21,9 +21,7 @@ def _recall(out: Any, r: dict[str, Any]) -> None:
         out.print(rows)
     else:
         out.print("[dim]nothing to recall for this[/]")
-    notes = [f"{r['total']} memor{'y' if r['total'] == 1 else 'ies'}"] + (
-        ["topics fanned out"] if r.get("fanned_out") else []
-    )
+    notes = [human.memories(r["total"])] + (["topics fanned out"] if r.get("fanned_out") else [])
     out.print(f"[dim]{' · '.join(notes)}[/]")
     if r.get("persona_hint"):
         out.print(
@@ -210,8 +208,9 @@ def _stats(out: Any, r: dict[str, Any]) -> None:
 
 def _profile(out: Any, r: dict[str, Any]) -> None:
     out.print(
-        f"[bold]{_escape(r['userId'])}[/] · {r['memoryCount']} memories · "
-        f"{r['entityCount']} entities · last active {when(r.get('lastActivityAt')) or 'never'}"
+        f"[bold]{_escape(r['userId'])}[/] · {human.memories(r['memoryCount'])} · "
+        f"{r['entityCount']} entit{'y' if r['entityCount'] == 1 else 'ies'} · "
+        f"last active {when(r.get('lastActivityAt')) or 'never'}"
     )
     if r.get("categories"):
         cats = ", ".join(f"{_escape(k)} {v}" for k, v in r["categories"].items())
