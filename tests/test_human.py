@@ -169,3 +169,11 @@ def test_counts_of_one_are_singular(tmp_path: Path) -> None:
     assert "exported 1 memory to" in nxm("export", "-o", str(tmp_path / "one.jsonl"))
     assert nxm("reindex").startswith("indexed 1 memory\n")
     assert "alice · 1 memory · " in nxm("profile", "alice")
+
+
+@pytest.mark.usefixtures("workspace")
+def test_knowledge_keeps_angle_brackets_as_text() -> None:
+    body = "Branches are named TRN-<ticket>-slug, e.g. TRN-12-login."
+    runner.invoke(app, ["add", body, "--introduction", "Branches: TRN-<ticket>-slug"])
+    out = nxm("knowledge")
+    assert "TRN-<ticket>-slug" in out and "TRN--slug" not in out

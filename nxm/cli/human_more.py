@@ -174,9 +174,15 @@ def _knowledge(out: Any, r: dict[str, Any]) -> None:
         out.print(f"[dim]from {_escape(', '.join(k[:8] for k in e['sourceMemoryIds']))}[/]")
         return
     if "content" in r:
+        from markdown_it import MarkdownIt
         from rich.markdown import Markdown
 
-        out.print(Markdown(r["content"] or "_(no open memories)_"))
+        text = r["content"] or "_(no open memories)_"
+        doc = Markdown(text)  # its parser drops inline HTML: TRN-<ticket>-slug would lose a word
+        doc.parsed = (
+            MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"]).parse(text)
+        )
+        out.print(doc)
         return
     rows = table(("id", FIXED), ("category", SHORT), ("subject", SHORT), ("statement", FILL))
     for e in r["entries"]:
