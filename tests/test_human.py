@@ -177,3 +177,13 @@ def test_knowledge_keeps_angle_brackets_as_text() -> None:
     runner.invoke(app, ["add", body, "--introduction", "Branches: TRN-<ticket>-slug"])
     out = nxm("knowledge")
     assert "TRN-<ticket>-slug" in out and "TRN--slug" not in out
+
+
+@pytest.mark.usefixtures("workspace")
+def test_compact_says_what_it_compacted() -> None:
+    from nxm.cli import _compacted
+
+    runner.invoke(app, ["add", "A fact to compact.", "--introduction", "A fact"])
+    assert nxm("compact") == "this machine's search index is already compact (1 data file)\n"
+    done = _compacted({"fragments_before": 3, "fragments_after": 1})
+    assert done == "compacted this machine's search index: 3 data files -> 1"

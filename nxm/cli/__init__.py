@@ -203,8 +203,15 @@ def compact(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
         nxm compact
     """
-    _admin(as_json, lambda: _service(workspace).store.compact(),
-           lambda r: f"fragments: {r['fragments_before']} -> {r['fragments_after']}")  # fmt: skip
+    _admin(as_json, lambda: _service(workspace).store.compact(), _compacted)
+
+
+def _compacted(r: dict[str, Any]) -> str:
+    before, after = r["fragments_before"], r["fragments_after"]
+    if before == after:
+        files = f"{after} data file{'s' * (after != 1)}"
+        return f"this machine's search index is already compact ({files})"
+    return f"compacted this machine's search index: {before} data files -> {after}"
 
 
 @app.command()
