@@ -187,3 +187,9 @@ def test_compact_says_what_it_compacted() -> None:
     assert nxm("compact") == "this machine's search index is already compact (1 data file)\n"
     done = _compacted({"fragments_before": 3, "fragments_after": 1})
     assert done == "compacted this machine's search index: 3 data files -> 1"
+
+
+@pytest.mark.usefixtures("workspace")
+def test_no_facts_says_so_without_a_byte_count() -> None:
+    assert nxm("facts") == 'no user facts yet (`nxm facts update \'{"name": "Ada"}\'`)\n'
+    assert "of 4096 bytes" in nxm("facts", "update", '{"name": "Ada"}')

@@ -57,10 +57,10 @@ def _facts_lines(out: Any, facts: dict[str, Any]) -> None:
 
 
 def _facts(out: Any, r: dict[str, Any]) -> None:
-    if r["facts"]:
-        _facts_lines(out, r["facts"])
-    else:
+    if not r["facts"]:  # the bytes of `{}` would only puzzle
         out.print('[dim]no user facts yet[/] (`nxm facts update \'{"name": "Ada"}\'`)')
+        return
+    _facts_lines(out, r["facts"])
     out.print(f"[dim]{r['bytes']} of {r['max_bytes']} bytes[/]")
 
 
