@@ -313,7 +313,7 @@ def model_setup(
 
 @model_app.command("status")
 def model_status_(model: ModelOpt = None, as_json: JsonOpt = False) -> None:
-    """Say whether an embedding model is installed, and where.
+    """Say whether an embedding model is installed, and where; exit 1 when it is not.
 
     Example:
 
@@ -327,14 +327,18 @@ def model_status_(model: ModelOpt = None, as_json: JsonOpt = False) -> None:
             spec(model or MODEL_NAME)
         except ModelError as exc:
             raise _model_error(exc) from None
-        return model_status(model or MODEL_NAME)
+        got.update(model_status(model or MODEL_NAME))
+        return got
 
     def line(r: dict[str, Any]) -> str:
         command = spec(r["model"]).setup_command
         state = "installed" if r["installed"] else f"missing (run `{command}`)"
         return f"{r['model']}: {state} at {r['path']}"
 
+    got: dict[str, Any] = {}
     _admin(as_json, work, line)
+    if not got["installed"]:  # `nxm model status || nxm model setup`
+        raise typer.Exit(1)
 
 
 register(app, [op for op in operations(["memory"]) if op.cli == "nxm"], human_more.show)
