@@ -141,6 +141,19 @@ def test_semantic_search_without_a_model_exits_5(
     assert out["suggestion"] == "run `nxm model setup`, or search with --mode keyword"
 
 
+def test_a_search_without_a_model_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import make_workspace
+
+    monkeypatch.setenv("NXS_CACHE_DIR", str(tmp_path / "empty-cache"))
+    root = make_workspace(tmp_path / "proj", "sentence-transformers/all-MiniLM-L6-v2")
+    result = nxm("search", "anything", "-w", str(root))
+    assert result.exit_code == 0
+    said = (result.stdout + result.stderr).count("semantic search unavailable")
+    assert said == 1, result.stdout + result.stderr
+
+
 @pytest.mark.usefixtures("workspace")
 def test_an_unexpected_exception_is_an_internal_error_without_details(
     monkeypatch: pytest.MonkeyPatch,
