@@ -193,3 +193,15 @@ def test_compact_says_what_it_compacted() -> None:
 def test_no_facts_says_so_without_a_byte_count() -> None:
     assert nxm("facts") == 'no user facts yet (`nxm facts update \'{"name": "Ada"}\'`)\n'
     assert "of 4096 bytes" in nxm("facts", "update", '{"name": "Ada"}')
+
+
+@pytest.mark.usefixtures("workspace")
+def test_search_shows_each_hit_with_its_snippet_and_list_gives_the_introduction_room() -> None:
+    _seed()
+    out = nxm("search", "LanceDB table", "--mode", "keyword")
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "LanceDB holds it" in ln)
+    assert "“We chose LanceDB: one table holds rows, vectors" in lines[at + 1]
+    assert all(len(ln) <= 80 for ln in lines), out
+    row = next(ln for ln in nxm("list").splitlines() if "Release tags" in ln)
+    assert "Release tags are cut from main only, after CI" in row  # two spaces between columns
