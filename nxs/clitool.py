@@ -33,8 +33,15 @@ VERBS: dict[str, Operation] = {}
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the JSON answer (the MCP tool's bytes).")
 ]
-NowOpt = Annotated[str | None, typer.Option("--now", help="Timestamp a write stamps (ISO-8601).")]
-ActorOpt = Annotated[str | None, typer.Option("--actor", help="Author recorded on a write.")]
+NowOpt = Annotated[
+    str | None, typer.Option("--now", help="Time to record (ISO-8601; default: now).")
+]
+ActorOpt = Annotated[
+    str | None,
+    typer.Option("--actor", help="Author to record (default: $NXM_ACTOR, $NXS_ACTOR or $USER)."),
+]
+_HiddenNow = Annotated[str | None, typer.Option("--now", hidden=True)]
+_HiddenActor = Annotated[str | None, typer.Option("--actor", hidden=True)]
 _FOUND = "Workspace path (default: found walking up; NXS_WORKSPACE)."
 WorkspaceOpt = Annotated[str | None, typer.Option("--workspace", "-w", help=_FOUND)]
 Humanizer = Callable[[str, Any], None]
@@ -159,10 +166,12 @@ def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
         given = {k: kw[k] for k in ("now", "actor", "workspace")}
         run_op(op, arguments, as_json=kw["json_"], human=human, **given)
 
+    # A read still takes --now and --actor (a script's, the tool's), but does not offer them.
+    now, actor = (NowOpt, ActorOpt) if op.writes else (_HiddenNow, _HiddenActor)
     seam = [
         inspect.Parameter(name, KEYWORD, annotation=kind, default=default)
         for name, kind, default in (
-            ("json_", JsonOpt, False), ("now", NowOpt, None), ("actor", ActorOpt, None),
+            ("json_", JsonOpt, False), ("now", now, None), ("actor", actor, None),
             ("workspace", WorkspaceOpt, None),
         )
     ]  # fmt: skip
@@ -259,8 +268,8 @@ def register(
             continue
         target = sub_app(app, op.verb[:-1], groups)
         target.command(op.verb[-1])(cmd)
-        for alias in op.aliases:
-            target.command(alias, hidden=True)(cmd)
+        for alias in op.aliases:  # listed beside it, e.g. `remember  Same as add.`
+            target.command(alias, short_help=f"Same as {op.verb[-1]}.")(cmd)
 
 
 def _defer_required(command: Any, path: str) -> None:

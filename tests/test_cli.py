@@ -363,3 +363,37 @@ def test_any_unexpected_exception_in_a_verb_is_an_internal_error(
     assert info.value.code == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "internal error: OverflowError" in err
+
+
+def test_reads_take_now_and_actor_without_offering_them() -> None:
+    assert "--now" not in nxm("list", "--help").stdout
+    assert "--actor" not in nxm("search", "--help").stdout
+    assert "--now" in nxm("add", "--help").stdout and "--actor" in nxm("close", "--help").stdout
+
+
+@pytest.mark.usefixtures("workspace")
+def test_a_read_still_accepts_now_and_actor() -> None:
+    result = nxm("list", "--now", NOW, "--actor", "ci", "--json")
+    assert result.exit_code == 0 and orjson.loads(result.stdout_bytes)["total"] == 0
+
+
+def test_remember_is_listed_in_the_program_help(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(["--help"], monkeypatch) == 0
+    assert b"remember" in capsysbinary.readouterr().out
+
+
+@pytest.mark.usefixtures("workspace")
+@pytest.mark.parametrize("flag", ["--allow-secret", "--allow-secrets"])
+def test_import_takes_allow_secret_as_add_does_and_its_old_spelling(
+    flag: str, tmp_path: Path
+) -> None:
+    line = {"body": "An example key: AKIAQWERTYUIOPASDFGH (docs only).", "introduction": "ex"}
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(orjson.dumps(line) + b"\n")
+    refused = nxm("import", str(source), "--json")
+    assert orjson.loads(refused.stdout_bytes)["suggestion"].endswith("pass --allow-secret")
+    assert nxm("import", str(source), flag, "--json").exit_code == 0
+    shown = nxm("import", "--help").stdout
+    assert "--allow-secret " in shown and "--allow-secrets" not in shown

@@ -165,9 +165,10 @@ def import_(
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
     ] = False,
-    allow_secrets: Annotated[
-        bool, typer.Option("--allow-secrets", help="Import text that looks like credentials too.")
+    allow_secret: Annotated[
+        bool, typer.Option("--allow-secret", help="Import text that looks like a credential too.")
     ] = False,
+    allow_secrets: Annotated[bool, typer.Option("--allow-secrets", hidden=True)] = False,  # 0.x
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -184,7 +185,7 @@ def import_(
             data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         except OSError as exc:
             raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
-        records = parse_lines(data, allow_secrets=allow_secrets)
+        records = parse_lines(data, allow_secrets=allow_secret or allow_secrets)
         service = _service(workspace)
         from nxs import progress
 
