@@ -42,6 +42,8 @@ def test_search_finds_a_memory_and_opening_it_shows_its_history(
         "document.querySelector('#search-form').requestSubmit()"
     )
     browser.wait(f"document.querySelector('#search-results li[data-key=\"{key}\"]')", "a hit")
+    snippet = browser.text(f'#search-results li[data-key="{key}"] .snippet')
+    assert "Dana Kim owns the billing service" in snippet  # the body's words, not only the line
     assert browser.js("location.hash").startswith("#/search?q=PostgreSQL")
     for mode in ("semantic", "hybrid"):
         browser.view(f"#/search?q=who+owns+billing&mode={mode}")
