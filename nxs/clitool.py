@@ -225,9 +225,7 @@ def sub_app(
         return app
     if path not in groups:
         parent = sub_app(app, path[:-1], groups)
-        groups[path] = typer.Typer(
-            no_args_is_help=True, help=f"{' '.join(path).capitalize()} commands."
-        )
+        groups[path] = typer.Typer(no_args_is_help=True, help="")  # `register` names its verbs
         parent.add_typer(groups[path], name=path[-1])
     return groups[path]
 
@@ -270,11 +268,26 @@ def register(
         target.command(op.verb[-1])(cmd)
         for alias in op.aliases:  # listed beside it, e.g. `remember  Same as add.`
             target.command(alias, short_help=f"Same as {op.verb[-1]}.")(cmd)
+    for path, group in groups.items():
+        if group.info.help == "" and path not in parents & {op.verb for op in ops}:
+            verbs = ", ".join(op.verb[-1] for op in ops if op.verb[:-1] == path)
+            group.info.help = f"{' '.join(path).capitalize()}: {verbs}."
+
+
+def unwrap(text: str | None) -> str | None:
+    """A docstring's paragraphs each on one line (Typer keeps the line breaks of every one but
+    the first, which then break mid-sentence at 80 columns); indented ones (examples) stay."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith(" ") else p.replace("\n", " ") for p in paragraphs)
 
 
 def _defer_required(command: Any, path: str) -> None:
     """Let a derived verb's missing positional reach `validate` (help still marks it required),
-    which names the first missing one after reading the others, as the tool does."""
+    which names the first missing one after reading the others, as the tool does; and `unwrap`
+    every verb's help."""
+    command.help = unwrap(command.help)
     if path in VERBS:
         for param in command.params:
             if param.param_type_name == "argument":

@@ -377,11 +377,13 @@ def test_a_read_still_accepts_now_and_actor() -> None:
     assert result.exit_code == 0 and orjson.loads(result.stdout_bytes)["total"] == 0
 
 
-def test_remember_is_listed_in_the_program_help(
+def test_the_program_help_lists_remember_and_what_a_group_holds(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:
     assert run_main(["--help"], monkeypatch) == 0
-    assert b"remember" in capsysbinary.readouterr().out
+    out = capsysbinary.readouterr().out
+    assert b"remember" in out and b"Same as add." in out
+    assert b"Graph: search, traverse, query, add, relate, remove." in out  # not "Graph commands."
 
 
 @pytest.mark.usefixtures("workspace")
@@ -397,3 +399,21 @@ def test_import_takes_allow_secret_as_add_does_and_its_old_spelling(
     assert nxm("import", str(source), flag, "--json").exit_code == 0
     shown = nxm("import", "--help").stdout
     assert "--allow-secret " in shown and "--allow-secrets" not in shown
+
+
+def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from nxs import cli as nxs_cli
+    from nxs.clitool import unwrap
+
+    assert unwrap("One.\n\n    Two\n    lines, and\n    a\n\nthree\nfour") == (
+        "One.\n\n    Two\n    lines, and\n    a\n\nthree four"
+    )
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys, "argv", ["nxs", "mcp", "install", "--help"])
+    with pytest.raises(SystemExit):
+        nxs_cli.main()
+    prose = capsys.readouterr().out.split("Example:")[0].splitlines()
+    assert "the report says what changed" in " ".join(x.strip() for x in prose)
+    assert all(len(x.split()) != 1 or x.strip().endswith((".", ":")) for x in prose), prose
