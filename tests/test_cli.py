@@ -384,6 +384,10 @@ def test_the_program_help_lists_remember_and_what_a_group_holds(
     out = capsysbinary.readouterr().out
     assert b"remember" in out and b"Same as add." in out
     assert b"Graph: search, traverse, query, add, relate, remove." in out  # not "Graph commands."
+    verbs = [
+        ln.split()[1] for ln in out.decode().splitlines() if ln.startswith("│ ") and ln[2] != " "
+    ]
+    assert verbs.index("init") < verbs.index("add") < verbs.index("search") < verbs.index("compact")
 
 
 @pytest.mark.usefixtures("workspace")

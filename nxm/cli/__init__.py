@@ -343,6 +343,9 @@ def model_status_(model: ModelOpt = None, as_json: JsonOpt = False) -> None:
 
 
 register(app, [op for op in operations(["memory"]) if op.cli == "nxm"], human_more.show)
+# The verbs a session uses first (after init), the store's upkeep after them.
+UPKEEP = ("embed", "export", "import", "compact", "migrate", "reindex")
+app.registered_commands.sort(key=lambda c: (c.name or c.callback.__name__) in UPKEEP)  # type: ignore[union-attr]
 
 
 def main() -> None:
