@@ -90,27 +90,31 @@ def walk(root: Any, prog: str) -> Iterator[Entry]:
     """Every command under ``root`` (the root included), depth first in registration order."""
     from typer._click import Context
 
+    from nxs.clitool import unwrap
+
     def visit(command: Any, path: tuple[str, ...], parent: Any) -> Iterator[Entry]:
+        command.help = unwrap(command.help)  # as `nxs.clitool.main` does
         ctx = Context(command, info_name=path[-1], parent=parent)
         yield Entry(path, False, None, _help(command, ctx))
         if not hasattr(command, "list_commands"):
             return
-        for name in command.list_commands(ctx):
+        names = command.list_commands(ctx)
+        for name in names:
             sub = command.get_command(ctx, name)
             if sub is None:
                 continue
-            if sub.hidden:
-                # A hidden command is an alias registered with the same callback as a visible one.
-                twin = next(
-                    (
-                        n
-                        for n in command.list_commands(ctx)
-                        if n != name
-                        and not command.get_command(ctx, n).hidden
-                        and _origin(command.get_command(ctx, n)) is _origin(sub)
-                    ),
-                    None,
-                )
+            # An alias is registered with the same callback as a visible command before it.
+            twin = next(
+                (
+                    n
+                    for n in names
+                    if n != name
+                    and not command.get_command(ctx, n).hidden
+                    and _origin(command.get_command(ctx, n)) is _origin(sub)
+                ),
+                None,
+            )
+            if sub.hidden or (twin and _origin(sub) and names.index(twin) < names.index(name)):
                 yield Entry((*path, name), True, (*path, twin) if twin else None, "")
                 continue
             yield from visit(sub, (*path, name), ctx)
@@ -146,7 +150,7 @@ def render() -> str:
             aliases = [a for a in mine if a.hidden and a.alias_of == e.path]
             if aliases:
                 names = ", ".join(f"`{a.name}`" for a in aliases)
-                parts.append(f"Alias: {names} (hidden from the command list).\n\n")
+                parts.append(f"Alias: {names}.\n\n")
             parts.append(f"```text\n{e.help}\n```\n")
         orphans = [a for a in mine if a.hidden and a.alias_of is None]
         if orphans:

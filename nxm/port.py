@@ -158,7 +158,7 @@ def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]
         except ValidationError as exc:
             raise ValidationError(
                 f"line {n}: {exc.message}",
-                suggestion="nothing was imported; remove it, or pass --allow-secrets",
+                suggestion="nothing was imported; remove it, or pass --allow-secret",
                 code=exc.code,
             ) from None
         record["processing"] = "PENDING"

@@ -74,10 +74,8 @@ def _heading(category: Any, shown: int, total: int) -> str:
 
 
 def _left_out(count: int, total: int, seam: str = "cli") -> str:
-    if count == total:
-        head = f"{count} memories are not shown here"
-    else:
-        head = f"{count} more {'memory is' if count == 1 else 'memories are'} not shown here"
+    more = "" if count == total else "more "
+    head = f"{count} {more}{'memory is' if count == 1 else 'memories are'} not shown here"
     where = "`nxm list --scope project [--category C]` lists every one"
     if seam == "mcp":
         where = "memory_list with scope project (and a category) lists every one"

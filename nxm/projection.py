@@ -80,7 +80,8 @@ def fields(text: str) -> dict[str, Any] | None:
 def render(entries: list[str], total: int) -> bytes:
     """The file of these index lines (`line`), the first of ``total`` open memories."""
     more = total - len(entries)
-    rest = f"\n{more} more open memories, in `nxm list` (not shown here).\n" if more > 0 else ""
+    word = "memory" if more == 1 else "memories"
+    rest = f"\n{more} more open {word}, in `nxm list` (not shown here).\n" if more > 0 else ""
     count = f"{total} open memor{'y' if total == 1 else 'ies'}."
     return (HEADER + f"\n{count}\n\n" + "".join(entries) + rest).encode("utf-8")
 

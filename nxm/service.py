@@ -120,8 +120,11 @@ class MemoryService:
         yield
         self.store.index.table()
 
-    def embedder(self) -> Any:
-        """The embedder, or None (with the reason kept) when the model cannot be loaded."""
+    _said = False  # the missing model said on stderr (once)
+
+    def embedder(self, quiet: bool = False) -> Any:
+        """The embedder, or None (with the reason kept) when the model cannot be loaded; the
+        reason is said once, by a caller not ``quiet`` (a read need not, a search's note does)."""
         if self._embedder is None and self._embed_error is None:
             try:
                 from nxm.embed import load_embedder  # deferred: fastembed is heavy
@@ -130,7 +133,9 @@ class MemoryService:
                 self.store.dim = self._embedder.dim
             except Exception as exc:  # a missing or broken model must never block a write
                 self._embed_error = getattr(exc, "message", None) or str(exc)
-                print(f"nxs: semantic search unavailable: {self._embed_error}", file=sys.stderr)
+        if self._embed_error and not quiet and not self._said:
+            self._said = True
+            print(f"nxs: semantic search unavailable: {self._embed_error}", file=sys.stderr)
         return self._embedder
 
     def _setup_command(self) -> str:
@@ -526,7 +531,7 @@ class MemoryService:
         """The semantic hits, their spread (`Store.semantic`), a note when the model is missing."""
         if mode == "keyword":
             return [], None, None
-        emb = self.embedder()
+        emb = self.embedder(quiet=True)
         if emb is not None:
             return *self.store.semantic(emb.embed([query])[0], filters, pool), None
         if mode == "semantic":
@@ -645,7 +650,7 @@ class MemoryService:
 
     def refresh(self, *, semantic: bool = True) -> None:
         """Bring the search index up to date, embedding what has no vector (``semantic``)."""
-        embed = self._vectors if semantic and self.embedder() is not None else None
+        embed = self._vectors if semantic and self.embedder(quiet=True) is not None else None
         try:
             self.store.refresh(embed)
         except UpstreamError as exc:  # a full disk: search what the index holds, and say so
@@ -655,7 +660,7 @@ class MemoryService:
 
     def embed_pending(self, *, all: bool = False) -> dict[str, Any]:
         """Embed every memory without a vector (every memory with ``all``) and index them."""
-        if self.embedder() is None:
+        if self.embedder(quiet=True) is None:
             raise UpstreamError(
                 f"cannot embed: {self._embed_error}",
                 suggestion=f"run `{self._setup_command()}`",

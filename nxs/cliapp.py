@@ -131,6 +131,8 @@ def ui(
 
         nxs ui --open
     """
+    if not 0 <= port <= 65535:
+        raise typer.BadParameter("a port is 0 to 65535", param_hint="--port")
     from nxs.ui.server import serve  # deferred: starlette and uvicorn load only here
 
     def announce(url: str) -> None:

@@ -33,8 +33,15 @@ VERBS: dict[str, Operation] = {}
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the JSON answer (the MCP tool's bytes).")
 ]
-NowOpt = Annotated[str | None, typer.Option("--now", help="Timestamp a write stamps (ISO-8601).")]
-ActorOpt = Annotated[str | None, typer.Option("--actor", help="Author recorded on a write.")]
+NowOpt = Annotated[
+    str | None, typer.Option("--now", help="Time to record (ISO-8601; default: now).")
+]
+ActorOpt = Annotated[
+    str | None,
+    typer.Option("--actor", help="Author to record (default: $NXM_ACTOR, $NXS_ACTOR or $USER)."),
+]
+_HiddenNow = Annotated[str | None, typer.Option("--now", hidden=True)]
+_HiddenActor = Annotated[str | None, typer.Option("--actor", hidden=True)]
 _FOUND = "Workspace path (default: found walking up; NXS_WORKSPACE)."
 WorkspaceOpt = Annotated[str | None, typer.Option("--workspace", "-w", help=_FOUND)]
 Humanizer = Callable[[str, Any], None]
@@ -169,10 +176,12 @@ def make_command(op: Operation, human: Humanizer | None) -> Callable[..., None]:
         given = {k: kw[k] for k in ("now", "actor", "workspace")}
         run_op(op, arguments, as_json=kw["json_"], human=human, **given)
 
+    # A read still takes --now and --actor (a script's, the tool's), but does not offer them.
+    now, actor = (NowOpt, ActorOpt) if op.writes else (_HiddenNow, _HiddenActor)
     seam = [
         inspect.Parameter(name, KEYWORD, annotation=kind, default=default)
         for name, kind, default in (
-            ("json_", JsonOpt, False), ("now", NowOpt, None), ("actor", ActorOpt, None),
+            ("json_", JsonOpt, False), ("now", now, None), ("actor", actor, None),
             ("workspace", WorkspaceOpt, None),
         )
     ]  # fmt: skip
@@ -226,9 +235,7 @@ def sub_app(
         return app
     if path not in groups:
         parent = sub_app(app, path[:-1], groups)
-        groups[path] = typer.Typer(
-            no_args_is_help=True, help=f"{' '.join(path).capitalize()} commands."
-        )
+        groups[path] = typer.Typer(no_args_is_help=True, help="")  # `register` names its verbs
         parent.add_typer(groups[path], name=path[-1])
     return groups[path]
 
@@ -269,13 +276,28 @@ def register(
             continue
         target = sub_app(app, op.verb[:-1], groups)
         target.command(op.verb[-1])(cmd)
-        for alias in op.aliases:
-            target.command(alias, hidden=True)(cmd)
+        for alias in op.aliases:  # listed beside it, e.g. `remember  Same as add.`
+            target.command(alias, short_help=f"Same as {op.verb[-1]}.")(cmd)
+    for path, group in groups.items():
+        if group.info.help == "" and path not in parents & {op.verb for op in ops}:
+            verbs = ", ".join(op.verb[-1] for op in ops if op.verb[:-1] == path)
+            group.info.help = f"{' '.join(path).capitalize()}: {verbs}."
+
+
+def unwrap(text: str | None) -> str | None:
+    """A docstring's paragraphs each on one line (Typer keeps the line breaks of every one but
+    the first, which then break mid-sentence at 80 columns); indented ones (examples) stay."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith(" ") else p.replace("\n", " ") for p in paragraphs)
 
 
 def _defer_required(command: Any, path: str) -> None:
     """Let a derived verb's missing positional reach `validate` (help still marks it required),
-    which names the first missing one after reading the others, as the tool does."""
+    which names the first missing one after reading the others, as the tool does; and `unwrap`
+    every verb's help."""
+    command.help = unwrap(command.help)
     if path in VERBS:
         for param in command.params:
             if param.param_type_name == "argument":
@@ -321,17 +343,28 @@ def _command_path(command: Any, prog: str, argv: tuple[str, ...] | list[str]) ->
     return " ".join(path)
 
 
-def usage_error(
-    exc: Any, prog: str, command: Any = None, argv: tuple[str, ...] | list[str] = ()
-) -> NxsError:
-    """A refusal of the CLI's own parser, worded as the operation's refusal where one exists."""
+def usage_error(exc: Any, prog: str, command: Any, argv: list[str], as_json: bool) -> NxsError:
+    """A refusal of the CLI's own parser, worded as the operation's refusal where one exists;
+    an unknown option, for a person, in the verb's words with its closest flag."""
     from typer._click import exceptions as click_exc
 
     path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, prog, argv)
     op = VERBS.get(path)
-    if op is not None and isinstance(exc, click_exc.NoSuchOption):
+    if op is None or not isinstance(exc, click_exc.NoSuchOption):
+        return ValidationError(exc.format_message(), suggestion=f"see `{path} --help`")
+    if as_json:  # the tool's refusal byte for byte
         return unknown_parameter(op, exc.option_name.lstrip("-").replace("-", "_"))
-    return ValidationError(exc.format_message(), suggestion=f"see `{path} --help`")
+    import difflib
+
+    flags = [o[2:] for p in exc.ctx.command.params if not getattr(p, "hidden", False)
+             for o in p.opts if o.startswith("--")] if exc.ctx else []  # fmt: skip
+    close = [
+        f"did you mean --{m}? " for m in difflib.get_close_matches(exc.option_name[2:], flags, 1)
+    ]
+    return ValidationError(
+        f"unknown option {exc.option_name} for {path}",
+        suggestion=f"{''.join(close)}see `{path} --help`",
+    )
 
 
 def _command(app: typer.Typer, argv: list[str]) -> Any:
@@ -414,7 +447,7 @@ def main(app: typer.Typer, prog: str) -> None:
         typer.echo(exc.format_message())  # the help text (rich's formatter printed it already)
         code = 0
     except click_exc.UsageError as exc:
-        err = usage_error(exc, prog, command, sys.argv[1:])
+        err = usage_error(exc, prog, command, sys.argv[1:], as_json)
         if as_json:
             emit(render(err))
         elif exc.ctx is None or exc.ctx.command_path in VERBS or err.message != exc.message:
@@ -430,4 +463,6 @@ def main(app: typer.Typer, prog: str) -> None:
     except click_exc.ClickException as exc:
         exc.show()
         code = exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - no input may end in a traceback
+        code = fail(internal(exc), as_json).exit_code
     sys.exit(code if isinstance(code, int) else 0)

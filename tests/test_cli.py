@@ -141,6 +141,19 @@ def test_semantic_search_without_a_model_exits_5(
     assert out["suggestion"] == "run `nxm model setup`, or search with --mode keyword"
 
 
+def test_a_search_without_a_model_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import make_workspace
+
+    monkeypatch.setenv("NXS_CACHE_DIR", str(tmp_path / "empty-cache"))
+    root = make_workspace(tmp_path / "proj", "sentence-transformers/all-MiniLM-L6-v2")
+    result = nxm("search", "anything", "-w", str(root))
+    assert result.exit_code == 0
+    said = (result.stdout + result.stderr).count("semantic search unavailable")
+    assert said == 1, result.stdout + result.stderr
+
+
 @pytest.mark.usefixtures("workspace")
 def test_an_unexpected_exception_is_an_internal_error_without_details(
     monkeypatch: pytest.MonkeyPatch,
@@ -231,13 +244,20 @@ def test_usage_errors_under_json_print_the_validation_envelope(
 
 
 @pytest.mark.usefixtures("workspace")
-def test_an_unknown_option_is_the_tools_unknown_parameter(
+def test_an_unknown_option_is_the_tools_refusal_and_for_a_person_the_closest_flag(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:
     assert run_main(["show", "abc", "--colour", "red", "--json"], monkeypatch) == 2
     body = orjson.loads(capsysbinary.readouterr().out)
     assert body["message"] == "unknown parameter 'colour' for memory_show"
     assert body["suggestion"] == "parameters: key"
+    assert run_main(["show", "abc", "--colour", "red"], monkeypatch) == 2
+    err = capsysbinary.readouterr().err
+    assert b"unknown option --colour for nxm show\nhint: see `nxm show --help`" in err
+    assert run_main(["list", "--categroy", "x"], monkeypatch) == 2
+    err = capsysbinary.readouterr().err
+    assert b"unknown option --categroy for nxm list" in err
+    assert b"did you mean --category? see `nxm list --help`" in err
 
 
 @pytest.mark.usefixtures("workspace")
@@ -311,3 +331,93 @@ def test_json_success_through_the_entry_point_is_the_serializer_bytes(
     assert capsysbinary.readouterr().out == (
         b'{"memories":[],"page":1,"page_size":20,"total":0,"total_pages":0}\n'
     )
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_an_out_of_range_port_is_a_usage_error_not_a_traceback(
+    port: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from nxs import cli as nxs_cli
+
+    monkeypatch.setattr(sys, "argv", ["nxs", "ui", "--port", port])
+    with pytest.raises(SystemExit) as info:
+        nxs_cli.main()
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "--port: a port is 0 to 65535" in err
+
+
+def test_any_unexpected_exception_in_a_verb_is_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from nxs import cli as nxs_cli
+    from nxs.ui import server
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise OverflowError("bind(): port must be 0-65535.")
+
+    monkeypatch.setattr(server, "serve", boom)
+    monkeypatch.setattr(sys, "argv", ["nxs", "ui"])
+    with pytest.raises(SystemExit) as info:
+        nxs_cli.main()
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error: OverflowError" in err
+
+
+def test_reads_take_now_and_actor_without_offering_them() -> None:
+    assert "--now" not in nxm("list", "--help").stdout
+    assert "--actor" not in nxm("search", "--help").stdout
+    assert "--now" in nxm("add", "--help").stdout and "--actor" in nxm("close", "--help").stdout
+
+
+@pytest.mark.usefixtures("workspace")
+def test_a_read_still_accepts_now_and_actor() -> None:
+    result = nxm("list", "--now", NOW, "--actor", "ci", "--json")
+    assert result.exit_code == 0 and orjson.loads(result.stdout_bytes)["total"] == 0
+
+
+def test_the_program_help_lists_remember_and_what_a_group_holds(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    assert run_main(["--help"], monkeypatch) == 0
+    out = capsysbinary.readouterr().out
+    assert b"remember" in out and b"Same as add." in out
+    assert b"Graph: search, traverse, query, add, relate, remove." in out  # not "Graph commands."
+    verbs = [
+        ln.split()[1] for ln in out.decode().splitlines() if ln.startswith("│ ") and ln[2] != " "
+    ]
+    assert verbs.index("init") < verbs.index("add") < verbs.index("search") < verbs.index("compact")
+
+
+@pytest.mark.usefixtures("workspace")
+@pytest.mark.parametrize("flag", ["--allow-secret", "--allow-secrets"])
+def test_import_takes_allow_secret_as_add_does_and_its_old_spelling(
+    flag: str, tmp_path: Path
+) -> None:
+    line = {"body": "An example key: AKIAQWERTYUIOPASDFGH (docs only).", "introduction": "ex"}
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(orjson.dumps(line) + b"\n")
+    refused = nxm("import", str(source), "--json")
+    assert orjson.loads(refused.stdout_bytes)["suggestion"].endswith("pass --allow-secret")
+    assert nxm("import", str(source), flag, "--json").exit_code == 0
+    shown = nxm("import", "--help").stdout
+    assert "--allow-secret " in shown and "--allow-secrets" not in shown
+
+
+def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from nxs import cli as nxs_cli
+    from nxs.clitool import unwrap
+
+    assert unwrap("One.\n\n    Two\n    lines, and\n    a\n\nthree\nfour") == (
+        "One.\n\n    Two\n    lines, and\n    a\n\nthree four"
+    )
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys, "argv", ["nxs", "mcp", "install", "--help"])
+    with pytest.raises(SystemExit):
+        nxs_cli.main()
+    prose = capsys.readouterr().out.split("Example:")[0].splitlines()
+    assert "the report says what changed" in " ".join(x.strip() for x in prose)
+    assert all(len(x.split()) != 1 or x.strip().endswith((".", ":")) for x in prose), prose

@@ -93,6 +93,19 @@ def test_docs_link_to_existing_files() -> None:
             assert (ROOT / "docs" / target).resolve().exists(), f"{page} links to missing {target}"
 
 
+def test_readme_opening_is_current() -> None:
+    """The README's terminal capture is docs/cli.md's (generated and checked), its picture and
+    links exist, and it keeps its two set-up commands."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    capture = text.split("```text\n", 1)[1].split("```", 1)[0]
+    assert capture.startswith("$ nxm search") and capture in (ROOT / "docs" / "cli.md").read_text()
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+        assert (ROOT / target).exists(), f"README.md links to missing {target}"
+    assert "bash scripts/first-session" in text and "bash scripts/test" in text
+
+
 EXAMPLE = ROOT / ".nxs-example"
 
 

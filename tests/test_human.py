@@ -157,3 +157,51 @@ def test_an_add_names_the_stored_memories_it_resembles() -> None:
     shown = [ln for ln in out.splitlines() if first[:8] in ln and "Tags from main" in ln]
     assert shown and shown[0].split()[0] in ("similar", "duplicate"), out
     assert all(len(ln) <= 80 for ln in out.splitlines()), out
+
+
+@pytest.mark.usefixtures("workspace")
+def test_counts_of_one_are_singular(tmp_path: Path) -> None:
+    from nxm.prime import _left_out
+
+    assert _left_out(1, 1).startswith("(1 memory is not shown here")
+    runner.invoke(app, ["add", "One fact here.", "--introduction", "One", "--user-id", "alice"])
+    assert "page 1 of 1 · 1 open memory" in nxm("list")
+    assert "exported 1 memory to" in nxm("export", "-o", str(tmp_path / "one.jsonl"))
+    assert nxm("reindex").startswith("indexed 1 memory\n")
+    assert "alice · 1 memory · " in nxm("profile", "alice")
+
+
+@pytest.mark.usefixtures("workspace")
+def test_knowledge_keeps_angle_brackets_as_text() -> None:
+    body = "Branches are named TRN-<ticket>-slug, e.g. TRN-12-login."
+    runner.invoke(app, ["add", body, "--introduction", "Branches: TRN-<ticket>-slug"])
+    out = nxm("knowledge")
+    assert "TRN-<ticket>-slug" in out and "TRN--slug" not in out
+
+
+@pytest.mark.usefixtures("workspace")
+def test_compact_says_what_it_compacted() -> None:
+    from nxm.cli import _compacted
+
+    runner.invoke(app, ["add", "A fact to compact.", "--introduction", "A fact"])
+    assert nxm("compact") == "this machine's search index is already compact (1 data file)\n"
+    done = _compacted({"fragments_before": 3, "fragments_after": 1})
+    assert done == "compacted this machine's search index: 3 data files -> 1"
+
+
+@pytest.mark.usefixtures("workspace")
+def test_no_facts_says_so_without_a_byte_count() -> None:
+    assert nxm("facts") == 'no user facts yet (`nxm facts update \'{"name": "Ada"}\'`)\n'
+    assert "of 4096 bytes" in nxm("facts", "update", '{"name": "Ada"}')
+
+
+@pytest.mark.usefixtures("workspace")
+def test_search_shows_each_hit_with_its_snippet_and_list_gives_the_introduction_room() -> None:
+    _seed()
+    out = nxm("search", "LanceDB table", "--mode", "keyword")
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "LanceDB holds it" in ln)
+    assert "“We chose LanceDB: one table holds rows, vectors" in lines[at + 1]
+    assert all(len(ln) <= 80 for ln in lines), out
+    row = next(ln for ln in nxm("list").splitlines() if "Release tags" in ln)
+    assert "Release tags are cut from main only, after CI" in row  # two spaces between columns

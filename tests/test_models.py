@@ -138,7 +138,7 @@ def test_status_of_mpnet_not_set_up_says_how_to_install_it(
     status = model_status(models.MPNET_NAME)
     assert (status["installed"], status["dim"], status["problem"]) == (False, 768, "not installed")
     result = CliRunner().invoke(app, ["model", "status", "--model", "all-mpnet-base-v2"])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # `nxm model status || nxm model setup`
     assert f"run `nxm model setup --model {models.MPNET_NAME}`" in " ".join(result.stdout.split())
     assert not (tmp_path / "cache").exists()
 

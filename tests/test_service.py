@@ -871,6 +871,9 @@ def test_the_projection_lists_the_first_lines_and_counts_the_rest(
     assert [ln.split(") ", 1)[1].split(" _(")[0] for ln in shown] == listed[:3]
     assert "\n5 open memories.\n" in text
     assert text.endswith("\n2 more open memories, in `nxm list` (not shown here).\n")
+    svc.forget(key=svc.list()["memories"][-1]["key"], now=NOW, actor="t")
+    text = (svc.ws.root / "NEXUS_MEMORY.md").read_text()
+    assert text.endswith("\n1 more open memory, in `nxm list` (not shown here).\n")
 
 
 def test_a_list_by_status_alone_pages_like_the_filtered_path(svc: MemoryService) -> None:

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import make_workspace
 from tests.test_ui import SCRIPT_BODY
-from tests.ui_harness import Browser, api, mouse_click, shoot
+from tests.ui_harness import Browser, api, mouse_click, serve_ui, shoot
 
 
 def test_memory_list_filters_and_pages(browser: Browser, shots: Path) -> None:
@@ -41,6 +42,8 @@ def test_search_finds_a_memory_and_opening_it_shows_its_history(
         "document.querySelector('#search-form').requestSubmit()"
     )
     browser.wait(f"document.querySelector('#search-results li[data-key=\"{key}\"]')", "a hit")
+    snippet = browser.text(f'#search-results li[data-key="{key}"] .snippet')
+    assert "Dana Kim owns the billing service" in snippet  # the body's words, not only the line
     assert browser.js("location.hash").startswith("#/search?q=PostgreSQL")
     for mode in ("semantic", "hybrid"):
         browser.view(f"#/search?q=who+owns+billing&mode={mode}")
@@ -171,6 +174,31 @@ def test_a_cross_site_post_is_refused(browser: Browser, dashboard: dict[str, Any
     assert outcome == "blocked"
     browser.open(dashboard["url"])
     assert api(browser, "memory_show", {"key": key})["memory"]["status"] == "open"
+
+
+def test_an_empty_page_says_why_and_offers_the_way_on(
+    browser: Browser, dashboard: dict[str, Any], tmp_path: Path, shots: Path
+) -> None:
+    browser.view("#/memories?category=no-such-category")
+    assert "No memories match these filters" in browser.text("#empty-list")
+    assert browser.js("document.querySelector('#empty-list a').hash") == "#/memories"
+    assert not browser.js("document.querySelector('#pager')")  # no Previous/Next beside 0
+    browser.view("#/memory/ffff0000")
+    assert "no memory with key 'ffff0000'" in browser.text("#not-found")
+    assert browser.js("document.querySelector('#not-found a').hash") == "#/memories"
+    # A workspace with nothing in it yet invites a first memory, or an agent to keep them.
+    empty = make_workspace(tmp_path / "empty")
+    with serve_ui(empty, dashboard["env"]) as url:
+        browser.open(url)
+        text = browser.text("#empty-list")
+        assert "No memories yet" in text and "nxs mcp install" in text
+        shoot(browser, shots, "empty")
+        assert "match these filters" not in text and not browser.js(
+            "document.querySelector('#pager')"
+        )
+        browser.click("#add-first")
+        assert browser.js("!document.querySelector('#add-form').hidden")
+    browser.open(dashboard["url"])
 
 
 def test_no_page_raised_an_error(browser: Browser) -> None:

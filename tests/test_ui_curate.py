@@ -489,6 +489,8 @@ def test_figures_over_time_and_by_whom(browser: Browser, shots: Path) -> None:
         "body: JSON.stringify({days: 30})}).then(r => r.json())"
     )
     assert len(act["buckets"]) == 30
+    searches = browser.text("#totals .card:nth-child(6)")
+    assert "vs" not in searches and ("than the" in searches or "same as before" in searches)
     assert browser.js("document.querySelectorAll('#chart-growth polyline').length") == 2
     assert browser.js("document.querySelectorAll('#chart-growth circle').length") == 60
     stored = browser.js(

@@ -227,6 +227,32 @@ def chromium() -> str:
     return executable
 
 
+@contextlib.contextmanager
+def serve_ui(root: Path, env: dict[str, str], log: Path | None = None) -> Iterator[str]:
+    """`nxs ui --port 0` over ``root`` (a subprocess); its URL while it runs."""
+    with (log or root.parent / "ui.log").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nxs", "ui", "--port", "0", "--workspace", str(root)],
+            env=env, stdout=subprocess.PIPE, stderr=err, cwd=root.parent,
+        )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        line = proc.stdout.readline().decode()
+        match = re.search(r"(http://\S+)", line)
+        assert match, (
+            f"nxs ui printed {line!r}; stderr: {(log or root.parent / 'ui.log').read_text()}"
+        )
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
 @pytest.fixture(scope="session")
 def dashboard(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A seeded workspace served by `nxs ui` on a free port: its URL, keys and root."""
@@ -249,29 +275,8 @@ def dashboard(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         from nxm.session import facts
 
         facts.update({"name": "Ada", "editor": "helix"})
-    log = base / "ui.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "nxs", "ui", "--port", "0", "--workspace", str(root)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            cwd=base,
-        )
-    assert proc.stdout is not None
-    try:
-        line = proc.stdout.readline().decode()
-        match = re.search(r"(http://\S+)", line)
-        assert match, f"nxs ui printed {line!r}; stderr: {log.read_text()}"
-        yield {"url": match.group(1), "keys": keys, "root": root, "env": env}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+    with serve_ui(root, env, base / "ui.log") as url:
+        yield {"url": url, "keys": keys, "root": root, "env": env}
 
 
 @pytest.fixture(scope="session")

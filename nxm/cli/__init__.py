@@ -91,7 +91,7 @@ def embed(
         nxm embed
     """
     _admin(as_json, lambda: _service(workspace).embed_pending(all=all_),
-           lambda r: f"embedded {r['embedded']} memories with {r['model']}; "
+           lambda r: f"embedded {human.memories(r['embedded'])} with {r['model']}; "
            f"{r['pending']} pending")  # fmt: skip
 
 
@@ -144,7 +144,7 @@ def export_(
             ) from None
         return {"exported": len(records), "output": str(output)}
 
-    _admin(as_json, work, lambda r: f"exported {r['exported']} memories to {r['output']}")
+    _admin(as_json, work, lambda r: f"exported {human.memories(r['exported'])} to {r['output']}")
 
 
 @app.command("import")
@@ -155,9 +155,10 @@ def import_(
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite memories whose key exists.")
     ] = False,
-    allow_secrets: Annotated[
-        bool, typer.Option("--allow-secrets", help="Import text that looks like credentials too.")
+    allow_secret: Annotated[
+        bool, typer.Option("--allow-secret", help="Import text that looks like a credential too.")
     ] = False,
+    allow_secrets: Annotated[bool, typer.Option("--allow-secrets", hidden=True)] = False,  # 0.x
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -174,7 +175,7 @@ def import_(
             data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         except OSError as exc:
             raise NotFoundError(f"cannot read {source}: {exc.strerror}") from None
-        records = parse_lines(data, allow_secrets=allow_secrets)
+        records = parse_lines(data, allow_secrets=allow_secret or allow_secrets)
         service = _service(workspace)
         from nxs import progress
 
@@ -193,8 +194,15 @@ def compact(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
         nxm compact
     """
-    _admin(as_json, lambda: _service(workspace).store.compact(),
-           lambda r: f"fragments: {r['fragments_before']} -> {r['fragments_after']}")  # fmt: skip
+    _admin(as_json, lambda: _service(workspace).store.compact(), _compacted)
+
+
+def _compacted(r: dict[str, Any]) -> str:
+    before, after = r["fragments_before"], r["fragments_after"]
+    if before == after:
+        files = f"{after} data file{'s' * (after != 1)}"
+        return f"this machine's search index is already compact ({files})"
+    return f"compacted this machine's search index: {before} data files -> {after}"
 
 
 @app.command()
@@ -213,9 +221,9 @@ def migrate(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
         return move.run(_service(workspace).store)
 
-    _admin(as_json, work, lambda r: f"moved {r['memories']} memories ({r['events']} events) to "
-           ".nxs/memories/ and .nxs/history/" if r["migrated"] else "nothing to move: the store "
-           "is already files")  # fmt: skip
+    _admin(as_json, work, lambda r: f"moved {human.memories(r['memories'])} ({r['events']} "
+           "events) to .nxs/memories/ and .nxs/history/" if r["migrated"] else "nothing to move: "
+           "the store is already files")  # fmt: skip
 
 
 @app.command()
@@ -236,7 +244,7 @@ def reindex(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
         service.refresh()
         return got
 
-    _admin(as_json, work, lambda r: f"indexed {r['memories']} memories"
+    _admin(as_json, work, lambda r: f"indexed {human.memories(r['memories'])}"
            + (f"; {r['problems']} files could not be read" if r["problems"] else ""))  # fmt: skip
 
 
@@ -296,7 +304,7 @@ def model_setup(
 
 @model_app.command("status")
 def model_status_(model: ModelOpt = None, as_json: JsonOpt = False) -> None:
-    """Say whether an embedding model is installed, and where.
+    """Say whether an embedding model is installed, and where; exit 1 when it is not.
 
     Example:
 
@@ -310,17 +318,24 @@ def model_status_(model: ModelOpt = None, as_json: JsonOpt = False) -> None:
             spec(model or MODEL_NAME)
         except ModelError as exc:
             raise _model_error(exc) from None
-        return model_status(model or MODEL_NAME)
+        got.update(model_status(model or MODEL_NAME))
+        return got
 
     def line(r: dict[str, Any]) -> str:
         command = spec(r["model"]).setup_command
         state = "installed" if r["installed"] else f"missing (run `{command}`)"
         return f"{r['model']}: {state} at {r['path']}"
 
+    got: dict[str, Any] = {}
     _admin(as_json, work, line)
+    if not got["installed"]:  # `nxm model status || nxm model setup`
+        raise typer.Exit(1)
 
 
 register(app, [op for op in operations(["memory"]) if op.cli == "nxm"], human_more.show)
+# The verbs a session uses first (after init), the store's upkeep after them.
+UPKEEP = ("embed", "export", "import", "compact", "migrate", "reindex")
+app.registered_commands.sort(key=lambda c: (c.name or c.callback.__name__) in UPKEEP)  # type: ignore[union-attr]
 
 
 def main() -> None:

@@ -40,6 +40,11 @@ def when(stamp: str | None) -> str:
     return _escape(str(stamp)[:16].replace("T", " ")) if stamp else ""
 
 
+def memories(n: int, word: str = "") -> str:
+    """``1 open memory``, ``2 open memories``."""
+    return f"{n}{word and ' ' + word} memor{'y' if n == 1 else 'ies'}"
+
+
 def line(text: Any, limit: int = 0) -> str:
     """Stored text as one escaped line: the first line, cut at ``limit`` with an ellipsis."""
     first = str(text or "").strip().split("\n", 1)[0]
@@ -54,9 +59,15 @@ def table(*columns: tuple[str, dict[str, Any]], title: str | None = None) -> Any
     from rich.table import Table
 
     out = Table(
-        title=title, box=box.SIMPLE_HEAD, header_style="bold", title_justify="left",
-        title_style="bold", pad_edge=False, show_edge=False,
-    )  # fmt: skip
+        title=title,
+        box=box.SIMPLE_HEAD,
+        header_style="bold",
+        title_justify="left",
+        title_style="bold",
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+    )  # fmt: skip  (two spaces between columns: the text column gets the rest)
     for header, options in columns:
         out.add_column(header, **options)
     return out
@@ -78,16 +89,14 @@ def cut(markup: str) -> Any:
     return text
 
 
-def _memory_rows(rows: list[dict[str, Any]], *, score: bool = False) -> Any:
+def _memory_rows(rows: list[dict[str, Any]]) -> Any:
     # A status column only when the rows differ in it (a list is of one status by default).
     mixed = len({m["status"] for m in rows}) > 1
-    columns = [("score", FIXED)] if score else []
-    columns += [("key", FIXED), ("introduction", FILL), ("category", SHORT), ("priority", FIXED)]
+    columns = [("key", FIXED), ("introduction", FILL), ("category", SHORT), ("priority", FIXED)]
     columns += [("status", FIXED)] if mixed else []
     out = table(*columns)
     for m in rows:
-        cells = [f"{m['score']:.3f}"] if score else []
-        cells += [
+        cells = [
             f"[cyan]{_escape(m['key'][:8])}[/]",
             cut(line(m["introduction"])),
             _escape(m.get("category") or ""),
@@ -105,23 +114,28 @@ def _list(out: Any, result: dict[str, Any]) -> None:
         return
     if not result["memories"]:
         out.print(
-            f"[yellow]page {page} is past the end[/]: {total} memor{'y' if total == 1 else 'ies'} fill {pages} "
+            f"[yellow]page {page} is past the end[/]: {memories(total)} fill {pages} "
             f"page{'s' if pages != 1 else ''} of {result['page_size']} "
             f"(try `--page {pages}`)"
         )
         return
     out.print(_memory_rows(result["memories"]))
     statuses = {m["status"] for m in result["memories"]}
-    which = f" {_escape(next(iter(statuses)))}" if len(statuses) == 1 else ""
-    out.print(
-        f"[dim]page {page} of {pages} · {total}{which} memor{'y' if total == 1 else 'ies'}[/]"
-    )
+    which = _escape(next(iter(statuses))) if len(statuses) == 1 else ""
+    out.print(f"[dim]page {page} of {pages} · {memories(total, which)}[/]")
 
 
 def _search(out: Any, result: dict[str, Any]) -> None:
-    if result["results"]:
-        out.print(_memory_rows(result["results"], score=True))
-    else:
+    room = max(out.width - 17, 30)  # two lines a hit: its introduction, then its kind and snippet
+    for m in result["results"]:
+        head = f"{m['score']:.3f}  [cyan]{_escape(m['key'][:8])}[/]  "
+        out.print(head + f"[bold]{line(m['introduction'], room)}[/]")
+        about = [m.get("category"), m["priority"] != "MEDIUM" and m["priority"],
+                 m["status"] != "open" and m["status"]]  # fmt: skip
+        snippet = " ".join((m.get("snippet") or "").split())
+        about.append(snippet and f"“{snippet}”")
+        out.print(" " * 17 + f"[dim]{line(' · '.join(x for x in about if x), room)}[/]")
+    if not result["results"]:
         out.print(f"[dim]nothing found for[/] {line(result['query'], 60)}")
     if result.get("note"):
         out.print(f"[yellow]{_escape(result['note'])}[/]")

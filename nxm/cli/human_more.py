@@ -21,9 +21,7 @@ def _recall(out: Any, r: dict[str, Any]) -> None:
         out.print(rows)
     else:
         out.print("[dim]nothing to recall for this[/]")
-    notes = [f"{r['total']} memor{'y' if r['total'] == 1 else 'ies'}"] + (
-        ["topics fanned out"] if r.get("fanned_out") else []
-    )
+    notes = [human.memories(r["total"])] + (["topics fanned out"] if r.get("fanned_out") else [])
     out.print(f"[dim]{' · '.join(notes)}[/]")
     if r.get("persona_hint"):
         out.print(
@@ -59,10 +57,10 @@ def _facts_lines(out: Any, facts: dict[str, Any]) -> None:
 
 
 def _facts(out: Any, r: dict[str, Any]) -> None:
-    if r["facts"]:
-        _facts_lines(out, r["facts"])
-    else:
+    if not r["facts"]:  # the bytes of `{}` would only puzzle
         out.print('[dim]no user facts yet[/] (`nxm facts update \'{"name": "Ada"}\'`)')
+        return
+    _facts_lines(out, r["facts"])
     out.print(f"[dim]{r['bytes']} of {r['max_bytes']} bytes[/]")
 
 
@@ -176,9 +174,15 @@ def _knowledge(out: Any, r: dict[str, Any]) -> None:
         out.print(f"[dim]from {_escape(', '.join(k[:8] for k in e['sourceMemoryIds']))}[/]")
         return
     if "content" in r:
+        from markdown_it import MarkdownIt
         from rich.markdown import Markdown
 
-        out.print(Markdown(r["content"] or "_(no open memories)_"))
+        text = r["content"] or "_(no open memories)_"
+        doc = Markdown(text)  # its parser drops inline HTML: TRN-<ticket>-slug would lose a word
+        doc.parsed = (
+            MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"]).parse(text)
+        )
+        out.print(doc)
         return
     rows = table(("id", FIXED), ("category", SHORT), ("subject", SHORT), ("statement", FILL))
     for e in r["entries"]:
@@ -210,8 +214,9 @@ def _stats(out: Any, r: dict[str, Any]) -> None:
 
 def _profile(out: Any, r: dict[str, Any]) -> None:
     out.print(
-        f"[bold]{_escape(r['userId'])}[/] · {r['memoryCount']} memories · "
-        f"{r['entityCount']} entities · last active {when(r.get('lastActivityAt')) or 'never'}"
+        f"[bold]{_escape(r['userId'])}[/] · {human.memories(r['memoryCount'])} · "
+        f"{r['entityCount']} entit{'y' if r['entityCount'] == 1 else 'ies'} · "
+        f"last active {when(r.get('lastActivityAt')) or 'never'}"
     )
     if r.get("categories"):
         cats = ", ".join(f"{_escape(k)} {v}" for k, v in r["categories"].items())

@@ -50,6 +50,7 @@ async function searchPage(root, r) {
   else if (sort !== "score") results.sort((a, b) => (b[sort] || "").localeCompare(a[sort] || ""));
   const list = h("ol", { class: "results", id: "search-results" }, results.map((m) => h("li", { dataset: { key: m.key } },
     h("div", { class: "result-head" }, link(memoryHref(m.key), m.introduction), " ", badge(m.status)),
+    m.snippet ? h("p", { class: "snippet" }, m.snippet) : null,
     h("div", { class: "muted small" }, h("code", { class: "key" }, m.key.slice(0, 8)), " · ", m.category || "uncategorised",
       ` · score ${m.score.toFixed(4)}`,
       m.semantic !== null && m.semantic !== undefined ? ` · meaning ${m.semantic.toFixed(3)}` : "",

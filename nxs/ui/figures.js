@@ -92,7 +92,7 @@ function sparkline(values) {
 function delta(now, before) {
   if (now === before) return h("span", { class: "muted small" }, "same as before");
   const up = now > before;
-  return h("span", { class: `small ${up ? "up" : "down"}` }, `${up ? "▲" : "▼"} ${Math.abs(now - before)} vs ${before} before`);
+  return h("span", { class: `small ${up ? "up" : "down"}` }, `${up ? "▲" : "▼"} ${Math.abs(now - before)} ${up ? "more" : "fewer"} than the ${before} before`);
 }
 
 function whoTable(id, title, rows, total, filterField) {
@@ -183,7 +183,7 @@ export async function sessionPage(root) {
   for (const bar of table.querySelectorAll(".hbar")) bar.style.width = `${bar.dataset.w}%`; // CSSOM, allowed by the policy
   root.append(
     h("h1", {}, "What a session sees"),
-    h("p", { class: "muted" }, "An MCP session started in this workspace receives these instructions (the `nxs prime` text) at initialize, then this tool list; both sit in the model's context before any work begins."),
+    h("p", { class: "muted" }, "An MCP session started in this workspace receives these instructions at initialize (or, in Claude Code with the nxs hook installed, the same text from its SessionStart hook, the instructions then only pointing to it), then this tool list; both sit in the model's context before any work begins."),
     h("div", { class: "cards", id: "session-sizes" },
       h("div", { class: "card" }, h("div", { class: "muted small" }, "instructions"), h("div", { class: "figure", id: "prime-bytes" }, kb(got.instructionsBytes)), h("div", { class: "muted small" }, `${got.instructionsBytes} bytes · ~${Math.ceil(got.instructionsBytes / 4)} tokens`)),
       h("div", { class: "card" }, h("div", { class: "muted small" }, `tools/list (${plural(got.tools.length, "tool")})`), h("div", { class: "figure", id: "tools-bytes" }, kb(got.toolsBytes)), h("div", { class: "muted small" }, `${got.toolsBytes} bytes · ~${Math.ceil(got.toolsBytes / 4)} tokens`)),

@@ -110,7 +110,7 @@ export async function memoriesPage(root, r) {
     ? h("div", { class: "table-wrap" }, h("table", { class: "list", id: "memory-table" },
       h("thead", {}, h("tr", {}, heads.map(([t, c]) => h("th", { class: c, scope: "col" }, c === "pick" ? pageBox : t)))),
       h("tbody", {}, rows)))
-    : h("p", { class: "empty" }, "No memories match these filters.");
+    : await emptyList(list, Object.keys(filters).length > 0);
 
   const page = list.page;
   const pages = Math.max(list.total_pages, 1);
@@ -127,7 +127,22 @@ export async function memoriesPage(root, r) {
         onclick: () => exportFilter(filters) }, "Export JSONL"),
       h("button", { type: "button", id: "add-open", "aria-expanded": "false", "aria-controls": "add-form",
         onclick: (ev) => { adder.hidden = !adder.hidden; ev.target.setAttribute("aria-expanded", String(!adder.hidden)); if (!adder.hidden) adder.querySelector("textarea").focus(); } }, "+ Add memory")));
-  root.append(head, adder, form, bar, table, pager);
+  root.append(head, adder, form, bar, table, ...(list.total ? [pager] : []));
+}
+
+// What an empty page says: a store with nothing yet invites a first memory (or an agent to
+// keep them); a filter that matches nothing, or a page past the end, offers the way back.
+async function emptyList(list, filtered) {
+  const box = (...parts) => h("div", { class: "empty", id: "empty-list" }, ...parts);
+  if (list.total) return box(`Page ${list.page} is past the end. `, link("#/memories", "Back to page 1"));
+  if (filtered) return box("No memories match these filters. ", link("#/memories", "Clear the filters"));
+  if ((await call("memory_list", { status: "all", page_size: 1 })).total) {
+    return box("No open memories. ", link("#/memories?status=all", "Show the closed and forgotten ones"));
+  }
+  return box(h("p", {}, h("strong", {}, "No memories yet."), " A memory is one durable fact about this project — a convention, a decision and its reason, a gotcha, who owns what — kept in ",
+    h("code", {}, ".nxs/"), " and shared through git."),
+  h("p", {}, h("button", { type: "button", id: "add-first", onclick: () => document.getElementById("add-open").click() }, "+ Add the first memory"),
+    " or let your coding agent keep them: ", h("code", {}, "nxs mcp install --host claude-code"), " (or cursor, vscode, …)."));
 }
 
 async function exportFilter(filters) {

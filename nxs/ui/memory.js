@@ -162,10 +162,17 @@ function actions(m, edit, shown) {
 
 export async function memoryPage(root, r) {
   const key = r.arg;
-  const [shownMemory, history] = await Promise.all([
-    call("memory_show", { key }),
-    call("memory_history", { key, limit: 1000 }),
-  ]);
+  let shownMemory, history;
+  try {
+    [shownMemory, history] = await Promise.all([call("memory_show", { key }), call("memory_history", { key, limit: 1000 })]);
+  } catch (err) {
+    if (err.data?.kind !== "not_found") throw err;
+    root.dataset.title = "Not found";
+    root.append(h("h1", {}, "Memory not found"), h("div", { class: "empty", id: "not-found" },
+      h("p", {}, err.data.message, ": it was purged, or the link has a wrong key."),
+      link("#/memories", "← Back to the memories"), " · ", link("#/search", "Search")));
+    return;
+  }
   const m = shownMemory.memory;
   root.dataset.title = m.introduction;
   const fb = m.feedback || {};
