@@ -65,7 +65,7 @@ def run(store: Any) -> dict[str, Any]:
     Raises:
         UpstreamError: a record did not survive the round trip (nothing old is removed).
     """
-    from nxm.store.store import _by_text
+    from nxm.store.vectors import vector_bytes
 
     with store.locked():
         if not needed(store):
@@ -90,7 +90,7 @@ def run(store: Any) -> dict[str, Any]:
                     suggestion="report this with `nxm export` of the old store",
                     code="MIGRATION_FAILED",
                 )
-        store.embeddings.put(_by_text(records, vectors))
+        store.embeddings.put(vector_bytes(records, vectors))
         from nxm import graph
 
         graph.migrate(store.ws)

@@ -19,7 +19,7 @@ from nxm.store.index import Index
 from nxm.store.local import Local
 from nxm.store.records import Records
 from nxm.store.text import FileProblem, event_line, record_of, render
-from nxm.store.vectors import Vectors, text_hash
+from nxm.store.vectors import Vectors, text_hash, vector_bytes
 from nxs import progress
 from nxs.errors import ConflictError, NotFoundError, NxsError, UpstreamError
 from nxs.workspace import Workspace
@@ -226,7 +226,7 @@ class Store:
             problem = self.cache.problem(key)
             if problem is not None and key != resolving:
                 raise unreadable(key, problem, write=True)
-        by_text = _by_text(upserts, vectors or {})
+        by_text = vector_bytes(upserts, vectors or {})
         self._save(current, upserts, list(deletes), by_text)
         for r in upserts:
             current.changes[r["key"]] = r
@@ -288,7 +288,7 @@ class Store:
         with progress.items("embedding memories", len(todo)) as advance:
             for start in range(0, len(todo), BATCH):
                 batch = list(cache.many(todo[start : start + BATCH]).values())
-                made = _by_text(batch, embed(batch))
+                made = vector_bytes(batch, embed(batch))
                 self.embeddings.put(made)
                 cache.now_ready(made)
                 advance(len(batch))
@@ -444,16 +444,6 @@ def unreadable(key: str, problem: str, write: bool = False) -> NxsError:
         suggestion="fix the file by hand (`nxm doctor` says how), then run the command again",
         code="MEMORY_FILE_BROKEN",
     )
-
-
-def _by_text(records: list[dict[str, Any]], vectors: dict[str, Any]) -> dict[str, bytes]:
-    """The records' vectors as float32 bytes by text hash (how the machine keeps them)."""
-    import numpy as np
-
-    return {
-        text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
-        for r in records if vectors.get(r["key"]) is not None
-    }  # fmt: skip
 
 
 def _changed(

@@ -31,6 +31,16 @@ def text_hash(record: dict[str, Any]) -> str:
     return body_hash(embedded_text(record))[:32]
 
 
+def vector_bytes(records: list[dict[str, Any]], vectors: dict[str, Any]) -> dict[str, bytes]:
+    """The records' vectors as float32 bytes by text hash (how the machine keeps them)."""
+    import numpy as np
+
+    return {
+        text_hash(r): np.asarray(vectors[r["key"]], dtype=np.float32).tobytes()
+        for r in records if vectors.get(r["key"]) is not None
+    }  # fmt: skip
+
+
 class Vectors:
     """The vectors of one model (``path`` None, or a disk that refuses: kept in memory)."""
 
