@@ -50,10 +50,8 @@ def log_search(ws: Workspace, now: str, mode: str) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        try:
-            os.write(fd, line)  # one small O_APPEND write: lines from several processes never mix
-        finally:
-            os.close(fd)
+        with os.fdopen(fd, "ab", buffering=0) as fh:
+            fh.write(line)  # one small O_APPEND write: lines from several processes never mix
 
 
 def _search_times(ws: Workspace) -> list[str]:

@@ -94,10 +94,7 @@ def _graph(ctx: Any) -> dict[str, Any]:
     from nxm.graph import current, view_relation
 
     graph = current(ctx.memory, ctx.now)
-    degree: Counter[str] = Counter()
-    for rel in graph.relations.values():
-        degree[rel["source"]] += 1
-        degree[rel["target"]] += 1
+    degree = Counter(e for rel in graph.relations.values() for e in (rel["source"], rel["target"]))
     ranked = sorted(
         graph.entities.values(),
         key=lambda e: (-len(e["sourceMemoryIds"]) - degree[e["id"]], e["name"].casefold(), e["id"]),

@@ -133,11 +133,9 @@ def _state(ws: Workspace, statement: dict[str, Any]) -> None:
     """Append one statement to the agent's log (call under the store's write lock)."""
     path = ws.dir / AGENT_LOG
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        os.write(fd, orjson.dumps(statement, option=orjson.OPT_SORT_KEYS) + b"\n")
+    with os.fdopen(fd, "ab", buffering=0) as fh:
+        fh.write(orjson.dumps(statement, option=orjson.OPT_SORT_KEYS) + b"\n")
         os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def migrate(ws: Workspace) -> None:

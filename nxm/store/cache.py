@@ -261,7 +261,7 @@ class Cache:
             conn.executemany(
                 "DELETE FROM docs WHERE key = ?", [(r["key"],) for r in rows if not r["good"]]
             )
-            if changed:
+            if changed:  # a session's context is in its memories' rows: they go again too
                 members = conn.execute(
                     "SELECT key FROM records WHERE session IN (SELECT value FROM json_each(?))",
                     (orjson.dumps(sorted(sessions)).decode(),),

@@ -390,15 +390,12 @@ class Store:
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
-        try:
-            context = self.index.pinned()
-            context.__enter__()
-        except (OSError, RuntimeError) as exc:
-            raise self._damaged(exc) from None
-        try:
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(self.index.pinned())
+            except (OSError, RuntimeError) as exc:
+                raise self._damaged(exc) from None
             yield
-        finally:
-            context.__exit__(None, None, None)
 
     def keywords(self, *args: Any, **kwargs: Any) -> Any:
         return self._reading(self.index.keywords, *args, **kwargs)
