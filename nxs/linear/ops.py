@@ -114,8 +114,7 @@ OPERATIONS: list[Operation] = [
                   aliases=("label_ids", "labelIds")),
             Param("name", help="Project or label name.", max_len=256),
             Param("color", help="Label colour, hex like #ff5500.", max_len=7),
-            Param("id", help="Label UUID (update_linear_label).", max_len=100,
-                  aliases=("label_id",)),
+            Param("id", help="Label UUID (update_linear_label).", max_len=100, aliases=("label_id",)),
             Param("body", help="Comment body (Markdown)."),
             Param("memory_id", help="Memory key or an unambiguous prefix.", max_len=64),
             Param("update_type", help="update_ticket_from_memory: add_comment (default) or "
