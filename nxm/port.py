@@ -100,16 +100,12 @@ def export_lines(records: dict[str, dict[str, Any]]) -> Iterable[bytes]:
 
 
 def _limits(n: int, record: dict[str, Any]) -> None:
-    """Refuse what add (or store-context) would: a value over its length limit (a body over
-    200,000 characters), a list with too many items."""
-    from nxm import ops
-    from nxm.ops import session
+    """Refuse what add or store-context would: a body over 200,000 characters, 51 refs, …"""
+    from nxm.ops import OPERATIONS, session
     from nxs.ops import validate
 
     required = {"summary": "-", "context": "-", "conversation_id": "-"}  # store-context's
-    for op in (
-        o for o in ops.OPERATIONS + session.OPERATIONS if o.name in ("add", "store_context")
-    ):
+    for op in (o for o in OPERATIONS + session.OPERATIONS if o.name in ("add", "store_context")):
         given = {p.name: record[p.name] for p in op.params if record.get(p.name) is not None}
         try:
             validate(op, given if op.name == "add" else {**given, **required})

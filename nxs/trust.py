@@ -34,13 +34,9 @@ WRITES = (
 
 
 def read_limited(path: Path, limit: int = 1 << 20) -> bytes:
-    """The bytes of a file the repository carries (config.toml, a persona), read with a bound:
-    a committed link to ``/dev/zero`` or a FIFO, or a file over ``limit``, is an `OSError`
-    saying so, never read until memory runs out.
-
-    Raises:
-        OSError: missing (FileNotFoundError), unreadable, not a regular file, or too large.
-    """
+    """A committed file's bytes (config.toml, a persona) read with a bound; raises OSError for
+    a link to ``/dev/zero`` or a FIFO, or a file over ``limit``, never reading until memory
+    runs out (and for a missing or unreadable one)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

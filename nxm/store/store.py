@@ -85,9 +85,10 @@ class Store:
         """Bring the record cache up to date with the files; the keys whose record changed."""
         import sqlite3
 
-        try:  # a read waits briefly for another process's cache write (a stopped one's)
-            wait = lock.WAIT_S if self._held else min(READ_WAIT_S, lock.WAIT_S)
-            self.cache.conn().execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        short = not self._held  # a read waits briefly for another's cache write (a stopped one)
+        try:
+            if short:
+                self.cache.conn().execute(f"PRAGMA busy_timeout = {int(READ_WAIT_S * 1000)}")
             return self._sync(adds)
         except sqlite3.OperationalError as exc:
             if not self._in_memory(exc):
@@ -100,6 +101,10 @@ class Store:
             if exc.code != "STORE_WRITE_FAILED" or not self._in_memory(exc):
                 raise
             return self._sync(adds)
+        finally:
+            if short:  # what the cache's writes wait for anyone else (its connection's)
+                with contextlib.suppress(sqlite3.Error):
+                    self.cache.conn().execute("PRAGMA busy_timeout = 30000")
 
     def _in_memory(self, exc: Exception) -> bool:
         """Keep the records in memory after the cache file refused a write (a full or read-only
