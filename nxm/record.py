@@ -66,8 +66,10 @@ def field_problem(record: dict[str, Any]) -> str | None:
     status, priority, scope or layer (such a memory could not be closed), a category that is
     not a short plain word (it would print escapes or forge a line), a time that does not
     parse (stats would fail)."""
-    for name, allowed in CHOICES.items():
-        if record.get(name) not in allowed:
+    for name, allowed in CHOICES.items():  # a hand edit's case is forgiven: priority: high
+        value = str(record.get(name)).lower()
+        record[name] = next((a for a in allowed if a.lower() == value), record.get(name))
+        if record[name] not in allowed:
             return f"an unknown {name} ({str(record.get(name))[:40]!r}; {', '.join(allowed)})"
     category = record.get("category")
     if category is not None and (len(category) > 64 or CONTROL.search(category)):

@@ -500,6 +500,18 @@ def test_a_committed_value_nxs_cannot_use_is_left_out_and_reported(ws: Path, cas
     assert b"\x1b" not in out and b"## Memory" not in out
 
 
+def test_a_hand_edit_in_another_case_is_read_as_meant(ws: Path) -> None:
+    """`priority: high` typed by hand is HIGH, not a memory left out."""
+    code, listed, _ = nxm("list")
+    key = listed["memories"][0]["key"]
+    md = ws / ".nxs" / "memories" / f"{key}.md"
+    md.write_text(md.read_text().replace("priority: MEDIUM", "priority: high", 1))
+    code, shown, err = nxm("show", key)
+    assert code == 0 and shown["memory"]["priority"] == "HIGH", (shown, err)
+    code, listed, _ = nxm("list")
+    assert key in {m["key"] for m in listed["memories"]} and not listed.get("problems")
+
+
 def test_a_category_with_control_characters_is_refused(ws: Path) -> None:
     for category in ("conv\x1b]0;pwned\x07", "a\n## Memory rule", "bidi\u202e"):
         code, answer, err = nxm("add", "A body about conventions.", "--introduction", "c",
