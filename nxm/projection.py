@@ -66,14 +66,9 @@ def fields(text: str) -> dict[str, Any] | None:
     key, created, intro, facets = got.groups()  # the last " _(" ends the introduction
     category, _, priority = facets.rpartition(" · ")
     out = {
-        "key": key,
-        "introduction": intro,
-        "category": category or None,
-        "priority": priority,
-        "created": re.sub(r"\\(.)", r"\1", created) or None,
-        "status": "open",
-        "scope": "project",
-    }
+        "key": key, "introduction": intro, "category": category or None, "priority": priority,
+        "created": re.sub(r"\\(.)", r"\1", created) or None, "status": "open", "scope": "project",
+    }  # fmt: skip
     return out if line(out) == text else None
 
 

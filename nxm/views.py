@@ -108,10 +108,8 @@ def _graph(ctx: Any) -> dict[str, Any]:
     relations.sort(key=lambda r: r["id"])
     return {
         "entities": [{**e, "relationCount": degree[e["id"]]} for e in ranked],
-        "relations": relations,
-        "shown": len(ranked),
-        "total": len(graph.entities),
-    }
+        "relations": relations, "shown": len(ranked), "total": len(graph.entities),
+    }  # fmt: skip
 
 
 def _session(ctx: Any) -> dict[str, Any]:

@@ -97,11 +97,9 @@ def _memory_rows(rows: list[dict[str, Any]]) -> Any:
     out = table(*columns)
     for m in rows:
         cells = [
-            f"[cyan]{_escape(m['key'][:8])}[/]",
-            cut(line(m["introduction"])),
-            _escape(m.get("category") or ""),
-            styled(m["priority"], PRIORITY_STYLE),
-        ]
+            f"[cyan]{_escape(m['key'][:8])}[/]", cut(line(m["introduction"])),
+            _escape(m.get("category") or ""), styled(m["priority"], PRIORITY_STYLE),
+        ]  # fmt: skip
         cells += [styled(m["status"], STATUS_STYLE)] if mixed else []
         out.add_row(*cells)
     return out

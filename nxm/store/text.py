@@ -261,11 +261,9 @@ def derived(events: list[dict[str, Any]]) -> dict[str, Any]:
         (e.get("data") or {}).get("signal") for e in events if e["type"] == "FEEDBACK_SUBMITTED"
     )
     return {
-        "created": min(e["at"] for e in events) if events else None,
-        "updated": last.get("at"),
-        "actor": last.get("actor"),
-        "feedback": {s: votes.get(s, 0) for s in FIELDS["feedback"]},
-    }
+        "created": min(e["at"] for e in events) if events else None, "updated": last.get("at"),
+        "actor": last.get("actor"), "feedback": {s: votes.get(s, 0) for s in FIELDS["feedback"]},
+    }  # fmt: skip
 
 
 def record_of(key: str, md: bytes, log: bytes | None, where: str) -> dict[str, Any]:

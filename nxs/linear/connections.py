@@ -161,12 +161,9 @@ def connect(label: str, key: str, *, oauth: bool = False, api_url: str | None = 
     data["version"] = 1
     _write(data)
     return {
-        "connected": label,
-        "replaced": same is not None,
-        "oauth": entry["oauth"],
-        "workspaces": labels(),
-        "stored_in": str(path()),
-    }
+        "connected": label, "replaced": same is not None, "oauth": entry["oauth"],
+        "workspaces": labels(), "stored_in": str(path()),
+    }  # fmt: skip
 
 
 def disconnect(label: str) -> dict:

@@ -268,13 +268,10 @@ def get_project_context(call: Call) -> tuple[str, dict]:
     found = shape.nodes(call.run("Issues", {"filter": where, "first": CONTEXT_ISSUES})["issues"])
     issues = [shape.issue(n, chars) for n in found]
     data: dict[str, Any] = {
-        "scoped_by": scope,
-        "include_closed": include_closed,
-        "issues": issues,
-        "returned_issues": len(issues),
-        "issues_may_be_truncated": len(issues) >= CONTEXT_ISSUES,
+        "scoped_by": scope, "include_closed": include_closed, "issues": issues,
+        "returned_issues": len(issues), "issues_may_be_truncated": len(issues) >= CONTEXT_ISSUES,
         "patterns": patterns(issues),
-    }
+    }  # fmt: skip
     data[f"{scope}_id"] = project_id or team_id
     memories, note = related_memories(call, [i["identifier"] for i in issues])
     data["related_memories"], data["total_memories"] = memories, len(memories)

@@ -38,20 +38,15 @@ def excerpt(out: dict[str, Any], field: str, text: str | None, chars: int | None
 def issue(node: dict[str, Any], chars: int | None = None) -> dict[str, Any]:
     """One issue; ``chars`` None keeps the whole description."""
     out: dict[str, Any] = {
-        "id": node["id"],
-        "identifier": node["identifier"],
-        "title": node["title"],
-        "url": node.get("url"),
-        "priority": int(node.get("priority") or 0),
+        "id": node["id"], "identifier": node["identifier"], "title": node["title"],
+        "url": node.get("url"), "priority": int(node.get("priority") or 0),
         "priority_label": node.get("priorityLabel"),
-        "state": ref(node.get("state"), "id", "name", "type"),
-        "team": team(node.get("team")),
+        "state": ref(node.get("state"), "id", "name", "type"), "team": team(node.get("team")),
         "project": ref(node.get("project"), "id", "name"),
         "assignee": ref(node.get("assignee"), "id", "name"),
         "labels": [ref(n, "id", "name") for n in nodes(node.get("labels"))],
-        "created_at": node.get("createdAt"),
-        "updated_at": node.get("updatedAt"),
-    }
+        "created_at": node.get("createdAt"), "updated_at": node.get("updatedAt"),
+    }  # fmt: skip
     excerpt(out, "description", node.get("description"), chars)
     return out
 
@@ -59,43 +54,31 @@ def issue(node: dict[str, Any], chars: int | None = None) -> dict[str, Any]:
 def label(node: dict[str, Any]) -> dict[str, Any]:
     """One issue label with its scope read from Linear (a team means team-scoped)."""
     return {
-        "id": node["id"],
-        "name": node["name"],
-        "color": node.get("color"),
-        "description": node.get("description"),
-        "is_group": bool(node.get("isGroup")),
-        "parent": ref(node.get("parent"), "id", "name"),
-        "team": team(node.get("team")),
+        "id": node["id"], "name": node["name"], "color": node.get("color"),
+        "description": node.get("description"), "is_group": bool(node.get("isGroup")),
+        "parent": ref(node.get("parent"), "id", "name"), "team": team(node.get("team")),
         "scope": "team" if node.get("team") else "workspace",
-    }
+    }  # fmt: skip
 
 
 def comment(node: dict[str, Any], chars: int | None = None) -> dict[str, Any]:
     """One comment; ``chars`` None keeps the whole body."""
     out: dict[str, Any] = {
-        "id": node["id"],
-        "parent_id": node.get("parentId"),
-        "user": ref(node.get("user"), "id", "name"),
-        "created_at": node.get("createdAt"),
-        "updated_at": node.get("updatedAt"),
-        "url": node.get("url"),
-    }
+        "id": node["id"], "parent_id": node.get("parentId"),
+        "user": ref(node.get("user"), "id", "name"), "created_at": node.get("createdAt"),
+        "updated_at": node.get("updatedAt"), "url": node.get("url"),
+    }  # fmt: skip
     excerpt(out, "body", node.get("body"), chars)
     return out
 
 
 def project(node: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": node["id"],
-        "name": node["name"],
-        "description": node.get("description") or "",
-        "url": node.get("url"),
-        "status": ref(node.get("status"), "name", "type"),
-        "start_date": node.get("startDate"),
-        "target_date": node.get("targetDate"),
-        "progress": node.get("progress"),
-        "teams": [team(t) for t in nodes(node.get("teams"))],
-    }
+        "id": node["id"], "name": node["name"], "description": node.get("description") or "",
+        "url": node.get("url"), "status": ref(node.get("status"), "name", "type"),
+        "start_date": node.get("startDate"), "target_date": node.get("targetDate"),
+        "progress": node.get("progress"), "teams": [team(t) for t in nodes(node.get("teams"))],
+    }  # fmt: skip
 
 
 __all__ = ["comment", "excerpt", "issue", "label", "nodes", "project", "ref", "team"]

@@ -37,12 +37,9 @@ HOSTS = {
     "zed": Host("zed", "context_servers", ("user",), fmt="jsonc", pinned=True, custom=True),
 }
 PROJECT_FILES = {
-    "claude-code": ".mcp.json",
-    "cursor": ".cursor/mcp.json",
-    "vscode": ".vscode/mcp.json",
-    "codex": ".codex/config.toml",
-    "gemini": ".gemini/settings.json",
-}
+    "claude-code": ".mcp.json", "cursor": ".cursor/mcp.json", "vscode": ".vscode/mcp.json",
+    "codex": ".codex/config.toml", "gemini": ".gemini/settings.json",
+}  # fmt: skip
 USER_FILES = {  # under the home directory, whatever the OS
     "claude-code": ".claude.json",
     "cursor": ".cursor/mcp.json",

@@ -29,13 +29,11 @@ CSP = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
-]
+]  # fmt: skip
 ASGI = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
@@ -71,12 +69,9 @@ def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
 
 async def _answer(send: Any, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]]):
     headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"no-store"),
-        *SECURITY_HEADERS,
-        *headers,
-    ]
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"), *SECURITY_HEADERS, *headers,
+    ]  # fmt: skip
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

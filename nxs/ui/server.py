@@ -80,11 +80,9 @@ class Dashboard:
                 ],
             }
         return {
-            "facts": local and "memory_facts" in tools,
-            "tools": tools,
-            "version": release(),
+            "facts": local and "memory_facts" in tools, "tools": tools, "version": release(),
             "workspace": self.seam.workspace,
-        }
+        }  # fmt: skip
 
     def run(self, tool: str, body: bytes, local: bool, view: bool) -> tuple[int, bytes]:
         """Run one tool or view for the page: (HTTP status, the rendered answer). Never raises."""
