@@ -163,13 +163,9 @@ def parse_lines(data: bytes, allow_secrets: bool = False) -> list[dict[str, Any]
 
 
 def import_records(
-    service: Any,
-    records: list[dict[str, Any]],
-    *,
-    replace: bool = False,
-    progress: Callable[[int], None] | None = None,
-    record: bool = True,
-) -> dict[str, Any]:
+    service: Any, records: list[dict[str, Any]], *, replace: bool = False,
+    progress: Callable[[int], None] | None = None, record: bool = True,
+) -> dict[str, Any]:  # fmt: skip
     """Write parsed records (an existing key or body skipped, or replaced), each with an
     IMPORTED event unless ``record`` is false (a fixture that stands for its own events)."""
     now, actor = resolve_now(None), resolve_actor(None, CLI_ACTOR_ENV)

@@ -64,15 +64,9 @@ def _side_events(raw: bytes | None, where: str) -> list[dict[str, Any]]:
 
 
 def resolve(
-    service: Any,
-    *,
-    key: str,
-    now: str,
-    actor: str,
-    keep: str | None = None,
-    introduction: str | None = None,
-    body: str | None = None,
-) -> dict[str, Any]:
+    service: Any, *, key: str, now: str, actor: str, keep: str | None = None,
+    introduction: str | None = None, body: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Both sides of a memory in conflict, or (``keep``) the memory resolved to one of them,
     edited by ``introduction`` and ``body``, with both sides' events.
 

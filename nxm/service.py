@@ -194,22 +194,11 @@ class MemoryService:
         return {k: v for k, v in record.items() if k != "events"}
 
     def add(
-        self,
-        *,
-        body: str,
-        introduction: str,
-        now: str,
-        actor: str,
-        category: str | None = None,
-        scope: str | None = None,
-        refs: list[str] | None = None,
-        priority: str | None = None,
-        layer: str | None = None,
-        ttl_days: float | None = None,
-        allow_secret: bool = False,
-        supersedes: str | None = None,
-        **provenance: Any,
-    ) -> dict[str, Any]:
+        self, *, body: str, introduction: str, now: str, actor: str, category: str | None = None,
+        scope: str | None = None, refs: list[str] | None = None, priority: str | None = None,
+        layer: str | None = None, ttl_days: float | None = None, allow_secret: bool = False,
+        supersedes: str | None = None, **provenance: Any,
+    ) -> dict[str, Any]:  # fmt: skip
         """Add a memory under its content-hash key (the same body again: the stored one), with
         the open memories it resembles; ``supersedes`` links and closes the old one."""
         body, introduction = _body(body), _intro(introduction)
@@ -312,16 +301,9 @@ class MemoryService:
         return {"memory": self._out(after)}
 
     def update(
-        self,
-        *,
-        key: str,
-        now: str,
-        actor: str,
-        introduction: str | None = None,
-        body: str | None = None,
-        priority: str | None = None,
-        allow_secret: bool = False,
-    ) -> dict[str, Any]:
+        self, *, key: str, now: str, actor: str, introduction: str | None = None,
+        body: str | None = None, priority: str | None = None, allow_secret: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         """Change body, introduction or priority; the event keeps the old values for revert."""
         if introduction is None and body is None and priority is None:
             raise ValidationError(
@@ -377,16 +359,9 @@ class MemoryService:
         return category
 
     def classify(
-        self,
-        *,
-        key: str,
-        now: str,
-        actor: str,
-        category: str | None = None,
-        scope: str | None = None,
-        refs: list[str] | None = None,
-        introduction: str | None = None,
-    ) -> dict[str, Any]:
+        self, *, key: str, now: str, actor: str, category: str | None = None,
+        scope: str | None = None, refs: list[str] | None = None, introduction: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
         secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
@@ -543,17 +518,10 @@ class MemoryService:
         return [], None, "semantic search unavailable (no embedding model); keyword results only"
 
     def search(
-        self,
-        *,
-        query: str,
-        mode: str = "hybrid",
-        limit: int = 5,
-        now: str,
-        user_query_full: str | None = None,
-        use_full_query: bool | None = None,
-        conversation_id: str | None = None,
-        **filters: Any,
-    ) -> dict[str, Any]:
+        self, *, query: str, mode: str = "hybrid", limit: int = 5, now: str,
+        user_query_full: str | None = None, use_full_query: bool | None = None,
+        conversation_id: str | None = None, **filters: Any,
+    ) -> dict[str, Any]:  # fmt: skip
         """Hybrid, semantic or keyword search with the list filters; ``conversation_id`` only
         labels the search."""
         if user_query_full and user_query_full.strip() and use_full_query is not False:

@@ -109,15 +109,9 @@ def guarded(work: Callable[[], Any], as_json: bool, opened: list[Any] | None = N
 
 
 def run_op(
-    op: Operation,
-    arguments: dict[str, Any],
-    *,
-    as_json: bool,
-    now: str | None,
-    actor: str | None,
-    workspace: str | None,
-    human: Humanizer | None = None,
-) -> None:
+    op: Operation, arguments: dict[str, Any], *, as_json: bool, now: str | None, actor: str | None,
+    workspace: str | None, human: Humanizer | None = None,
+) -> None:  # fmt: skip
     """Validate, call and print one operation for the CLI; exits non-zero on refusal."""
     opened: list[Context] = []
 
@@ -258,11 +252,9 @@ def group_verb(group: typer.Typer, op: Operation, cmd: Callable[..., None]) -> N
 
 
 def register(
-    app: typer.Typer,
-    ops: list[Operation],
-    human: Humanizer | None = None,
+    app: typer.Typer, ops: list[Operation], human: Humanizer | None = None,
     groups: dict[tuple[str, ...], typer.Typer] | None = None,
-) -> None:
+) -> None:  # fmt: skip
     """Add one verb per operation to ``app`` (nested verbs get sub-apps)."""
     groups = {} if groups is None else groups
     parents = {op.verb[:i] for op in ops for i in range(1, len(op.verb))}

@@ -31,13 +31,9 @@ class NxsError(Exception):
     kind, code, exit_code = "internal", "INTERNAL_ERROR", 1
 
     def __init__(
-        self,
-        message: str,
-        *,
-        suggestion: str | None = None,
-        code: str | None = None,
+        self, message: str, *, suggestion: str | None = None, code: str | None = None,
         details: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         message, suggestion = redact(message), suggestion and redact(suggestion)
         super().__init__(message)
         self.message = message

@@ -36,13 +36,9 @@ def cache_dir() -> Path:
 
 
 def atomic_write(
-    path: Path,
-    data: bytes | Iterable[bytes],
-    *,
-    private: bool = False,
-    durable: bool = True,
+    path: Path, data: bytes | Iterable[bytes], *, private: bool = False, durable: bool = True,
     mode: int | None = None,
-) -> None:
+) -> None:  # fmt: skip
     """Write a file so a reader sees the old or the new bytes, never half.
 
     ``data``: bytes, or pieces written one after another (a large file is never held whole).

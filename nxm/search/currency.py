@@ -56,11 +56,9 @@ def replaces(new: Mapping[str, Any], old: Mapping[str, Any], vectors: Mapping[st
 
 
 def order(
-    hits: list[tuple[str, dict[str, Any]]],
-    records: Mapping[str, Mapping[str, Any]],
-    vectors: Mapping[str, Any],
-    words: Mapping[str, float] | None = None,
-) -> list[tuple[str, dict[str, Any]]]:
+    hits: list[tuple[str, dict[str, Any]]], records: Mapping[str, Mapping[str, Any]],
+    vectors: Mapping[str, Any], words: Mapping[str, float] | None = None,
+) -> list[tuple[str, dict[str, Any]]]:  # fmt: skip
     """``hits`` (best first) with each current version in the place of what it replaces."""
     words = words or {}
     if len(hits) < 2:

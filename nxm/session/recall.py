@@ -169,16 +169,10 @@ def _first_recall(conversation_id: str, program_tool: str | None, now: str) -> b
 
 
 def recall(
-    service: Any,
-    *,
-    query: str,
-    now: str,
-    user_query_full: str | None = None,
-    use_full_query: bool = True,
-    topics: str | None = None,
-    conversation_id: str | None = None,
+    service: Any, *, query: str, now: str, user_query_full: str | None = None,
+    use_full_query: bool = True, topics: str | None = None, conversation_id: str | None = None,
     program_tool: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Session-start recall: summaries and ids, fan-out for broad requests, hint, facts.
 
     Raises:
@@ -253,15 +247,9 @@ def _introduction(summary: str) -> str:
 
 
 def store_context(
-    service: Any,
-    *,
-    summary: str,
-    context: str,
-    conversation_id: str,
-    now: str,
-    actor: str,
+    service: Any, *, summary: str, context: str, conversation_id: str, now: str, actor: str,
     **provenance: Any,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Save a session's summary and full context as one session-scoped memory.
 
     Raises:

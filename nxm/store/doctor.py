@@ -17,11 +17,9 @@ def _fix(key: str, problem: str) -> str:
 
 
 def problems(
-    unreadable: list[tuple[str, str]],
-    md_strays: list[str],
-    log_strays: list[str],
+    unreadable: list[tuple[str, str]], md_strays: list[str], log_strays: list[str],
     orphans: list[str],
-) -> list[dict[str, str]]:
+) -> list[dict[str, str]]:  # fmt: skip
     """Each file of the store that makes no memory: {file, problem, fix}, by file."""
     out = []
     for key, problem in unreadable:

@@ -210,12 +210,9 @@ class Index:
         return False
 
     def _rows(
-        self,
-        records: list[dict[str, Any]],
-        vectors: dict[str, Any],
-        context: dict[str, str],
+        self, records: list[dict[str, Any]], vectors: dict[str, Any], context: dict[str, str],
         docs: bool,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         import pyarrow as pa
 
         dim = self.table_dim()
@@ -244,13 +241,9 @@ class Index:
         return int(table.schema.field("vector").type.list_size)
 
     def write(
-        self,
-        upserts: list[dict[str, Any]],
-        vectors: dict[str, Any],
-        context: dict[str, str],
-        deletes: list[str],
-        upkeep: bool = True,
-    ) -> None:
+        self, upserts: list[dict[str, Any]], vectors: dict[str, Any], context: dict[str, str],
+        deletes: list[str], upkeep: bool = True,
+    ) -> None:  # fmt: skip
         """Write rows (PENDING without a vector) and delete keys, under the store's write lock;
         ``upkeep`` false for all but the last of several writes in a row (`_maintain` once).
 

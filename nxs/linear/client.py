@@ -88,17 +88,10 @@ class LinearClient:
     """Sends the named documents of `DOCUMENTS` to one organisation's endpoint."""
 
     def __init__(
-        self,
-        conn: Connection,
-        url: str = DEFAULT_URL,
-        *,
-        timeout: float = 30.0,
-        attempts: int = 3,
-        max_wait: float = 20.0,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.time,
-        transport: Any = None,
-    ) -> None:
+        self, conn: Connection, url: str = DEFAULT_URL, *, timeout: float = 30.0, attempts: int = 3,
+        max_wait: float = 20.0, sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time, transport: Any = None,
+    ) -> None:  # fmt: skip
         self.conn, self.url, self.timeout, self.max_wait = conn, url, timeout, max_wait
         self.sleep, self.clock, self.transport = sleep, clock, transport
         self.attempts = max(1, attempts)

@@ -99,12 +99,9 @@ def qualify(refs: list[str], events: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def named(
-    refs: list[str],
-    events: Iterable[dict[str, Any]],
-    org: str | None,
-    identifiers: set[str],
+    refs: list[str], events: Iterable[dict[str, Any]], org: str | None, identifiers: set[str],
     single_org: bool,
-) -> list[str]:
+) -> list[str]:  # fmt: skip
     """The identifiers (of ``identifiers``, upper case) these refs link in organisation ``org``.
 
     ``single_org``: only one organisation is connected, so a ref that names none is read as
@@ -143,13 +140,9 @@ def events(service: MemoryService, key: str) -> list[dict[str, Any]]:
 
 
 def linked(
-    service: MemoryService,
-    org: str | None,
-    identifiers: Iterable[str],
-    single_org: bool,
-    *,
+    service: MemoryService, org: str | None, identifiers: Iterable[str], single_org: bool, *,
     forgotten: bool = True,
-) -> list[tuple[dict[str, Any], list[str]]]:
+) -> list[tuple[dict[str, Any], list[str]]]:  # fmt: skip
     """The memories linking one of ``identifiers`` in ``org``, each with the identifiers named."""
     wanted = {i.upper() for i in identifiers}
     out = []

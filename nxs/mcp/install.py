@@ -236,16 +236,10 @@ def _root(workspace: str | None) -> Path | None:
 
 
 def install(
-    host: str,
-    *,
-    scope: str = "user",
-    workspace: str | None = None,
-    tools: str | None = None,
-    dry_run: bool = False,
-    home: Path | None = None,
-    system: str | None = None,
+    host: str, *, scope: str = "user", workspace: str | None = None, tools: str | None = None,
+    dry_run: bool = False, home: Path | None = None, system: str | None = None,
     command: list[str] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Write or merge the host's entry (and Claude Code's hook); report each change.
 
     Raises:
@@ -340,14 +334,9 @@ def _hints(
 
 
 def uninstall(
-    host: str,
-    *,
-    scope: str = "user",
-    workspace: str | None = None,
-    dry_run: bool = False,
-    home: Path | None = None,
-    system: str | None = None,
-) -> dict[str, Any]:
+    host: str, *, scope: str = "user", workspace: str | None = None, dry_run: bool = False,
+    home: Path | None = None, system: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Remove the host's ``nxs`` entry (and Claude Code's hook); report each change.
 
     Raises:

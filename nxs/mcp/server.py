@@ -57,12 +57,9 @@ class Seam:
     """The tool table and the call path, independent of the transport."""
 
     def __init__(
-        self,
-        workspace: str | None = None,
-        actor: str | None = None,
-        groups: str | Iterable[str] | None = None,
-        instructions: str = "full",
-    ) -> None:
+        self, workspace: str | None = None, actor: str | None = None,
+        groups: str | Iterable[str] | None = None, instructions: str = "full",
+    ) -> None:  # fmt: skip
         from nxs.registry import MODULES
         from nxs.workspace import find
 

@@ -169,13 +169,9 @@ class Dashboard:
 
 
 def build_app(
-    workspace: str | None,
-    *,
-    host: str = "127.0.0.1",
-    port: int,
-    token: str | None = None,
+    workspace: str | None, *, host: str = "127.0.0.1", port: int, token: str | None = None,
     csrf: str | None = None,
-) -> Any:
+) -> Any:  # fmt: skip
     """The guarded dashboard ASGI app for a workspace (`nxs.ui.guard`)."""
     from nxs.mcp.server import Seam
     from nxs.workspace import find
@@ -191,14 +187,9 @@ def build_app(
 
 
 def serve(
-    workspace: str | None,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8766,
-    token: str | None = None,
-    open_browser: bool = False,
-    announce: Any = print,
-) -> None:
+    workspace: str | None, *, host: str = "127.0.0.1", port: int = 8766, token: str | None = None,
+    open_browser: bool = False, announce: Any = print,
+) -> None:  # fmt: skip
     """Serve the dashboard until interrupted; port 0 picks a free one. Prints the URL first.
 
     Raises:
