@@ -630,6 +630,9 @@ def test_narrow_dark_and_keyboard(browser: Browser, dashboard: dict[str, Any], s
             browser.view(page)
             width = browser.js("[document.documentElement.scrollWidth, window.innerWidth]")
             assert width[0] <= width[1] == 800, (page, width)
+        browser.view(pages[2])
+        box = browser.js("document.querySelector('#search-input').getBoundingClientRect().width")
+        assert box > 600, box  # the search box keeps the page's width, not ~220 px
         for page, name in (
             ("#/memories", "memories-800"),
             (pages[1], "memory-800"),
