@@ -392,6 +392,8 @@ def test_the_program_help_lists_remember_and_what_a_group_holds(
         ln.split()[1] for ln in out.decode().splitlines() if ln.startswith("│ ") and ln[2] != " "
     ]
     assert verbs.index("init") < verbs.index("add") < verbs.index("search") < verbs.index("compact")
+    assert run_main(["add", "--help"], monkeypatch) == 0
+    assert b"<bool>" not in out + capsysbinary.readouterr().out  # a flag has no type to show
 
 
 @pytest.mark.usefixtures("workspace")
