@@ -90,10 +90,11 @@ def walk(root: Any, prog: str) -> Iterator[Entry]:
     """Every command under ``root`` (the root included), depth first in registration order."""
     from typer._click import Context
 
-    from nxs.clitool import unwrap
+    from nxs.clitool import defer_required
+
+    defer_required(root, prog)  # the help a user sees: as `nxs.clitool.main` does
 
     def visit(command: Any, path: tuple[str, ...], parent: Any) -> Iterator[Entry]:
-        command.help = unwrap(command.help)  # as `nxs.clitool.main` does
         ctx = Context(command, info_name=path[-1], parent=parent)
         yield Entry(path, False, None, _help(command, ctx))
         if not hasattr(command, "list_commands"):

@@ -2,9 +2,11 @@
 columns, captured from the real commands on a copy of the example workspace.
 
     python docs/gen_screens.py          (needs the default model: `nxm model setup`)
+    python docs/gen_screens.py --check  (exit 1 if docs/cli.md is stale)
 
 The copy is made in a temporary directory with its own user directories, so nothing of yours is
-read or written; the history shows an edit and its revert made on that copy at fixed times.
+read or written, and nothing is changed in it: each capture is what the same command prints on
+`.nxs-example` itself.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from nxs.paths import cache_dir
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / ".nxs-example"
 OUT = ROOT / "docs" / "cli.md"
-NOW = "2026-06-02T09:00:00Z"
 
 HEAD = """\
 # What the CLI shows
@@ -92,8 +93,6 @@ def main() -> int:
         }
         env.pop("NXS_WORKSPACE", None)
         key = "7c1c"  # the corrected decision
-        nxm(["update", key, "--priority", "HIGH", "--now", NOW], workspace, env)
-        nxm(["revert", key, "--now", "2026-06-02T09:05:00Z"], workspace, env)
         shots = [
             ("nxm list", ["list"]),
             ('nxm search "can I deploy on a Friday"', ["search", "can I deploy on a Friday"]),
@@ -106,7 +105,12 @@ def main() -> int:
             text = nxm(args, workspace, env)
             parts.append(f"## `{title}`\n\n```text\n$ {title}\n{text}\n```\n")
         parts.append(TAIL)
-    OUT.write_text("\n".join(parts), encoding="utf-8")
+    text = "\n".join(parts)
+    if "--check" in sys.argv:
+        stale = OUT.read_text(encoding="utf-8") != text
+        print(f"{OUT} is stale: run `python docs/gen_screens.py`" if stale else "current")
+        return int(stale)
+    OUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUT}")
     return 0
 

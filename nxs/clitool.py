@@ -285,11 +285,14 @@ def unwrap(text: str | None) -> str | None:
     return "\n\n".join(p if p.startswith(" ") else p.replace("\n", " ") for p in paragraphs)
 
 
-def _defer_required(command: Any, path: str) -> None:
+def defer_required(command: Any, path: str) -> None:
     """Let a derived verb's missing positional reach `validate` (help still marks it required),
-    which names the first missing one after reading the others, as the tool does; and `unwrap`
-    every verb's help."""
+    which names the first missing one after reading the others, as the tool does; and tidy
+    every verb's help: paragraphs `unwrap`ped, flags without a ``<bool>`` type."""
     command.help = unwrap(command.help)
+    for param in command.params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
     if path in VERBS:
         for param in command.params:
             if param.param_type_name == "argument":
@@ -301,11 +304,12 @@ def _defer_required(command: Any, path: str) -> None:
         option = made(ctx)
         if option is not None:
             _plain(option)  # a flag too
+            option.metavar = ""
         return option
 
     command.get_help_option = help_option
     for name, sub in (getattr(command, "commands", None) or {}).items():
-        _defer_required(sub, f"{path} {name}")
+        defer_required(sub, f"{path} {name}")
 
 
 def _plain(param: Any) -> None:
@@ -432,7 +436,7 @@ def main(app: typer.Typer, prog: str) -> None:
     as_json = "--json" in sys.argv[1:]
     _defer_help_extras()
     command = _command(app, sys.argv[1:])
-    _defer_required(command, prog)
+    defer_required(command, prog)
     try:
         code = command.main(args=sys.argv[1:], prog_name=prog, standalone_mode=False)
     except click_exc.NoArgsIsHelpError as exc:

@@ -313,12 +313,16 @@ def test_program_help_built_from_names_is_the_whole_apps_help(
     """`nxm --help` builds no verb's parameters (`clitool._listing`): same bytes as the full app."""
     import typer
 
+    from nxs.clitool import defer_required
+
     monkeypatch.setenv("COLUMNS", "100")
     for argv in (["--help"], ["-h"]):
         assert run_main(argv, monkeypatch) == 0
         listed = capsysbinary.readouterr().out
+        full = typer.main.get_command(app)
+        defer_required(full, "nxm")  # the help tidied as `main` tidies it
         with pytest.raises(SystemExit):
-            typer.main.get_command(app).main(args=argv, prog_name="nxm")
+            full.main(args=argv, prog_name="nxm")
         assert listed == capsysbinary.readouterr().out
         assert b"supersedes" in listed  # a verb's help text, not only its name
 
@@ -388,6 +392,8 @@ def test_the_program_help_lists_remember_and_what_a_group_holds(
         ln.split()[1] for ln in out.decode().splitlines() if ln.startswith("│ ") and ln[2] != " "
     ]
     assert verbs.index("init") < verbs.index("add") < verbs.index("search") < verbs.index("compact")
+    assert run_main(["add", "--help"], monkeypatch) == 0
+    assert b"<bool>" not in out + capsysbinary.readouterr().out  # a flag has no type to show
 
 
 @pytest.mark.usefixtures("workspace")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -84,10 +85,20 @@ def test_mcp_md_prime_examples_are_current() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_cli_md_captures_are_current() -> None:
+    """docs/cli.md shows what the verbs print on the example workspace, as the code prints it."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "gen_screens.py"), "--check"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_docs_link_to_existing_files() -> None:
     import re
 
-    for page in ("getting-started.md", "concepts.md", "benchmarks.md", "commands.md"):
+    for page in ("getting-started.md", "concepts.md", "benchmarks.md", "commands.md", "uninstall.md",
+                 "what-leaves.md"):  # fmt: skip
         text = (ROOT / "docs" / page).read_text(encoding="utf-8")
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
             assert (ROOT / "docs" / target).resolve().exists(), f"{page} links to missing {target}"

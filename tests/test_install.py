@@ -429,3 +429,29 @@ def test_installing_at_a_second_scope_warns_of_the_double_session_start(
     )
     warning = next(hint for hint in second["next"] if "also installed" in hint)
     assert "twice" in warning and "--scope user" in warning
+
+
+@pytest.mark.parametrize("host", PROJECT_HOSTS)
+def test_project_scope_uninstall_leaves_the_repository_as_it_was(
+    home: Path, workspace: Path, host: str
+) -> None:
+    before = {p for p in workspace.rglob("*") if p.is_file()}
+    install(host, scope="project", home=home)
+    removed = uninstall(host, scope="project", home=home)
+    assert removed["changes"] and all(c["backup"] is None for c in removed["changes"])
+    after = {p for p in workspace.rglob("*") if p.is_file()}
+    assert after == before  # no emptied host file, no "SessionStart": [], no .bak
+
+
+def test_project_scope_uninstall_keeps_what_else_the_files_hold(
+    home: Path, workspace: Path
+) -> None:
+    path = workspace / ".mcp.json"
+    write("claude-code", path, {"github": {"command": "gh"}})
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {"Stop": []}, "model": "opus"}\n')
+    install("claude-code", scope="project", home=home)
+    uninstall("claude-code", scope="project", home=home)
+    assert servers("claude-code", path) == {"github": {"command": "gh"}}
+    assert json.loads(settings.read_text()) == {"hooks": {"Stop": []}, "model": "opus"}

@@ -384,6 +384,16 @@ def test_history_shows_a_diff_when_the_event_keeps_previous_values(
         f.write(orjson.dumps(older, option=orjson.OPT_SORT_KEYS) + b"\n")
     browser.view(f"#/memory/{key}")
     assert "changed priority" in browser.text('#history li[data-type="UPDATED"]')
+    # A one-line text rewritten more than kept: the line before, then the line after.
+    rewrite = {"actor": "teammate", "at": "2026-01-04T03:04:05.000Z", "type": "UPDATED",
+               "data": {"fields": ["introduction"], "before": {"introduction": "Ship it Fridays"}}}  # fmt: skip
+    with log.open("ab") as f:
+        f.write(orjson.dumps(rewrite, option=orjson.OPT_SORT_KEYS) + b"\n")
+    browser.view(f"#/memory/{key}")
+    lines = browser.js(
+        f"[...document.querySelector('{intro}').querySelectorAll('pre.lines > *')].map(x => x.textContent)"
+    )
+    assert lines == ["- Ship it Fridays\n", f"+ {now['introduction']}\n"], lines
     browser.view(f"#/memory/{key}")
     shoot(browser, shots, "memory")
 
@@ -630,6 +640,9 @@ def test_narrow_dark_and_keyboard(browser: Browser, dashboard: dict[str, Any], s
             browser.view(page)
             width = browser.js("[document.documentElement.scrollWidth, window.innerWidth]")
             assert width[0] <= width[1] == 800, (page, width)
+        browser.view(pages[2])
+        box = browser.js("document.querySelector('#search-input').getBoundingClientRect().width")
+        assert box > 600, box  # the search box keeps the page's width, not ~220 px
         for page, name in (
             ("#/memories", "memories-800"),
             (pages[1], "memory-800"),

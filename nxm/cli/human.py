@@ -183,7 +183,7 @@ def change(e: dict[str, Any]) -> str:
         if before is None or field not in before:
             parts.append(_escape(field))
         elif field in TEXT_FIELDS:
-            parts.append(f"{_escape(field)} (was “{line(before[field], 30)}”)")
+            parts.append(f"{_escape(field)} (was “{line(before[field], 24)}”)")
         else:
             old = before[field]
             old = ", ".join(old) if isinstance(old, list) else old

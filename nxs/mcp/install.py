@@ -140,6 +140,19 @@ def _without_entry(spec: Host, text: str) -> str | None:
     return jsonc.remove_member(text, (spec.key,), SERVER_NAME)
 
 
+def _pruned(text: str, keys: tuple[str, ...]) -> str:
+    """A project's JSON file without the members along ``keys`` an uninstall left empty, or ''
+    (the file goes) when nothing is left: it held only what nxs wrote."""
+    for depth in range(len(keys), 0, -1):
+        node: Any = jsonc.parse(text).value
+        for key in keys[:depth]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node not in ({}, []):
+            break
+        text = hostfiles.json_remove(text, keys[: depth - 1], keys[depth - 1]) or text
+    return "" if jsonc.parse(text).value == {} else text
+
+
 def _hook_command(command: list[str], scope: str, tools: str | None) -> str:
     """The hook's command: the prime text for this host, naming the tools its server lists."""
     words = [*command, *HOOK_MARK.split(), "--seam", "mcp"]
@@ -197,15 +210,19 @@ def _drop_hook(path: Path, data: dict[str, Any]) -> list[Any] | None:
 _Plan = tuple[Path, str, str, str, str, list[str]]
 
 
-def _apply(plans: list[_Plan], dry_run: bool) -> list[dict[str, Any]]:
-    """Write every planned file (each read and checked first, so a refusal wrote nothing)."""
+def _apply(plans: list[_Plan], dry_run: bool, scope: str = "user") -> list[dict[str, Any]]:
+    """Write every planned file (each read and checked first, so a refusal wrote nothing); an
+    empty text deletes it. A project's files get no backup: git has them."""
     changes = []
     for path, what, action, summary, text, details in plans:
         backup = None
         if not dry_run:
-            if path.exists():
+            if path.exists() and scope != "project":
                 backup = str(hostfiles.backup(path))
-            hostfiles.write(path, text)
+            if text:
+                hostfiles.write(path, text)
+            else:
+                path.unlink(missing_ok=True)
         change = {"path": str(path), "what": what, "action": action, "summary": summary}
         changes.append({**change, "details": details, "backup": backup})
     return changes
@@ -285,7 +302,7 @@ def install(
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
             summary = f"{action} the SessionStart hook running `nxs {HOOK_MARK}`"
             plans.append((settings, "hook", action, summary, new, []))
-    changes = _apply(plans, dry_run)
+    changes = _apply(plans, dry_run, scope)
     options = serve_options(entry["args"])
     pinned = options is not None and "--workspace" in options[0]
     hints = _hints(spec, scope, root, pinned, command, bool(changes))
@@ -356,6 +373,8 @@ def uninstall(
                 code="BAD_HOST_CONFIG",
             )
         summary = f"removed the {SERVER_NAME!r} server from {spec.key!r}"
+        if scope == "project":
+            new = new.strip() and (new if spec.fmt == "toml" else _pruned(new, (spec.key,)))
         plans.append((path, "server", "removed", summary, new, []))
     if host == "claude-code":
         settings = hook_path(scope, project, home=home)
@@ -363,9 +382,10 @@ def uninstall(
         groups = _drop_hook(settings, hostfiles.parse_json(settings, hook_text, strict=True))
         if groups is not None:
             new = hostfiles.json_set(settings, hook_text, ("hooks",), "SessionStart", groups)
+            new = _pruned(new, ("hooks", "SessionStart")) if scope == "project" else new
             summary = "removed the SessionStart hook"
             plans.append((settings, "hook", "removed", summary, new, []))
-    changes = _apply(plans, dry_run)
+    changes = _apply(plans, dry_run, scope)
     hints = [f"restart {host} (or reload its MCP servers) to drop the server"] if changes else []
     report = {"host": host, "scope": scope, "dry_run": dry_run, "path": str(path)}
     return {**report, "changes": changes, "next": hints}

@@ -197,5 +197,10 @@ export function diffView(before, after) {
     return h("pre", { class: "diff lines" }, parts.map(([k, t]) =>
       h(k === "-" ? "del" : k === "+" ? "ins" : "span", { class: "line" }, `${k} ${t}\n`)));
   }
+  // A line rewritten more than kept reads better as the line before, then the line after.
+  const kept = parts.filter(([k, t]) => k === " " && t.trim()).length;
+  if (kept * 2 < Math.max(...[before, after].map((t) => t.split(/\s+/).filter(Boolean).length))) {
+    return h("pre", { class: "diff lines" }, h("del", { class: "line" }, `- ${before}\n`), h("ins", { class: "line" }, `+ ${after}\n`));
+  }
   return h("p", { class: "diff words" }, parts.map(([k, t]) => (k === " " ? t : h(k === "-" ? "del" : "ins", {}, t))));
 }
