@@ -149,7 +149,7 @@ def _pruned(text: str, keys: tuple[str, ...]) -> str:
             node = node.get(key) if isinstance(node, dict) else None
         if node not in ({}, []):
             break
-        text = hostfiles.json_remove(text, keys[: depth - 1], keys[depth - 1]) or text
+        text = jsonc.remove_member(text, keys[: depth - 1], keys[depth - 1]) or text
     return "" if jsonc.parse(text).value == {} else text
 
 
