@@ -5,9 +5,9 @@
     python -m bench.project_memory --model hash       # the test embedder (no model needed)
     python -m bench.project_memory --floor "nxs hybrid=0.5"   # drop hits scoring below 0.5
 
-The set (``data/``, described in docs/retrieval.md) is 300 memories of four invented teams
+The set (``data/``, described in docs/retrieval.md) is 319 memories of four invented teams
 (``data/memories/*.jsonl``: a payments API, a hiking app, a data platform, an infra team) and
-200 graded queries (``data/queries/*.jsonl``) of six kinds, each in the tuning or the held-out
+220 graded queries (``data/queries/*.jsonl``) of six kinds, each in the tuning or the held-out
 half. Every memory is added through `MemoryService.add` with ``now`` its own created time, in
 time order (with ``session_id`` for session notes, and ``supersedes`` when the service takes
 it); memories with ``closed`` are then closed at that time. Every query is searched with
