@@ -1,9 +1,10 @@
 """The entity-graph evaluation (issue 21): labelled project memories and questions by hop count.
 
-Two halves, each one made-up company's memories (``tune.json``, ``heldout.json``): every memory
+Three halves, each one made-up company's memories (``tune.json``, ``heldout.json``, and
+``heldout2.json``, written for issue 34 in other wordings: passives, lists, pronouns): every memory
 lists the entities it names (canonical name, type) and the relations one of its sentences
 states; ``aliases`` maps the other spellings the memories use to the canonical names. Each half
 has questions of 1, 2 and 3 hops and unanswerable ones (``answers: null``). The extractor and
-the query were tuned on ``tune.json`` only. `python -m bench.graph` scores both halves; see
+the query were tuned on ``tune.json`` only. `python -m bench.graph` scores every half; see
 docs/benchmarks.md ("Entity graph").
 """
