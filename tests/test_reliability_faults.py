@@ -210,6 +210,22 @@ def _umount(path: str) -> None:
         raise AssertionError(f"{path} was still in use: a store left a file open")
 
 
+@contextlib.contextmanager
+def _tmpfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A 3 MB tmpfs at ``tmp_path/disk`` (skipped where mount is not permitted), unmounted
+    after leaving the directory the test moved into."""
+    if not _can_mount(tmp_path):
+        pytest.skip("mount is not permitted here; the simulated test covers the logic")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        monkeypatch.chdir(tmp_path)
+        _umount(str(disk))
+
+
 def _real(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], bytes]:
     done = subprocess.run(
         ["nxm", *args, "--json", "--workspace", str(root)],
@@ -289,12 +305,7 @@ def test_full_disk_simulated(root: Path, monkeypatch: pytest.MonkeyPatch, capfd:
 
 
 def test_full_disk_mounted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not _can_mount(tmp_path):
-        pytest.skip("mount is not permitted here; the simulated test covers the logic")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
-    try:
+    with _tmpfs(tmp_path, monkeypatch) as disk:
         root = seeded_copy(disk / "proj")
         monkeypatch.chdir(root)
         filler = disk / "filler"
@@ -315,9 +326,6 @@ def test_full_disk_mounted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert set(acknowledged) <= set(state(root))
         healthy(root, 12)
         assert set(acknowledged) <= set(state(root))
-    finally:
-        monkeypatch.chdir(tmp_path)
-        _umount(str(disk))
 
 
 def test_reads_answer_on_a_full_disk_with_no_index_yet(
@@ -325,12 +333,7 @@ def test_reads_answer_on_a_full_disk_with_no_index_yet(
 ) -> None:
     """Issue 37: a clone on a full disk whose machine has no index yet (a fresh cache): every
     read answers from the files; a write refuses and writes nothing."""
-    if not _can_mount(tmp_path):
-        pytest.skip("mount is not permitted here")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
-    try:
+    with _tmpfs(tmp_path, monkeypatch) as disk:
         root = seeded_copy(disk / "proj")
         monkeypatch.chdir(root)
         monkeypatch.setenv("NXS_CACHE_DIR", str(disk / "cache"))  # the same disk
@@ -352,6 +355,3 @@ def test_reads_answer_on_a_full_disk_with_no_index_yet(
         code, answer, err = add(90)
         assert (code, answer["code"]) == (5, "STORE_WRITE_FAILED"), answer
         assert fingerprint(root) == before
-    finally:
-        monkeypatch.chdir(tmp_path)
-        _umount(str(disk))
