@@ -200,9 +200,9 @@ class MemoryService:
         supersedes: str | None = None, **provenance: Any,
     ) -> dict[str, Any]:  # fmt: skip
         """Add a memory under its content-hash key (the same body again: the stored one), with
-        the open memories it resembles; ``supersedes`` links and closes the old one."""
+        the open memories it resembles; ``supersedes`` links and closes the old one. Credentials
+        are refused before this runs, by the operation's scan of every field (`nxm.ops`)."""
         body, introduction = _body(body), _intro(introduction)
-        secrets.refuse(allow_secret, body=body, introduction=introduction)
         if provenance.get("user_id") is None:  # one person's store: theirs (docs/concepts.md)
             provenance["user_id"] = actor
         refs = _refs(scope, refs) or []
@@ -313,7 +313,6 @@ class MemoryService:
             )
         introduction = _intro(introduction) if introduction is not None else None
         body = _body(body) if body is not None else None
-        secrets.refuse(allow_secret, body=body, introduction=introduction)
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             before: dict[str, Any] = {}
@@ -364,7 +363,6 @@ class MemoryService:
     ) -> dict[str, Any]:  # fmt: skip
         """Set category, scope, refs or introduction; a call that changes nothing is refused."""
         introduction = _intro(introduction) if introduction is not None else None
-        secrets.refuse(introduction=introduction)  # (update --allow-secret may set it)
         category = self._one_spelling(category) if category else category
 
         def apply(r: dict[str, Any], current: dict[str, Any]) -> tuple[str, dict[str, Any]]:
