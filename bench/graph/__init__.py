@@ -1,7 +1,8 @@
 """The entity-graph evaluation (issue 21): labelled project memories and questions by hop count.
 
-Three halves, each one made-up company's memories (``tune.json``, ``heldout.json``, and
-``heldout2.json``, written for issue 34 in other wordings: passives, lists, pronouns): every memory
+Four halves, each one made-up company's memories (``tune.json``, ``heldout.json``,
+``heldout2.json``, written for issue 34 in other wordings: passives, lists, pronouns, and
+``heldout3.json``, written without reading the extractor, see README-heldout3.md): every memory
 lists the entities it names (canonical name, type) and the relations one of its sentences
 states; ``aliases`` maps the other spellings the memories use to the canonical names. Each half
 has questions of 1, 2 and 3 hops and unanswerable ones (``answers: null``). The extractor and

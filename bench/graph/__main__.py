@@ -33,7 +33,12 @@ from nxm.graph.query import ask  # noqa: E402
 from nxm.record import new_record  # noqa: E402
 
 HERE = Path(__file__).parent
-HALVES = (("tune", "tuning"), ("heldout", "held-out"), ("heldout2", "held-out 2 (new wordings)"))
+HALVES = (
+    ("tune", "tuning"),
+    ("heldout", "held-out"),
+    ("heldout2", "held-out 2 (new wordings)"),
+    ("heldout3", "held-out 3 (unseen)"),
+)
 NOW = "2026-06-01T10:00:00.000Z"
 UPDATED = "2026-03-01T09:00:00.000Z"
 NO_AGENT: dict[str, Any] = {"entities": {}, "relations": []}
@@ -178,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.graph", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--half", choices=("tune", "heldout", "heldout2", "both"), default="both")
+    parser.add_argument("--half", choices=(*dict(HALVES), "both"), default="both")
     parser.add_argument("--details", action="store_true", help="the tuning half's errors")
     parser.add_argument(
         "--details-heldout", action="store_true",
