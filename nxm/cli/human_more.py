@@ -299,7 +299,9 @@ def show(name: str, result: Any) -> None:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         err.print(f"[yellow]left out[/]: {_escape(problem['file'])}: {_escape(problem['problem'])}")
         err.print(f"  [dim]fix[/]: {_escape(problem['fix'])}")
-    reader = human.READERS.get(name) or READERS.get(name)
+    from nxm.cli import human_review
+
+    reader = human.READERS.get(name) or READERS.get(name) or human_review.READERS.get(name)
     if reader is not None:
         reader(out, result)
     elif isinstance(result, dict) and "memory" in result:
