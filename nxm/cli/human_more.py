@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.cli import human
+from nxm.cli import human, human_review
 from nxm.cli.human import FILL, FIXED, SHORT, _escape, cut, line, styled, table, when
 
 
@@ -288,6 +288,7 @@ READERS = {
     "graph_remove": _graph_remove, "knowledge": _knowledge, "stats": _stats,
     "profile": _profile, "entities": _entities,
 }  # fmt: skip
+READERS.update(human_review.READERS)
 
 
 def show(name: str, result: Any) -> None:
@@ -299,9 +300,7 @@ def show(name: str, result: Any) -> None:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         err.print(f"[yellow]left out[/]: {_escape(problem['file'])}: {_escape(problem['problem'])}")
         err.print(f"  [dim]fix[/]: {_escape(problem['fix'])}")
-    from nxm.cli import human_review
-
-    reader = human.READERS.get(name) or READERS.get(name) or human_review.READERS.get(name)
+    reader = human.READERS.get(name) or READERS.get(name)
     if reader is not None:
         reader(out, result)
     elif isinstance(result, dict) and "memory" in result:

@@ -26,7 +26,7 @@ OPERATIONS: list[Operation] = [
        params=(
            Param("limit", type="int", help="Events to return.", default=20, min=1, max=10_000),
            Param("key", help="Only this memory (key or prefix).", max_len=64),
-           Param("by", help="Only events by this actor (an author as nxs records it).", max_len=200),
+           Param("by", help="Only events by this actor (the author a write recorded).", max_len=200),
            Param("since", help="Only events at or after this date or time (ISO-8601).",
                  max_len=40),
        ),
