@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from nxm.cli.human import FILL, FIXED, SHORT, _escape, cut, line, table, when
+from nxm.cli.human import _escape, line, when
 
 MARK = {"added": "[green]+[/]", "changed": "[yellow]~[/]", "reopened": "[green]↺[/]",
         "restored": "[green]↺[/]", "closed": "[dim]-[/]", "superseded": "[dim]-[/]",
@@ -17,6 +17,8 @@ def _shown(value: Any, limit: int = 60) -> str:
 
 
 def _diff(out: Any, r: dict[str, Any]) -> None:
+    from rich.text import Text
+
     from nxm.review import KINDS, change_line, counted
 
     if r.get("markdown"):  # the block to paste, as is (not rich markup)
@@ -38,7 +40,8 @@ def _diff(out: Any, r: dict[str, Any]) -> None:
         for e in rows:
             tail = f" [dim]({e['status']})[/]" if kind == "added" and e["status"] != "open" else ""
             tail += " [yellow]uncommitted[/]" if e["uncommitted"] else ""
-            out.print(f"  {MARK[kind]} [cyan]{e['key'][:8]}[/]  {line(e['introduction'], room)}"
+            short = room - len(Text.from_markup(tail))
+            out.print(f"  {MARK[kind]} [cyan]{e['key'][:8]}[/]  {line(e['introduction'], short)}"
                       f"{tail}", soft_wrap=True)  # fmt: skip
             for old in e["replaces"]:
                 out.print(f"      replaces [cyan]{old[:8]}[/] {line(intro.get(old), room - 10)}")
@@ -49,7 +52,11 @@ def _diff(out: Any, r: dict[str, Any]) -> None:
                 votes = ", ".join(f"{n} {s.lower()}" for s, n in e["votes"].items())
                 out.print(f"      [dim]votes: {votes}[/]")
             for c in e["changes"]:
-                out.print(f"      {change_line(c, _shown)}", soft_wrap=True)
+                if c["field"] == "introduction":  # two long lines: one under the other
+                    out.print(f"      introduction: {line(c['old'], room - 14)}")
+                    out.print(f"                 → {line(c['new'], room - 14)}")
+                else:
+                    out.print(f"      {change_line(c, _shown)}", soft_wrap=True)
     if r["total"]:
         out.print(f"\n[dim]{r['total']} memor{'y' if r['total'] == 1 else 'ies'}: "
                   f"{counted(r['counts'])}[/]")  # fmt: skip
@@ -58,17 +65,19 @@ def _diff(out: Any, r: dict[str, Any]) -> None:
 
 
 def _log(out: Any, r: dict[str, Any]) -> None:
+    from nxm.cli.human import change
+
     if not r["events"]:
         out.print("[dim]no events match[/]")
         return
-    rows = table(("at", FIXED), ("actor", SHORT), ("event", FIXED), ("key", FIXED),
-                 ("introduction", FILL), ("commit", FIXED))  # fmt: skip
-    for e in r["events"]:
-        commit = e["commit"]["sha"][:8] if e["commit"] else ""
-        commit = "[yellow]uncommitted[/]" if e["uncommitted"] else commit
-        rows.add_row(when(e["at"]), _escape(str(e["actor"])), _escape(e["type"]),
-                     f"[cyan]{e['key'][:8]}[/]", cut(line(e["introduction"])), commit)  # fmt: skip
-    out.print(rows)
+    room = max(out.width - 23, 30)
+    for e in r["events"]:  # as `git log --oneline` does: the commit first, then what happened
+        commit = f"[yellow]{e['commit']['sha'][:11]:<11}[/]" if e["commit"] else " " * 11
+        commit = "[red]uncommitted[/]" if e["uncommitted"] else commit
+        what = change(e)
+        out.print(f"{commit}  {when(e['at'])}  [bold]{_escape(str(e['actor']))}[/]  "
+                  f"{_escape(e['type'])}{'  ' + what if what else ''}", soft_wrap=True)  # fmt: skip
+        out.print(f"{'':11}  [cyan]{e['key'][:8]}[/]  {line(e['introduction'], room)}")
     shown = len(r["events"])
     if shown < r["total"]:
         out.print(f"[dim]{shown} of {r['total']} events (--limit for more)[/]")
