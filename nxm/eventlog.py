@@ -51,7 +51,7 @@ def log(
                 rows.append((at, r["key"], n, e, r["introduction"]))
     rows.sort(reverse=True)
     shown = rows[:limit]
-    found = repository(service.ws.dir)
+    found = None if service.store.remote else repository(service.ws.dir)
     commits: dict[tuple[str, bytes], Any] = {}
     if found is not None:
         keys = {k for _, k, *_ in shown} if key is not None else None

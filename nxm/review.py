@@ -309,7 +309,15 @@ def changes(ws_dir: Path, base: str | None = None, quiet: bool = False) -> dict[
 
 
 def diff(service: Any, *, now: str, base: str | None = None, markdown: bool = False) -> dict:
-    """The memory changes of this branch (and the working tree) against ``base``."""
+    """The memory changes of this branch (and the working tree) against ``base``.
+
+    Raises:
+        ConflictError: the memories are not in git (a team store on object storage).
+    """
+    if service.store.remote:
+        raise ConflictError("this workspace keeps its memories in a team store on object "
+                            "storage, not in git: there is no branch to compare",
+                            suggestion="`nxm log` lists the store's events", code="NOT_IN_GIT")  # fmt: skip
     out = changes(service.ws.dir, base)
     assert out is not None
     if markdown:

@@ -332,3 +332,15 @@ def test_prime_says_what_the_branch_changed_only_on_a_branch(review: dict[str, A
     assert "This branch" not in prime()  # the default branch
     git(root, "checkout", "-qb", "empty")
     assert "This branch" not in prime()  # nothing changed
+
+
+def test_a_team_store_on_object_storage_has_no_branch_to_diff(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from nxm.review import diff
+    from nxs.errors import ConflictError
+
+    service = SimpleNamespace(store=SimpleNamespace(remote=True), ws=find(make_workspace(tmp_path)))
+    with pytest.raises(ConflictError) as info:
+        diff(service, now="2026-06-01T00:00:00Z")
+    assert info.value.code == "NOT_IN_GIT"
