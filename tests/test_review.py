@@ -344,3 +344,25 @@ def test_a_team_store_on_object_storage_has_no_branch_to_diff(tmp_path: Path) ->
     with pytest.raises(ConflictError) as info:
         diff(service, now="2026-06-01T00:00:00Z")
     assert info.value.code == "NOT_IN_GIT"
+
+
+def test_a_workspace_in_a_subdirectory_of_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "mono"
+    root = make_workspace(repo / "services" / "billing")
+    git(repo, "init", "-q", "-b", "main")
+    w = Clock(root)
+    old = w.add("S1")
+    commit(repo, "billing memories")
+    git(repo, "checkout", "-qb", "feat")
+    w("close", key=old)
+    commit(repo, "close S1")
+    new = w.add("S2")
+    got = cli(root, "diff")
+    assert [(c["key"], c["kind"], c["uncommitted"]) for c in got["changes"]] == [
+        (new, "added", True), (old, "closed", False)]  # fmt: skip
+    events = cli(root, "log")["events"]
+    assert [(e["key"], e["type"], e["commit"] and e["commit"]["subject"]) for e in events] == [
+        (new, "CREATED", None),
+        (old, "CLOSED", "close S1"),
+        (old, "CREATED", "billing memories"),
+    ]
