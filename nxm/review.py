@@ -102,6 +102,9 @@ def _target(git: Git, base: str | None, quiet: bool = False) -> tuple[str, str, 
         if default is None:
             if quiet:
                 return None
+            if not rows:  # not even one branch
+                raise ConflictError("this repository has no commit yet: there is nothing to "
+                                    "compare", suggestion="commit first", code="NO_COMMIT")  # fmt: skip
             raise ConflictError(
                 "this repository has no default branch (origin/HEAD, main or master) to "
                 "compare with", suggestion="pass BASE, e.g. `nxm diff develop`",

@@ -238,6 +238,12 @@ def test_a_bad_base_or_no_git_is_refused_and_writes_nothing(
     assert on_main["code"] == "ON_DEFAULT_BRANCH" and "nxm diff" in on_main["suggestion"]
     bare = make_workspace(tmp_path / "nogit")
     assert cli(bare, "diff", code=4)["code"] == "NOT_A_REPOSITORY"
+    git(bare, "init", "-q", "-b", "main")
+    assert cli(bare, "diff", code=4)["code"] == "NO_COMMIT"
+    git(bare, "checkout", "-q", "-b", "trunk")
+    commit(bare, "first")
+    assert cli(bare, "diff", code=4)["code"] == "NO_DEFAULT_BRANCH"  # neither main nor master
+    assert cli(bare, "diff", "trunk")["total"] == 0
 
 
 def test_on_the_default_branch_with_an_upstream_it_compares_with_the_upstream(
@@ -366,3 +372,28 @@ def test_a_workspace_in_a_subdirectory_of_the_repository(tmp_path: Path) -> None
         (old, "CLOSED", "close S1"),
         (old, "CREATED", "billing memories"),
     ]
+
+
+def test_after_a_rebase_the_branch_is_its_own_changes_and_the_log_its_new_commits(
+    tmp_path: Path,
+) -> None:
+    root = make_workspace(tmp_path / "proj")
+    git(root, "init", "-q", "-b", "main")
+    w = Clock(root)
+    shared, mine = w.add("R1"), w.add("R2")
+    commit(root, "main")
+    git(root, "checkout", "-qb", "feat")
+    w("update", key=mine, priority="LOW")
+    commit(root, "feat: R2 is LOW")
+    git(root, "checkout", "-q", "main")
+    w("close", key=shared)
+    theirs = w.add("R3")
+    commit(root, "main: close R1, add R3")
+    git(root, "checkout", "-q", "feat")
+    git(root, "rebase", "-q", "main")
+    got = cli(root, "diff")
+    assert [(c["key"], c["kind"]) for c in got["changes"]] == [(mine, "changed")]
+    assert got["merge_base"] == git(root, "rev-parse", "main")
+    log = {(e["key"], e["type"]): e["commit"]["sha"] for e in cli(root, "log")["events"]}
+    assert log[(mine, "UPDATED")] == git(root, "rev-parse", "HEAD")  # the rebased commit
+    assert log[(theirs, "CREATED")] == log[(shared, "CLOSED")] == git(root, "rev-parse", "main")
