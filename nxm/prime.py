@@ -170,6 +170,10 @@ def block(
         with contextlib.suppress(Exception):
             store.close()
     elsewhere = _elsewhere(found.others, seam, served)
+    with contextlib.suppress(Exception):  # a courtesy: git missing or odd must not fail a start
+        from nxm.review import branch_line
+
+        elsewhere += branch_line(ws.dir, seam, served)
     if unread:
         doctor = "`nxm doctor`"
         if seam == "mcp":

@@ -94,6 +94,16 @@ def test_cli_md_captures_are_current() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_concepts_md_review_captures_are_current() -> None:
+    """docs/concepts.md shows `nxm diff --markdown`, `nxm diff` and `nxm log` on a branch of the
+    example workspace, as the code prints them."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "gen_review.py"), "--check"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_docs_link_to_existing_files() -> None:
     import re
 

@@ -212,6 +212,8 @@ READ_ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_stats": {},
     "memory_profile": {"user": "alice"},
     "memory_entities": {},
+    "memory_diff": {"base": "HEAD"},  # the workspace is committed to git for it
+    "memory_log": {},
 }
 
 
@@ -223,6 +225,11 @@ def test_read_only_annotations_are_honest(tmp_path: Path) -> None:
         return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
     root = seeded_copy(tmp_path / "proj")
+    ident = {f"GIT_{w}_{f}": v for w in ("AUTHOR", "COMMITTER") for f, v in (("NAME", "t"),
+             ("EMAIL", "t@t"))}  # fmt: skip
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "seed"]):
+        subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True,
+                       env={**os.environ, **ident})  # fmt: skip
     seam = Seam(str(root), groups="all")
     annotated = {t.name: t.annotations.read_only_hint for t in seam.tools()}
     readers = [op for op in seam.ops if not op.writes]

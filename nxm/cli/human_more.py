@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nxm.cli import human
+from nxm.cli import human, human_review
 from nxm.cli.human import FILL, FIXED, SHORT, _escape, cut, line, styled, table, when
 
 
@@ -288,6 +288,7 @@ READERS = {
     "graph_remove": _graph_remove, "knowledge": _knowledge, "stats": _stats,
     "profile": _profile, "entities": _entities,
 }  # fmt: skip
+READERS.update(human_review.READERS)
 
 
 def show(name: str, result: Any) -> None:
