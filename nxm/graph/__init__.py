@@ -222,7 +222,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     sources: dict[str, list[str]] = {}
     users: dict[str, set[str]] = {}
     first: dict[str, tuple[str, int]] = {}
-    rels: list[tuple[str, str, str, str, int]] = []
+    rels: list[tuple[str, str, str, str, int, Any]] = []
     for r in support:
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
@@ -241,7 +241,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
             if user:
                 users[n].add(user)
         rels.extend(
-            (key, x["source"], x["relation"], x["target"], x["s"]) for x in got["relations"]
+            (key, x["source"], x["relation"], x["target"], x["s"], x.get("w", ()))
+            for x in got["relations"]
         )
     authored = agent["entities"]
     for n, a in authored.items():
@@ -289,13 +290,14 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     graph.names.update({short: graph.names[full] for short, full in alias.items()})
     triples: dict[tuple[str, str, str], dict[str, Any]] = {}
     ids = {}  # surface name -> entity id (norm() is the hot spot of a large graph)
-    for key, src, relation, tgt, s in rels:
+    for key, src, relation, tgt, s, said in rels:
         for name in (src, tgt):
             if name not in ids:
                 ids[name] = graph.names.get(norm(name))
         a, b = ids[src], ids[tgt]
         if a and b and a != b:
             rel = _relation(triples, a, relation, b)
+            rel["said"].update(said)  # the relation's own words ("written", "runs"), for questions
             if rel["sourceMemoryIds"][-1:] != [key]:
                 rel["sourceMemoryIds"].append(key)
                 rel["evidence"].append({"memory": key, "sentence": s})
@@ -313,7 +315,7 @@ def _relation(triples: dict[tuple, Any], a: str, relation: str, b: str) -> dict[
     if rel is None:
         rel = triples[a, relation, b] = {
             "id": relation_id(a, relation, b), "source": a, "relation": relation, "target": b,
-            "sourceMemoryIds": [], "evidence": [], "authored": False,
+            "sourceMemoryIds": [], "evidence": [], "authored": False, "said": set(),
         }  # fmt: skip
     return rel
 

@@ -17,6 +17,8 @@ from itertools import permutations
 from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
+from nxm.graph.connectors import FAMILY as _FAMILY
+from nxm.graph.connectors import stem
 from nxm.graph.extract import question_mentions
 from nxm.graph.names import fold, listed_spans, norm
 from nxs.errors import ValidationError
@@ -30,27 +32,7 @@ WEAK = 0.5  # below this share of the question's words explained, the best candi
 SINGLE = frozenset({
     ("LOCATED_IN", OUT), ("WORKS_AT", OUT), ("REPORTS_TO", OUT), ("LEADS", IN), ("OWNS", IN),
 })  # fmt: skip
-# The words that name a relation in a question or a sentence. A plain word is a verb (its subject
-# is the relation's source); "word+" a noun for the source ("the owner of X"), "word-" a noun for
-# the target ("X's dependencies"), "word~" a verb whose subject is the target ("X employs Y").
 # fmt: off
-RELATION_WORDS: dict[str, str] = {
-    "OWNS": "own owner+ owning maintain maintainer+ responsible responsibility look care contact+ "
-            "ask charge belong~ run",
-    "LEADS": "lead leader+ head manage manager+ run charge director+ direct boss+",
-    "REPORTS_TO": "report manager- boss- supervisor- manage~ supervise~ answer",
-    "WORKS_AT": "work employ~ employer- employee+ staff+ company- job join hire~ firm-",
-    "MEMBER_OF": "member+ team- squad- group- part join belong sit",
-    "LOCATED_IN": "base located location- live sit city- country- region- office- headquarter "
-                  "host place- where-",
-    "USES": "use built build written write run stack- tool- language- database- db- framework- "
-            "store host deploy talk backed library- technology- tech-",
-    "DEPENDS_ON": "depend dependency- dependencies- rely require need call",
-    "PREFERS": "prefer like favourite favorite love",
-    "REPLACES": "replace replacement+ migrate move switch instead previous- old- predecessor- "
-                "successor+ retire",
-    "PART_OF": "part component+ belong inside contain~ include~",
-}
 # Nouns that set the type of answer wanted ("which city", "what language").
 TYPE_WORDS: dict[str, str] = {
     **dict.fromkeys("person people someone engineer developer designer".split(), "PERSON"),
@@ -69,7 +51,8 @@ _STOP = frozenset("""a an the of and or to in on at for with by is are was were 
 did has have had who whom whose what which where when why how that this these those it its their
 our my me i we you your they them he she his her there here s now currently today still please
 also actually exactly right moment nowadays days tell know name list give show find identify
-about should could would can will may might any some all""".split())
+about should could would can will may might any some all after over up out into under off down
+across through via per than""".split())
 _ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
@@ -80,29 +63,6 @@ _NOT_ANCHOR = frozenset(
 )
 # fmt: on
 _BACK = {IN: OUT, OUT: IN}
-
-
-def stem(word: str) -> str:
-    """A light stem: "maintainers", "maintained", "maintaining" -> "maintain"."""
-    w = word.casefold()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    for suffix in ("ing", "ers", "er", "ed", "es", "s"):
-        if len(w) - len(suffix) >= 3 and w.endswith(suffix) and not w.endswith("ss"):
-            w = w[: -len(suffix)]
-            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "ls":
-                w = w[:-1]  # "running" -> "run"
-            break
-    return w[:-1] if len(w) > 3 and w.endswith("e") else w
-
-
-# stem -> [(relation, role)]: role "" a verb, "+" / "-" a noun for the source / the target,
-# "~" a verb whose subject is the target
-_FAMILY: dict[str, list[tuple[str, str]]] = {}
-for _rel, _words in RELATION_WORDS.items():
-    for _w in _words.split():
-        _role = _w[-1] if _w[-1] in "+-~" else ""
-        _FAMILY.setdefault(stem(_w.rstrip("+-~")), []).append((_rel, _role))
 
 
 def _type_of(word: str) -> str | None:
@@ -180,6 +140,7 @@ class _Question:
         self.words: list[tuple[int, str, bool]] = []  # (position, stem, passive: "by" follows)
         self.optional: list[tuple[int, str, bool]] = []  # type nouns: may explain, need not
         self.type_word = next((w for _, w in toks if w in _WH), "")
+        toks_words = [w for _, w in toks]
         self.types = _WH.get(self.type_word)
         for i, (pos, w) in enumerate(toks):
             st = stem(w)
@@ -194,6 +155,7 @@ class _Question:
             if w in _STOP:
                 continue
             (self.optional if kind else self.words).append((pos, st, passive))
+        self.via = [_type_of(w) for w in toks_words if w != self.type_word and _type_of(w)]
         if self.type_word == "where" and any(st == "work" for _, st, _ in self.words):
             self.types = frozenset({"PLACE", "ORGANIZATION"})  # "where does X work"
 
@@ -216,7 +178,7 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     out: dict[int, tuple[float, int]] = {}
     for i, (pos, st, passive) in enumerate(q.words + q.optional):
         roles = [r for rl, r in _FAMILY.get(st, ()) if rl == label]
-        if roles or st in label_words:
+        if roles or st in label_words or st in rel["said"]:
             role = roles[0] if roles else ""
             if role in "+-":  # a noun: "+" names the source, so the hop is walked backwards
                 agree = 1 if (way == IN) == (role == "+") else -1
@@ -226,13 +188,13 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
                 agree = 1 if subject == (way == OUT) else -1
             else:
                 agree = 0
-            out[i] = (1.0, agree)
+            out[i] = (1.0 if st in rel["said"] else 0.8, agree)
             continue
         if sentence is None:
             sentence = _words_of(graph, rel)
         if st in sentence and i < len(q.words) and st not in _FAMILY:  # a relation's word only
             # names that relation; a type noun in a sentence explains nothing
-            out[i] = (0.6, 0)
+            out[i] = (0.5, 0)
     return out
 
 
@@ -261,16 +223,29 @@ def _stale(graph: Graph) -> set[str]:
     return got
 
 
-def _assign(hops: list[dict[int, tuple[float, int]]]) -> tuple[float, int, set[int]] | None:
-    """The best way to give each hop a distinct explaining word: (strength, agreement, words)."""
+def _assign(hops: list[dict[int, tuple[float, int]]], needed: set[int]) -> tuple | None:
+    """The best way to give each hop a distinct explaining word: (strength, agreement, words),
+    giving every ``needed`` word (one that names a relation) a hop of its own, or None."""
     best = None
     for pick in permutations(sorted({i for h in hops for i in h}), len(hops)):
-        if all(i in h for i, h in zip(pick, hops, strict=True)):
+        if all(i in h for i, h in zip(pick, hops, strict=True)) and needed <= set(pick):
             got = (sum(h[i][0] for i, h in zip(pick, hops, strict=True)) / len(hops),
                    sum(h[i][1] for i, h in zip(pick, hops, strict=True)))  # fmt: skip
             if best is None or got > best[:2]:
                 best = (*got, set(pick))
     return best
+
+
+def _kinds(graph: Graph, q: _Question, hops: list) -> int:
+    """How many of the kinds the question names on the way ("the team that owns X") the path's
+    middle entities are."""
+    middle = [graph.entities[h[2]]["type"] for h in hops[:-1]]
+    got = 0
+    for kind in q.via:
+        if kind in middle:
+            middle.remove(kind)
+            got += 1
+    return got
 
 
 def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, list]]:
@@ -279,6 +254,7 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
     best: dict[str, tuple[tuple, list]] = {}
     n_words = len(q.words)
     words = q.words + q.optional
+    needed = {i for i, w in enumerate(q.words) if w[1] in _FAMILY}
 
     def walk(eid: str, trail: list, expl: list, seen: set[str]) -> None:
         for rel, other, way in graph.edges(eid):
@@ -288,15 +264,13 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
             if not got and (words or trail):
                 continue
             hops, explained = [*trail, (eid, rel, other)], [*expl, got]
-            fit = _assign(explained) if words else (1.0, 0, set())
-            if fit is None:
-                continue
             if q.types is None or graph.entities[other]["type"] in q.types:
+                fit = _assign(explained, needed) if words else (1.0, 0, set())
                 covered = {i for h in explained for i in h if i < n_words}
                 share = len(covered) / n_words if n_words else 1.0
-                if any(q.words[i][1] in _FAMILY for i in range(n_words) if i not in covered):
-                    share = 0.0  # it asks for a relation this path does not have
-                key = (share, fit[0], fit[1], -len(hops))
+                if fit is None:  # a word that names a relation this path does not have
+                    fit, share = (0.0, 0, set()), 0.0
+                key = (share, _kinds(graph, q, hops), fit[0], fit[1], -len(hops))
                 if other not in best or key > best[other][0]:
                     best[other] = (key, hops)
             if len(hops) < MAX_HOPS and (words or not hops):
@@ -361,7 +335,7 @@ def _walked(graph: Graph, trails: list[list], answers: list[str], key: tuple,
     if hops > 1 or any(n.casefold() not in quoted.casefold() for n in names):
         quoted = f"{', '.join(names)}. {quoted}"  # the answer first when the quotes hide it
     strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    confidence = round((0.75 + 0.2 * strong / len(chosen)) * min(1.0, key[1] * key[2]), 2)
+    confidence = round((0.75 + 0.2 * strong / len(chosen)) * min(1.0, key[1] * key[3]), 2)
     path = [{
         "relation": hop[1]["relation"],
         "direction": OUT if hop[1]["source"] == hop[0] else IN,
@@ -437,4 +411,4 @@ def _answer(
     }  # fmt: skip
 
 
-__all__ = ["DONT_KNOW", "IN", "OUT", "RELATION_WORDS", "SINGLE", "ask", "mentioned", "stem"]
+__all__ = ["DONT_KNOW", "IN", "OUT", "SINGLE", "ask", "mentioned"]

@@ -10,12 +10,15 @@ import re
 from typing import Any
 
 import nxm.graph.lexicon as lex
-from nxm.graph.connectors import ROLE_VOTES, allowed, connect, gap_words, kind_of, person_role
+from nxm.graph.connectors import (
+    FAMILY, ROLE_VOTES, allowed, connect, gap_words, kind_of, person_role, stem,
+)
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
+_WORDS = re.compile(r"[a-z]+")
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
 _KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
@@ -47,6 +50,7 @@ _ARTICLES = ("a", "an", "this", "that")
 _NOT_NAME = re.compile(r"^(?:[A-Z0-9]{2,}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"(?:^|(?<=;)\s+|(?<=:)\s+)(he|she|it|they)\b", re.IGNORECASE)
+_OBJECT = re.compile(r"\b(?:owns|maintains|runs|leads|manages|uses|replaced|looks after)\s+(it)\b")
 _PERSON_BEFORE = re.compile(
     r"(?:\bask|\basking|\bping|\btalk to|\bcheck with|\bchecked with|\bcc|\bemail|\bmessage|"
     r"\bthanks to|\bassigned to|\baccording to|\bcontact|\breach out to|\bescalate to|"
@@ -55,6 +59,11 @@ _PERSON_BEFORE = re.compile(
 )
 _PLACE_SUBJECT = re.compile(r"(?:is|are) (?:based|located|headquartered) in\b")
 _RELATIVE = re.compile(r"^\s*(?:,\s*)?(?:which|who|that)\s+(.*)$", re.DOTALL)
+_SWAP = re.compile(
+    r"(?:\b(?:moved|migrated|switched|went|moving|migrating|switching)\b[\w\s]{0,30}\bfrom"
+    r"|\b(?:replaced|replacing|swapped|swapping|dropped|dropping))\s+(?:the\s+|our\s+)?$",
+    re.IGNORECASE,
+)
 _NAME_LIST = re.compile(rf"\s*(?:,|and|&)\s+{_UP}")
 _AND = re.compile(r"(?:,\s*)?\band\s+")
 _LIST_SEP = re.compile(r"(?:,|, and|and|or|, or|/|&)")
@@ -223,29 +232,55 @@ def _pronouns(
         name = here.name if here is not None else (last_person if person else last_thing)
         if name:
             found.append(_Mention(start, end, name, "coref", {}))
+    for m in _OBJECT.finditer(sent):  # "the data team maintains it": the last sentence's subject
+        if last_thing and found and m.start() > found[0].end and m.start(1) > 0:
+            if all(k.name != last_thing and not k.start < m.end() <= k.end for k in found):
+                found.append(_Mention(m.start(1), m.end(1), last_thing, "coref", {}))
     found.sort(key=lambda k: k.start)
 
 
-def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Mention]]:
-    """(source, relation, target) for each neighbouring pair of mentions whose gap states one."""
-    pairs: list[tuple[_Mention, str, _Mention]] = []
+Pair = tuple["_Mention", str, "_Mention", str]  # (source, relation, target, connecting words)
+
+
+def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
+    """(source, relation, target, words) for each neighbouring pair of mentions whose gap states
+    one."""
+    pairs: list[Pair] = []
     subject = found[0] if found else None
+    aside: _Mention | None = None  # the noun an apposition ("A, led by B, owns C") is about
     for a, b in zip(found, found[1:], strict=False):
         between = sent[a.end : b.start]
-        got = connect(between)
         source = a
+        if aside is not None and between.lstrip()[:1] in ",)":
+            source, aside = aside, None  # the apposition closes: the clause is about its noun
+            between = between.lstrip()[1:]
+        got = connect(between)
+        if got is not None and between.lstrip()[:1] in ",(":
+            aside = a
+        if got is None and _SWAP.search(sent[: a.start]):  # "moved from A (on X) to B",
+            gap = gap_words(between)  # "replaced A with B", "dropped A for B": B replaces A
+            if gap in ("to", "with", "for") or (gap.endswith(" to") and len(gap.split()) <= 4):
+                pairs.append((b, "REPLACES", a, sent[: a.start][-30:]))
+                continue
         if got is None and (rel := _RELATIVE.match(between)):
             got = connect(rel.group(1))  # "recon-etl, which runs on Airflow"
             subject = a  # "…, which are written in Python and use dbt": the clause's subject
         if got is None:
             # "X works at Y and uses Z", "X is built with Y and owned by Z": the clause after
             # the last "and" continues the sentence's subject
+            i = found.index(a)
+            if gap_words(between) in _PREPOSITION and i > 0 and pairs and (
+                pairs[-1][2] is found[i - 1]
+                and gap_words(sent[found[i - 1].end : a.start]) in (",", ", the", "; the", ";")
+            ):
+                pairs.append((a, pairs[-1][1], b, pairs[-1][3]))  # "A is based in B, the C team in D"
+                continue
             parts = _AND.split(between)
             if len(parts) < 2:
                 continue
             rest = gap_words(parts[-1])
             if rest in _PREPOSITION and pairs and pairs[-1][2] is a:
-                pairs.append((pairs[-1][0], pairs[-1][1], b))  # "on A for x and on B"
+                pairs.append((*pairs[-1][:2], b, pairs[-1][3]))  # "on A for x and on B"
                 continue
             if (got := connect(parts[-1])) is None:
                 continue
@@ -256,24 +291,22 @@ def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Menti
             continue
         ok = allowed(relation, source, target)
         if ok is not None:
-            pairs.append((source, ok, target))
-    # lists: "A uses B, C and D" / "A and B work at C"
+            pairs.append((source, ok, target, between))
+    # lists: "A uses B, C and D" / "A and B work at C" / "A, B and C are owned by D"
     gaps = (" ".join(sent[a.end : b.start].split()) for a, b in zip(found, found[1:], strict=False))
     listed = [_LIST_SEP.fullmatch(gap) is not None for gap in gaps]  # found[i] and [i + 1] in one
-    for source, relation, target in list(pairs):
-        sources = [s for s, _, _ in pairs]
-        idx = found.index(target)
-        while idx + 1 < len(found) and listed[idx]:
-            idx += 1
-            if any(found[idx] is s for s in sources):
-                break
-            pairs.append((source, relation, found[idx]))
-        idx = found.index(source)
-        while idx > 0 and listed[idx - 1]:
-            idx -= 1
-            if any(t is found[idx] for _, _, t in pairs):
-                break
-            pairs.append((found[idx], relation, target))
+    for source, relation, target, words in list(pairs):
+        ends = [p[0] for p in pairs] + [p[2] for p in pairs]
+        first, last = sorted((source, target), key=lambda m: m.start)
+        for end, step in ((last, 1), (first, -1)):
+            idx = found.index(end)
+            while 0 <= idx + step < len(found) and listed[min(idx, idx + step)]:
+                idx += step
+                if any(found[idx] is e for e in ends):
+                    break
+                other = found[idx]
+                pairs.append((other, relation, target, words) if end is source
+                             else (source, relation, other, words))  # fmt: skip
     return pairs
 
 
@@ -308,7 +341,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
         pairs = _pairs(sent, found)
         related: set[int] = set()
         seen = set()
-        for source, relation, target in pairs:
+        for source, relation, target, words in pairs:
             if norm(source.name) == norm(target.name):
                 continue
             related.update((id(source), id(target)))
@@ -320,9 +353,9 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             triple = (source.name, relation, target.name)
             if triple not in seen:
                 seen.add(triple)
-                relations.append(
-                    {"source": source.name, "relation": relation, "target": target.name, "s": i}
-                )
+                said = sorted({st for w in _WORDS.findall(words.lower()) if (st := stem(w)) in FAMILY})
+                relations.append({"source": source.name, "relation": relation,
+                                  "target": target.name, "s": i, "w": said})  # fmt: skip
         subject = next((m.name for m in found if m.kind == "coref"), None)
         for m in found:
             if m.kind == "coref":
