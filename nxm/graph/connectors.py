@@ -36,7 +36,8 @@ def _c(*patterns: str) -> re.Pattern[str]:
 # Tense is folded first ("was" -> "is", "has been" -> "is"); "(" and "," open an apposition.
 # fmt: off
 CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
-    ("REPORTS_TO", False, _c(r"reports? to", r"reported to", r"is managed by")),
+    ("REPORTS_TO", False, _c(r"reports? (?:in|up )?to", r"reported to", r"is managed by",
+                             r"works? under")),
     ("LOCATED_IN", False, _c(
         r"(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) in", r"lives? in",
         r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in",
@@ -49,13 +50,14 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     ("OWNS", True, _c(
         r"(?:is |are |, |\()?(?:owned|maintained|looked after|run|operated|managed|supported) by",
         r"'s owner is", r"(?:is|are) the responsibility of", r"belongs? to",
-        r"\( ?(?:owner|maintainer|owned by)[:,]?",
+        r"\( ?(?:owner|maintainer|owned by)[:,]?", r"(?:sits|lies|rests) with",
     )),
     ("USES", True, _c(r"(?:is|are) used by")),
     ("REPLACES", True, _c(r"(?:is |are )?(?:replaced|superseded|succeeded) by")),
     ("PART_OF", True, _c(r"(?:includes|include|contains|contain|consists of)")),
     ("LEADS", False, _c(
-        r"(?:leads|lead|led|heads|headed|manages|managed|is leading|has led|runs)",
+        r"(?:leads|lead|led|heads|headed|manages|managed|is leading|has led|runs|is running)",
+        r"(?:oversees|oversaw|supervises|heads up|is heading)",
         r"(?:is|,|, is) (?:the )?(?:[\w-]+ )?(?:lead|head|manager|director) (?:of|for|on)",
         r"took over (?:as )?(?:the )?(?:lead|head) of", r"took over", r"is in charge of",
     )),
@@ -63,7 +65,8 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"(?:owns|own|owned|maintains|maintain|maintained|operates|supports)",
         r"(?:is|are|,|, is|, are) (?:the )?(?:owners?|maintainers?) of", r"(?:is|are) responsible for",
         r"looks after", r"look after", r"takes care of", r"is the (?:point of )?contact for",
-        r"(?:is|are) on the hook for",
+        r"(?:is|are) on the hook for", r"(?:is|are) the go-to(?: person| contact)? for",
+        r"(?:is|are) the (?:point person|expert|dri|contact person) (?:for|on)",
     )),
     ("PREFERS", False, _c(
         r"(?:prefers|prefer|preferred|likes|loves|favou?rs)(?: using| to use)?",
@@ -82,10 +85,15 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"runs? on", r"(?:is |are )?written in", r"(?:is |are )?(?:deployed|running) (?:on|to)",
         r"deploys to", r"(?:is )?hosted (?:on|at)", r"stores (?:its )?[\w ]{1,20} in",
         r"switched to", r"(?:is )?migrated to", r"adopted", r"talks to", r"(?:is |are )?backed by",
-        r"(?:is |are )?powered by", r"(?:is |are )?implemented in", r"(?:sits|runs) on top of",
+        r"(?:is |are )?powered by", r"(?:is |are )?implemented (?:in|with)", r"(?:sits|runs) on top of",
+        r"reads? from", r"writes? to", r"publishes (?:events )?to", r"consumes? from", r"queries",
+        r"caches (?:\w+ )?in", r"persists (?:\w+ )?(?:to|in)", r"leverages",
+        r"'s (?:[\w-]+ ){0,2}(?:database|db|datastore|stack|language|framework|queue|cache|store|"
+        r"storage|runtime|backend|broker) (?:is|are)",
     )),
     ("MEMBER_OF", False, _c(
         r"(?:is|are) (?:on|in|part of|a member of|member of)", r"joined", r"works? (?:on|in)",
+        r", (?:a |an )?(?:member|part) of", r"sits? (?:on|with)",
         rf"(?:is|, ) ?(?:an?|the) {_TITLE} (?:in|on)",
     )),
     ("WORKS_AT", False, _c(
@@ -199,6 +207,8 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
         if tkind != "ORGANIZATION" and target.kind != "caps":
             return None
         relation = "WORKS_AT"
+    if relation == "REPORTS_TO" and _team(target):
+        return "MEMBER_OF"  # "works under the platform team"
     if relation in ("WORKS_AT", "REPORTS_TO") and tkind == "THING":
         if target.kind in ("dict", "np", "kebab"):
             return None

@@ -11,7 +11,7 @@ from typing import Any
 
 import nxm.graph.lexicon as lex
 from nxm.graph.connectors import (
-    FAMILY, ROLE_VOTES, allowed, connect, gap_words, kind_of, person_role, stem,
+    FAMILY, ROLE_VOTES, _team, allowed, connect, gap_words, kind_of, person_role, stem,
 )
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
@@ -60,7 +60,7 @@ _PERSON_BEFORE = re.compile(
 _PLACE_SUBJECT = re.compile(r"(?:is|are) (?:based|located|headquartered) in\b")
 _RELATIVE = re.compile(r"^\s*(?:,\s*)?(?:which|who|that)\s+(.*)$", re.DOTALL)
 _SWAP = re.compile(
-    r"(?:\b(?:moved|migrated|switched|went|moving|migrating|switching)\b[\w\s]{0,30}\bfrom"
+    r"(?:\b(?:moved|migrated|switched|went|moving|migrating|switching)\b[\w\s-]{0,30}\bfrom"
     r"|\b(?:replaced|replacing|swapped|swapping|dropped|dropping))\s+(?:the\s+|our\s+)?$",
     re.IGNORECASE,
 )
@@ -239,6 +239,30 @@ def _pronouns(
     found.sort(key=lambda k: k.start)
 
 
+_POSSESSED = re.compile(r"\s*['’]s\s+(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
+_HEAD_AFTER = re.compile(rf"\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS | lex.COMPONENT_SUFFIXES)})\b")
+
+
+def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple | None:
+    """Relations stated around a pair rather than between it: "A is B's lead", "A (Berlin)",
+    "A is a Go service"."""
+    if gap in ("is", "is the", ",", ", the") and (m := _POSSESSED.match(sent, b.end)):
+        role = m.group(1)
+        if role in ("owner", "maintainer"):
+            return (a, "OWNS", b)
+        if role == "manager" and kind_of(b) == "PERSON":
+            return (b, "REPORTS_TO", a)
+        return (a, "LEADS", b) if kind_of(a) == "PERSON" else None
+    if b.kind == "dict" and kind_of(b) == "PLACE" and kind_of(a) != "PLACE" and (
+        gap in ("(", ",") or (gap == "in" and first)
+    ):
+        return (a, "LOCATED_IN", b)  # "the platform team in Berlin", "Dana Kim (Lisbon)"
+    if b.kind == "dict" and kind_of(b) == "THING" and gap in ("is a", "is an", ", a", ", an"):
+        if _HEAD_AFTER.match(sent, b.end) and kind_of(a) == "THING":
+            return (a, "USES", b)  # "route-planner is a Rust service"
+    return None
+
+
 Pair = tuple["_Mention", str, "_Mention", str]  # (source, relation, target, connecting words)
 
 
@@ -251,10 +275,19 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     for a, b in zip(found, found[1:], strict=False):
         between = sent[a.end : b.start]
         source = a
-        if aside is not None and between.lstrip()[:1] in ",)":
+        if aside is not None and kind_of(a) == "PLACE" and a.kind == "dict":
+            source, aside = aside, None  # "the platform team in Berlin owns …": an aside
+            between = between.lstrip(" ,)")
+        elif aside is not None and between.lstrip()[:1] in ",)":
             source, aside = aside, None  # the apposition closes: the clause is about its noun
             between = between.lstrip()[1:]
         got = connect(between)
+        gap = gap_words(between)
+        if got is None and (said := _said(sent, gap, a, b, a is found[0])) is not None:
+            pairs.append((*said, between))
+            if said[1] == "LOCATED_IN":
+                aside = a
+            continue
         if got is not None and between.lstrip()[:1] in ",(":
             aside = a
         if got is None and _SWAP.search(sent[: a.start]):  # "moved from A (on X) to B",
@@ -290,6 +323,11 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         if source is target:
             continue
         ok = allowed(relation, source, target)
+        if ok in ("LEADS", "OWNS") and target.votes.get("PERSON", 0) >= 2:  # surely a person
+            if ok == "LEADS" and kind_of(source) == "PERSON":  # a person led by one reports to them
+                source, target, ok = target, source, "REPORTS_TO"
+            elif ok == "OWNS" and _team(source):  # "Omar belongs to the platform team"
+                source, target, ok = target, source, "MEMBER_OF"
         if ok is not None:
             pairs.append((source, ok, target, between))
     # lists: "A uses B, C and D" / "A and B work at C" / "A, B and C are owned by D"
