@@ -45,6 +45,7 @@ TYPE_WORDS: dict[str, str] = {
                     "module package backend frontend".split(), "THING"),
 }
 _WHO = frozenset({"PERSON", "ORGANIZATION"})
+_WHERE = {"WORKS_AT": "ORGANIZATION", "MEMBER_OF": "ORGANIZATION", "USES": "THING"}
 _WH = {"who": _WHO, "whom": _WHO, "where": frozenset({"PLACE"}), "what": frozenset({"THING"}),
        "which": None}
 _STOP = frozenset("""a an the of and or to in on at for with by is are was were be been do does
@@ -156,8 +157,9 @@ class _Question:
                 continue
             (self.optional if kind else self.words).append((pos, st, passive))
         self.via = [_type_of(w) for w in toks_words if w != self.type_word and _type_of(w)]
-        if self.type_word == "where" and any(st == "work" for _, st, _ in self.words):
-            self.types = frozenset({"PLACE", "ORGANIZATION"})  # "where does X work"
+        if self.type_word == "where":  # "where does X work": a company; "deployed": a platform
+            rels = {r for _, st, _ in self.words for r, _ in _FAMILY.get(st, ())}
+            self.types = frozenset({"PLACE"} | {t for r, t in _WHERE.items() if r in rels})
 
 
 def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
@@ -310,8 +312,8 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     wanted = "/".join(sorted(q.types)) if q.types else "an answer"
     names = " / ".join(graph.entities[e]["name"] for e in found)
     if not scored:
-        return _answer(f"I don't know: no open memory links {names} to {_a(wanted)} the question "
-                       "asks for.", 0.0, used)  # fmt: skip
+        return _answer(f"I don't know: no open memory links {names} to {_a(wanted)} in the way "
+                       "the question asks.", 0.0, used)  # fmt: skip
     top = max(k for k, _ in scored.values())
     if top[1] < WEAK:
         return _answer(f"I don't know: nothing linked to {names} fits the question well enough.",
@@ -322,7 +324,7 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
 
 
 def _a(wanted: str) -> str:
-    return {"PERSON/ORGANIZATION": "a person or team", "PLACE": "a place", "THING": "a thing",
+    return {"ORGANIZATION/PERSON": "a person or team", "PLACE": "a place", "THING": "a thing",
             "ORGANIZATION": "an organisation", "PERSON": "a person"}.get(wanted, wanted)  # fmt: skip
 
 
@@ -335,7 +337,7 @@ def _walked(graph: Graph, trails: list[list], answers: list[str], key: tuple,
     if hops > 1 or any(n.casefold() not in quoted.casefold() for n in names):
         quoted = f"{', '.join(names)}. {quoted}"  # the answer first when the quotes hide it
     strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    confidence = round((0.75 + 0.2 * strong / len(chosen)) * min(1.0, key[1] * key[3]), 2)
+    confidence = round((0.75 + 0.2 * strong / len(chosen)) * key[1], 2)
     path = [{
         "relation": hop[1]["relation"],
         "direction": OUT if hop[1]["source"] == hop[0] else IN,

@@ -44,7 +44,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r", based in", r"'s (?:office|offices|hq|headquarters) (?:is|are) in", r"runs in",
         r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
     )),
-    ("LEADS", True, _c(r"(?:,|\(|is|are)? ?(?:led|headed|managed|run) by", r"(?:,|\()? ?under",
+    ("LEADS", True, _c(r"(?:,|\(|is|are)? ?(?:led|headed|managed) by", r"(?:,|\()? ?under",
                        r"'s (?:lead|head|manager|tech lead) is",
                        r"\( ?(?:lead|head|manager|tech lead)[:,]?")),
     ("OWNS", True, _c(
@@ -86,8 +86,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"deploys to", r"(?:is )?hosted (?:on|at)", r"stores (?:its )?[\w ]{1,20} in",
         r"switched to", r"(?:is )?migrated to", r"adopted", r"talks to", r"(?:is |are )?backed by",
         r"(?:is |are )?powered by", r"(?:is |are )?implemented (?:in|with)", r"(?:sits|runs) on top of",
-        r"reads? from", r"writes? to", r"publishes (?:events )?to", r"consumes? from", r"queries",
-        r"caches (?:\w+ )?in", r"persists (?:\w+ )?(?:to|in)", r"leverages",
+        r"leverages",
         r"'s (?:[\w-]+ ){0,2}(?:database|db|datastore|stack|language|framework|queue|cache|store|"
         r"storage|runtime|backend|broker) (?:is|are)",
     )),
@@ -199,7 +198,7 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
         return "MEMBER_OF" if _team(target) else None  # "moved to the growth team"
     if relation == "OWNS" and _team(target) and not _team(source):
         return "LEADS"  # a person runs a team; nobody owns one
-    if relation == "LEADS" and skind != "PERSON" and source.kind not in ("caps", "handle", "self"):
+    if relation == "LEADS" and skind != "PERSON" and source.kind not in ("caps", "handle", "self", "coref"):
         return None  # people lead; "moved under the platform team" names no lead
     if relation == "LEADS" and tkind == "THING" and target.kind in ("dict", "kebab"):
         return "OWNS" if target.kind == "kebab" else None  # "took over route-planner"; not "Rust"

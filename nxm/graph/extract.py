@@ -343,6 +343,8 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
                 if any(found[idx] is e for e in ends):
                     break
                 other = found[idx]
+                if other.kind == "kebab" and not component(other.name) and end.kind != "kebab":
+                    break  # "Avalara and rate-limits us": a verb, not a list
                 pairs.append((other, relation, target, words) if end is source
                              else (source, relation, other, words))  # fmt: skip
     return pairs
