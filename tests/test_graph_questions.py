@@ -160,3 +160,98 @@ def test_only_open_memories_answer() -> None:
     records["k1"]["status"] = "forgotten"  # the closed one does not come back
     got = ask(graph.build(records, {}, NO_AGENT, NOW), question="Who leads the checkout team?")
     assert (got["answers"], got["confidence"]) == ([], 0.0)
+
+
+# -- ordinary prose (issue 34): one test per pattern family --------------------------------------
+
+
+def test_owners_in_active_passive_and_list_forms() -> None:
+    assert _triples("ledger-svc, payouts-worker and recon-etl are owned by the data team.") == [
+        ("data team", "OWNS", "recon-etl"), ("data team", "OWNS", "payouts-worker"),
+        ("data team", "OWNS", "ledger-svc"),
+    ]  # fmt: skip
+    assert _triples("Vault is run by the security team. The payments team looks after "
+                    "ledger-svc. Priya Raman is responsible for invoice-svc.") == [
+        ("security team", "OWNS", "Vault"), ("payments team", "OWNS", "ledger-svc"),
+        ("Priya Raman", "OWNS", "invoice-svc"),
+    ]  # fmt: skip
+
+
+def test_leads_in_appositions_and_parentheses() -> None:
+    assert _triples("The routing team, led by Beatriz Santos, owns route-optimizer.") == [
+        ("Beatriz Santos", "LEADS", "routing team"), ("routing team", "OWNS", "route-optimizer"),
+    ]  # fmt: skip
+    assert _triples("The routing team (lead: Beatriz Santos) owns route-optimizer.") == [
+        ("Beatriz Santos", "LEADS", "routing team"), ("routing team", "OWNS", "route-optimizer"),
+    ]  # fmt: skip
+    assert _triples("Beatriz Santos, the lead of the routing team, is based in Porto.") == [
+        ("Beatriz Santos", "LEADS", "routing team"), ("Beatriz Santos", "LOCATED_IN", "Porto"),
+    ]  # fmt: skip
+    # a person led by a person reports to them
+    assert _triples("Dana Kim manages Omar Haddad.") == [("Omar Haddad", "REPORTS_TO", "Dana Kim")]
+
+
+def test_membership_and_places() -> None:
+    assert _triples("Omar Haddad joined the platform team. Omar Haddad works out of Lisbon. "
+                    "geo-cache is hosted in Frankfurt.") == [
+        ("Omar Haddad", "MEMBER_OF", "platform team"), ("Omar Haddad", "LOCATED_IN", "Lisbon"),
+        ("geo-cache", "LOCATED_IN", "Frankfurt"),
+    ]  # fmt: skip
+    assert _triples("The platform team in Berlin owns auth-gateway.") == [
+        ("platform team", "LOCATED_IN", "Berlin"), ("platform team", "OWNS", "auth-gateway"),
+    ]  # fmt: skip
+    assert _triples("The platform team is based in Berlin, the checkout team in Paris.") == [
+        ("platform team", "LOCATED_IN", "Berlin"), ("checkout team", "LOCATED_IN", "Paris"),
+    ]  # fmt: skip
+
+
+def test_stacks_and_it_across_sentences() -> None:
+    assert _triples("route-planner was written in Go. It runs on Kubernetes and depends on "
+                    "geo-cache. The routing team maintains it.") == [
+        ("route-planner", "USES", "Golang"), ("route-planner", "USES", "Kubernetes"),
+        ("route-planner", "DEPENDS_ON", "geo-cache"), ("routing team", "OWNS", "route-planner"),
+    ]  # fmt: skip
+    assert _triples("fx-rates is a Kotlin service; its database is Postgres.") == [
+        ("fx-rates", "USES", "Kotlin")
+    ]
+    assert _triples("ledger-svc's database is Postgres.") == [("ledger-svc", "USES", "PostgreSQL")]
+
+
+def test_replacements_and_parts() -> None:
+    assert _triples("We migrated from MySQL to PostgreSQL. Kafka was replaced by NATS. "
+                    "Replaced Redux with Zustand. tracking-api uses Redis instead of Memcached. "
+                    "geo-ip is part of fx-rates.") == [
+        ("PostgreSQL", "REPLACES", "MySQL"), ("NATS", "REPLACES", "Kafka"),
+        ("Zustand", "REPLACES", "Redux"), ("tracking-api", "USES", "Redis"),
+        ("Redis", "REPLACES", "Memcached"), ("geo-ip", "PART_OF", "fx-rates"),
+    ]  # fmt: skip
+
+
+# -- answers by type and path (issue 34) ---------------------------------------------------------
+
+
+def test_a_right_typed_answer_through_a_relation_the_question_never_names() -> None:
+    g = graph.build(_records(
+        ("statements-svc, fx-rates and notify-worker are maintained by the risk team.", NOW),
+        ("The risk team, led by Lucía Gómez, works out of Warsaw.", NOW),
+        ("fx-rates was written in Kotlin. It runs on Kubernetes.", NOW),
+        ("Sofia Berg looks after notify-worker. She sits in Stockholm.", NOW),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+
+    def answer(question: str) -> list[str]:
+        return [a["name"] for a in ask(g, question=question)["answers"]]
+
+    # "who takes care of" names no OWNS and the memory says "maintained by": a team is a "who"
+    assert answer("Who takes care of statements-svc?") == ["risk team"]
+    # "which city": the only PLACE on a path whose hops the question's words explain
+    assert answer("Which city does the team behind fx-rates work out of?") == ["Warsaw"]
+    assert answer("Where is the boss of the team that maintains statements-svc?") == []
+    # the words that state the relation pick among things of one type
+    assert answer("What language is fx-rates written in?") == ["Kotlin"]
+    assert answer("What does fx-rates run on?") == ["Kubernetes"]
+    # "Lucia" is Lucía Gómez (a first name, accents aside); a person, never a place
+    assert answer("Which team does Lucia lead?") == ["risk team"]
+    got = ask(g, question="Who is in charge of the team that maintains fx-rates?")
+    assert [a["name"] for a in got["answers"]] == ["Lucía Gómez"]
+    assert [(p["relation"], p["direction"]) for p in got["path"]] == [("OWNS", IN), ("LEADS", IN)]
+    assert got["sourceMemoryIds"] == ["k0", "k1"]

@@ -106,7 +106,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
 # the target ("X's dependencies"), "word~" a verb whose subject is the target ("X employs Y").
 RELATION_WORDS: dict[str, str] = {
     "OWNS": "own owner+ owning maintain maintainer+ responsible responsibility look care contact+ "
-            "ask charge belong~ run",
+            "ask charge belong~ run behind+",
     "LEADS": "lead leader+ head manage manager+ run charge director+ direct boss+",
     "REPORTS_TO": "report manager- boss- supervisor- manage~ supervise~ answer",
     "WORKS_AT": "work employ~ employer- employee+ staff+ company- job join hire~ firm-",
