@@ -48,7 +48,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
                        r"'s (?:lead|head|manager|tech lead) is",
                        r"\( ?(?:lead|head|manager|tech lead)[:,]?")),
     ("OWNS", True, _c(
-        r"(?:is |are |, |\()?(?:owned|maintained|looked after|run|operated|managed|supported) by",
+        r"(?:is |are |, |\()?(?:owned|maintained|looked after|run|operated) by",
         r"'s owner is", r"(?:is|are) the responsibility of", r"belongs? to",
         r"\( ?(?:owner|maintainer|owned by)[:,]?", r"(?:sits|lies|rests) with",
     )),
@@ -62,7 +62,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"took over (?:as )?(?:the )?(?:lead|head) of", r"took over", r"is in charge of",
     )),
     ("OWNS", False, _c(
-        r"(?:owns|own|owned|maintains|maintain|maintained|operates|supports)",
+        r"(?:owns|own|owned|maintains|maintain|maintained)",
         r"(?:is|are|,|, is|, are) (?:the )?(?:owners?|maintainers?) of", r"(?:is|are) responsible for",
         r"looks after", r"look after", r"takes care of", r"is the (?:point of )?contact for",
         r"(?:is|are) on the hook for", r"(?:is|are) the go-to(?: person| contact)? for",

@@ -19,6 +19,13 @@ EXTRACTOR_VERSION = 3
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
 _WORDS = re.compile(r"[a-z]+")
+# "Owner: X" lines: the relation X stands in to the memory's topic, and whether X is its source
+_FIELDS = {"owner": ("OWNS", True), "owners": ("OWNS", True), "maintainer": ("OWNS", True),
+           "maintainers": ("OWNS", True), "owned by": ("OWNS", True), "lead": ("LEADS", True),
+           "led by": ("LEADS", True), "stack": ("USES", False), "built with": ("USES", False),
+           "depends on": ("DEPENDS_ON", False), "location": ("LOCATED_IN", False),
+           "based in": ("LOCATED_IN", False), "replaces": ("REPLACES", False)}  # fmt: skip
+_FIELD = re.compile(rf"^\s*({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
 _KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
@@ -257,6 +264,8 @@ def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple |
         gap in ("(", ",") or (gap == "in" and first)
     ):
         return (a, "LOCATED_IN", b)  # "the platform team in Berlin", "Dana Kim (Lisbon)"
+    if gap == "(" and _team(a) and b.votes.get("PERSON", 0) >= 2:
+        return (b, "MEMBER_OF", a)  # "the platform team (Marco Ferri)"
     if b.kind == "dict" and kind_of(b) == "THING" and gap in ("is a", "is an", ", a", ", an"):
         if _HEAD_AFTER.match(sent, b.end) and kind_of(a) == "THING":
             return (a, "USES", b)  # "route-planner is a Rust service"
@@ -328,6 +337,8 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
                 source, target, ok = target, source, "REPORTS_TO"
             elif ok == "OWNS" and _team(source):  # "Omar belongs to the platform team"
                 source, target, ok = target, source, "MEMBER_OF"
+        if ok == "MEMBER_OF" and source.kind in ("np", "kebab", "dict") and kind_of(source) == "THING":
+            source, target, ok = target, source, "OWNS"  # "the models moved to the data team"
         if ok is not None:
             pairs.append((source, ok, target, between))
     # lists: "A uses B, C and D" / "A and B work at C" / "A, B and C are owned by D"
@@ -363,6 +374,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     relations: list[dict[str, Any]] = []
     last_person: str | None = None
     last_thing: str | None = None
+    topic: str | None = None
     for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
         found = _find(sent, caps_mid, plain)
         head = _SELF.match(sent)
@@ -379,6 +391,12 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
                 m.vote(ROLE_VOTES[role][0])
         _pronouns(sent, found, last_person, last_thing)
         pairs = _pairs(sent, found)
+        field = _FIELD.match(sent)
+        if field and topic and found and found[0].start >= field.end() and found[0].name != topic:
+            relation, reverse = _FIELDS[field.group(1).lower()]  # "Owner: the data team."
+            about = _Mention(0, 0, topic, "coref", {})
+            pairs.append((found[0], relation, about, field.group(1)) if reverse
+                         else (about, relation, found[0], field.group(1)))  # fmt: skip
         related: set[int] = set()
         seen = set()
         for source, relation, target, words in pairs:
@@ -406,6 +424,8 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             if subject is None and kind_of(m) == "PERSON" and m.votes:
                 subject = m.name
         last_person = subject or last_person
+        if i == 0 and found and kind_of(found[0]) != "PERSON" and found[0].kind != "self":
+            topic = found[0].name  # what the memory is about: the subject of its first line
         if found and found[0].kind != "coref":  # "It" in the next sentence: this one's subject
             first = found[0]
             last_thing = first.name if first.kind != "self" and kind_of(first) != "PERSON" else None
