@@ -408,6 +408,28 @@ def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
         )
 
 
+def test_the_kept_graph_follows_writes_agent_statements_and_expiry(ctx: Context) -> None:
+    """A service keeps its graph between questions; a write, an agent's statement or a memory
+    expiring must each show at once."""
+    svc = ctx.memory
+    svc.add(body="Dana Kim owns the billing service.", introduction="Dana owns billing", now=NOW,
+            actor="t")  # fmt: skip
+    svc.add(body="Omar Haddad owns the deploy bot.", introduction="Omar owns the deploy bot",
+            now=NOW, actor="t", layer="TASK", ttl_days=1)  # fmt: skip
+    first = graph.current(svc, NOW)
+    assert graph.current(svc, NOW) is first  # kept: nothing changed
+    assert first.find("deploy bot") is not None
+    later = "2026-06-03T10:00:00.000Z"  # the task memory has expired
+    assert graph.current(svc, later).find("deploy bot") is None
+    key = svc.add(body="Priya Raman leads the billing team.", introduction="Priya leads billing",
+                  now=later, actor="t")["memory"]["key"]  # fmt: skip
+    assert graph.current(svc, later).find("Priya Raman")["sourceMemoryIds"] == [key]
+    graph.add(svc, name="Ledger", type="THING", now=later, actor="agent")
+    assert graph.current(svc, later).find("Ledger")["authored"] is True
+    svc.forget(key=key, now=later, actor="t")
+    assert graph.current(svc, later).find("Priya Raman") is None
+
+
 def test_what_an_agent_wrote_can_be_removed_and_the_log_keeps_it(ctx: Context) -> None:
     svc = ctx.memory
     svc.add(body="Dana Kim uses pytest every day.", introduction="Dana uses pytest", now=NOW,

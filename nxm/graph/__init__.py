@@ -22,7 +22,7 @@ import orjson
 
 from nxm.graph.aliases import aliases
 from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
-from nxm.lifecycle import live
+from nxm.lifecycle import is_expired, live
 from nxm.record import reading_order
 from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import Workspace
@@ -326,10 +326,22 @@ def _clip(text: str, limit: int) -> str:
 
 
 def current(service: Any, now: str) -> Graph:
-    """The graph of a memory service's workspace at ``now``."""
-    records = service.store.records()
+    """The graph of a memory service's workspace at ``now``: kept by the service while no
+    process changed the store or the agent log and no memory expired, so a warm server's
+    questions neither assemble it again nor read every record (and reuse its indexes)."""
+    records = service.store.records()  # brings the cache up to date with the files
+    try:
+        log = (service.ws.dir / AGENT_LOG).stat()
+        stamp: Any = (service.store.generation(), log.st_mtime_ns, log.st_size)
+    except FileNotFoundError:
+        stamp = (service.store.generation(), None)
+    kept = getattr(service, "_graph", None)
+    if kept is not None and kept[0] == stamp and not any(is_expired(r, now) for r in kept[1]):
+        return kept[2]  # type: ignore[no-any-return]
     support = live(records, now)
-    return build(records, extractions(service, support), load_agent(service.ws), now)
+    got = build(records, extractions(service, support), load_agent(service.ws), now)
+    service._graph = (stamp, [r for r in support if r.get("expires")], got)  # until one expires
+    return got
 
 
 def _entity(graph: Graph, ref: str, suggestion: str) -> dict[str, Any]:

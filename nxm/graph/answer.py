@@ -147,10 +147,10 @@ class _Question:
             st = stem(w)
             passive = i + 1 < len(toks) and toks[i + 1][1] == "by"
             kind = _type_of(w)
-            asked = i > 0 and toks[i - 1][1] in ("which", "what") or (
-                toks[0][1] in _ASK_FIRST and self.type_word in ("", "what"))
+            after_wh = i > 0 and toks[i - 1][1] in ("which", "what")
+            asked = after_wh or (toks[0][1] in _ASK_FIRST and self.type_word in ("", "what"))
             if kind and asked and self.type_word in ("", "what", "which"):
-                self.types, self.type_word = frozenset({kind}), w  # "which city", "list the services"
+                self.types, self.type_word = frozenset({kind}), w  # "which city", "list …"
             if w == "where":
                 self.optional.append((pos, "where", False))
             if w in _STOP:

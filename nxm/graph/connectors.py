@@ -46,7 +46,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     )),
     ("LEADS", True, _c(r"(?:,|\(|is|are)? ?(?:led|headed|managed) by", r"(?:,|\()? ?under",
                        r"'s (?:lead|head|manager|tech lead) is",
-                       r"\( ?(?:lead|head|manager|tech lead)[:,]?")),
+                       r"[(,] ?(?:lead|head|manager|tech lead)[:,]?")),
     ("OWNS", True, _c(
         r"(?:is |are |, |\()?(?:owned|maintained|looked after|run|operated) by",
         r"'s owner is", r"(?:is|are) the responsibility of", r"belongs? to",
@@ -147,6 +147,7 @@ for rel_, words_ in RELATION_WORDS.items():
         FAMILY.setdefault(stem(w_.rstrip("+-~")), []).append((rel_, role_))
 
 
+# fmt: off
 # Type votes a relation gives its ends: (source's, target's).
 ROLE_VOTES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
     "WORKS_AT": ({"PERSON": 2}, {"ORGANIZATION": 2}), "LEADS": ({"PERSON": 2}, {}),
@@ -185,7 +186,7 @@ def kind_of(mention: Any) -> str:
     return max(votes, key=lambda t: votes[t]) if votes else "THING"
 
 
-def _team(mention: Any) -> bool:
+def is_team(mention: Any) -> bool:
     return mention.name.casefold().split()[-1] in TEAM_HEADS
 
 
@@ -195,18 +196,18 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
     if tkind == "PLACE" and relation in ("USES", "MEMBER_OF", "WORKS_AT"):
         return "LOCATED_IN"
     if relation == "LOCATED_IN" and tkind != "PLACE" and target.kind != "caps":
-        return "MEMBER_OF" if _team(target) else None  # "moved to the growth team"
-    if relation == "OWNS" and _team(target) and not _team(source):
+        return "MEMBER_OF" if is_team(target) else None  # "moved to the growth team"
+    if relation == "OWNS" and is_team(target) and not is_team(source):
         return "LEADS"  # a person runs a team; nobody owns one
-    if relation == "LEADS" and skind != "PERSON" and source.kind not in ("caps", "handle", "self", "coref"):
+    if relation == "LEADS" and skind != "PERSON" and source.kind in ("dict", "kebab", "np"):
         return None  # people lead; "moved under the platform team" names no lead
     if relation == "LEADS" and tkind == "THING" and target.kind in ("dict", "kebab"):
         return "OWNS" if target.kind == "kebab" else None  # "took over route-planner"; not "Rust"
-    if relation == "MEMBER_OF" and not _team(target):
+    if relation == "MEMBER_OF" and not is_team(target):
         if tkind != "ORGANIZATION" and target.kind != "caps":
             return None
         relation = "WORKS_AT"
-    if relation == "REPORTS_TO" and _team(target):
+    if relation == "REPORTS_TO" and is_team(target):
         return "MEMBER_OF"  # "works under the platform team"
     if relation in ("WORKS_AT", "REPORTS_TO") and tkind == "THING":
         if target.kind in ("dict", "np", "kebab"):
@@ -217,4 +218,5 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
     return relation
 
 
-__all__ = ["CONNECTORS", "FAMILY", "RELATION_WORDS", "stem", "ROLE_VOTES", "allowed", "connect", "gap_words", "kind_of", "person_role"]
+__all__ = ["CONNECTORS", "FAMILY", "RELATION_WORDS", "ROLE_VOTES", "allowed", "connect",
+           "gap_words", "is_team", "kind_of", "person_role", "stem"]  # fmt: skip

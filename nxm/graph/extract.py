@@ -11,7 +11,15 @@ from typing import Any
 
 import nxm.graph.lexicon as lex
 from nxm.graph.connectors import (
-    FAMILY, ROLE_VOTES, _team, allowed, connect, gap_words, kind_of, person_role, stem,
+    FAMILY,
+    ROLE_VOTES,
+    allowed,
+    connect,
+    gap_words,
+    is_team,
+    kind_of,
+    person_role,
+    stem,
 )
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
@@ -247,7 +255,9 @@ def _pronouns(
 
 
 _POSSESSED = re.compile(r"\s*['’]s\s+(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
-_HEAD_AFTER = re.compile(rf"\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS | lex.COMPONENT_SUFFIXES)})\b")
+_HEAD_AFTER = re.compile(
+    rf"\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS | lex.COMPONENT_SUFFIXES)})\b"
+)
 
 
 def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple | None:
@@ -260,11 +270,14 @@ def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple |
         if role == "manager" and kind_of(b) == "PERSON":
             return (b, "REPORTS_TO", a)
         return (a, "LEADS", b) if kind_of(a) == "PERSON" else None
-    if b.kind == "dict" and kind_of(b) == "PLACE" and kind_of(a) != "PLACE" and (
-        gap in ("(", ",") or (gap == "in" and first)
+    if (
+        b.kind == "dict"
+        and kind_of(b) == "PLACE"
+        and kind_of(a) != "PLACE"
+        and (gap in ("(", ",") or (gap == "in" and first))
     ):
         return (a, "LOCATED_IN", b)  # "the platform team in Berlin", "Dana Kim (Lisbon)"
-    if gap == "(" and _team(a) and b.votes.get("PERSON", 0) >= 2:
+    if gap == "(" and is_team(a) and b.votes.get("PERSON", 0) >= 2:
         return (b, "MEMBER_OF", a)  # "the platform team (Marco Ferri)"
     if b.kind == "dict" and kind_of(b) == "THING" and gap in ("is a", "is an", ", a", ", an"):
         if _HEAD_AFTER.match(sent, b.end) and kind_of(a) == "THING":
@@ -311,11 +324,18 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
             # "X works at Y and uses Z", "X is built with Y and owned by Z": the clause after
             # the last "and" continues the sentence's subject
             i = found.index(a)
-            if gap_words(between) in _PREPOSITION and i > 0 and pairs and (
-                pairs[-1][2] is found[i - 1]
-                and gap_words(sent[found[i - 1].end : a.start]) in (",", ", the", "; the", ";")
+            if (
+                gap_words(between) in _PREPOSITION
+                and i > 0
+                and pairs
+                and (
+                    pairs[-1][2] is found[i - 1]
+                    and gap_words(sent[found[i - 1].end : a.start]) in (",", ", the", "; the", ";")
+                )
             ):
-                pairs.append((a, pairs[-1][1], b, pairs[-1][3]))  # "A is based in B, the C team in D"
+                pairs.append(
+                    (a, pairs[-1][1], b, pairs[-1][3])
+                )  # "A is based in B, the C team in D"
                 continue
             parts = _AND.split(between)
             if len(parts) < 2:
@@ -335,9 +355,13 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         if ok in ("LEADS", "OWNS") and target.votes.get("PERSON", 0) >= 2:  # surely a person
             if ok == "LEADS" and kind_of(source) == "PERSON":  # a person led by one reports to them
                 source, target, ok = target, source, "REPORTS_TO"
-            elif ok == "OWNS" and _team(source):  # "Omar belongs to the platform team"
+            elif ok == "OWNS" and is_team(source):  # "Omar belongs to the platform team"
                 source, target, ok = target, source, "MEMBER_OF"
-        if ok == "MEMBER_OF" and source.kind in ("np", "kebab", "dict") and kind_of(source) == "THING":
+        if (
+            ok == "MEMBER_OF"
+            and source.kind in ("np", "kebab", "dict")
+            and kind_of(source) == "THING"
+        ):
             source, target, ok = target, source, "OWNS"  # "the models moved to the data team"
         if ok is not None:
             pairs.append((source, ok, target, between))
@@ -411,7 +435,9 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             triple = (source.name, relation, target.name)
             if triple not in seen:
                 seen.add(triple)
-                said = sorted({st for w in _WORDS.findall(words.lower()) if (st := stem(w)) in FAMILY})
+                said = sorted(
+                    {st for w in _WORDS.findall(words.lower()) if (st := stem(w)) in FAMILY}
+                )
                 relations.append({"source": source.name, "relation": relation,
                                   "target": target.name, "s": i, "w": said})  # fmt: skip
         subject = next((m.name for m in found if m.kind == "coref"), None)
@@ -424,7 +450,13 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             if subject is None and kind_of(m) == "PERSON" and m.votes:
                 subject = m.name
         last_person = subject or last_person
-        if i == 0 and found and kind_of(found[0]) != "PERSON" and found[0].kind != "self":
+        if (
+            i == 0
+            and found
+            and kind_of(found[0]) != "PERSON"
+            and found[0].kind != "self"
+            and (sent[: found[0].start].strip().lower() in ("", "the", "our"))
+        ):
             topic = found[0].name  # what the memory is about: the subject of its first line
         if found and found[0].kind != "coref":  # "It" in the next sentence: this one's subject
             first = found[0]
