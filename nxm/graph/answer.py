@@ -45,6 +45,8 @@ TYPE_WORDS: dict[str, str] = {
                     "module package backend frontend".split(), "THING"),
 }
 _WHO = frozenset({"PERSON", "ORGANIZATION"})
+_KINDS = {_WHO: "a person or team", frozenset({"PLACE"}): "a place", frozenset({"THING"}): "a thing",
+          frozenset({"ORGANIZATION"}): "an organisation", frozenset({"PERSON"}): "a person"}
 _WHERE = {"WORKS_AT": "ORGANIZATION", "MEMBER_OF": "ORGANIZATION", "USES": "THING"}
 _WH = {"who": _WHO, "whom": _WHO, "where": frozenset({"PLACE"}), "what": frozenset({"THING"}),
        "which": None}
@@ -63,7 +65,6 @@ _NOT_ANCHOR = frozenset(
     "lead owner manager city company person".split()
 )
 # fmt: on
-_BACK = {IN: OUT, OUT: IN}
 
 
 def _type_of(word: str) -> str | None:
@@ -296,73 +297,45 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     if not found:
         return _answer(DONT_KNOW, 0.0, [])
     q = _Question(question, spans)
-    if _YES_NO.match(question.strip()) and len(found) > 1:
-        return _joined(graph, q, found, used)
-    if not q.words and not q.optional and q.type_word in ("", "who", "what"):
+    joined = bool(_YES_NO.match(question.strip())) and len(found) > 1  # "Does Dana work at X?"
+    if joined:
+        q.types = None  # the answer is a path to the other named entity
+    elif not q.words and not q.optional and q.type_word in ("", "who", "what"):
         return _describe(graph, found, used)  # "who is X", "tell me about X"
     scored: dict[str, tuple[tuple, list]] = {}
     reach: dict[str, int] = {}  # how many of the named entities reach a candidate
-    for anchor in found:
+    for anchor in found[:1] if joined else found:
         for eid, (key, hops) in _paths(graph, q, anchor).items():
-            if eid not in found:
+            if (eid in found) == joined:
                 reach[eid] = reach.get(eid, 0) + 1
                 if eid not in scored or key > scored[eid][0][1:]:
                     scored[eid] = ((0, *key), hops)
     scored = {e: ((reach[e], *k[1:]), hops) for e, (k, hops) in scored.items()}
-    wanted = "/".join(sorted(q.types)) if q.types else "an answer"
+    wanted = _KINDS.get(frozenset(q.types or ()), "an answer")
     names = " / ".join(graph.entities[e]["name"] for e in found)
     if not scored:
-        return _answer(f"I don't know: no open memory links {names} to {_a(wanted)} in the way "
-                       "the question asks.", 0.0, used)  # fmt: skip
+        return _answer(f"I don't know: no open memory links {names} to {wanted} in the way the "
+                       "question asks.", 0.0, used)  # fmt: skip
     top = max(k for k, _ in scored.values())
     if top[1] < WEAK:
         return _answer(f"I don't know: nothing linked to {names} fits the question well enough.",
                        0.0, used)  # fmt: skip
     winners = sorted((e for e, (k, _) in scored.items() if k == top),
                      key=lambda e: graph.entities[e]["name"].casefold())  # fmt: skip
-    return _walked(graph, [scored[e][1] for e in winners], winners, top, used)
-
-
-def _a(wanted: str) -> str:
-    return {"ORGANIZATION/PERSON": "a person or team", "PLACE": "a place", "THING": "a thing",
-            "ORGANIZATION": "an organisation", "PERSON": "a person"}.get(wanted, wanted)  # fmt: skip
-
-
-def _walked(graph: Graph, trails: list[list], answers: list[str], key: tuple,
-            used: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    trails = [scored[e][1] for e in winners]
     chosen = list({r["id"]: r for hops in trails for _, r, _ in hops}.values())
     quoted = " ".join(_sentences(graph, chosen))
-    names = [graph.entities[e]["name"] for e in answers]
-    hops = len(trails[0])
-    if hops > 1 or any(n.casefold() not in quoted.casefold() for n in names):
-        quoted = f"{', '.join(names)}. {quoted}"  # the answer first when the quotes hide it
+    shown = [graph.entities[e]["name"] for e in winners]
+    if len(trails[0]) > 1 or any(n.casefold() not in quoted.casefold() for n in shown):
+        quoted = f"{', '.join(shown)}. {quoted}"  # the answer first when the quotes hide it
     strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    confidence = round((0.75 + 0.2 * strong / len(chosen)) * key[1], 2)
+    confidence = max(0.5, round((0.75 + 0.2 * strong / len(chosen)) * top[1], 2))
     path = [{
-        "relation": hop[1]["relation"],
-        "direction": OUT if hop[1]["source"] == hop[0] else IN,
+        "relation": hop[1]["relation"], "direction": OUT if hop[1]["source"] == hop[0] else IN,
         "reached": [brief(graph.entities[e]) for e in dict.fromkeys(t[i][2] for t in trails)],
     } for i, hop in enumerate(trails[0])]  # fmt: skip
-    return _answer(quoted.strip(), max(confidence, 0.5), used, answers, chosen, graph, path)
-
-
-def _joined(graph: Graph, q: _Question, found: list[str], used: list[dict]) -> dict[str, Any]:
-    """A yes/no question naming two entities: the best-explained path joining them."""
-    q.types = None
-    paths = _paths(graph, q, found[0])
-    joins = [paths[e] for e in found[1:] if e in paths]
-    if not joins:
-        names = " and ".join(graph.entities[e]["name"] for e in found)
-        return _answer(f"I don't know: no open memory links {names} as asked.", 0.0, used)
-    key, hops = max(joins, key=lambda x: x[0])
-    if key[0] < WEAK:
-        return _answer("I don't know: nothing joins them in the way the question asks.", 0.0, used)
-    rels = [r for _, r, _ in hops]
-    text = " ".join(_sentences(graph, rels))
-    ends = list(dict.fromkeys(e for r in rels for e in (r["source"], r["target"])))
-    conf = 0.75 + 0.2 * sum(len(r["sourceMemoryIds"]) + r["authored"] >= 2 for r in rels) / len(
-        rels)  # fmt: skip
-    return _answer(text, round(conf, 2), used, ends, rels, graph)
+    answers = [found[0], *winners] if joined else winners
+    return _answer(quoted.strip(), confidence, used, answers, chosen, graph, path)
 
 
 def _describe(graph: Graph, found: list[str], used: list[dict]) -> dict[str, Any]:
