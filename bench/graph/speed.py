@@ -6,8 +6,8 @@ The workspace is made by `nxm init` and `nxm import` (the test embedder "hash": 
 not read vectors): the tuning half's memories and bench/project_memory's 319, then
 bench/corpus.py's synthetic project notes up to ``--n``. Each question of the tuning half is then
 asked in one process the way the `graph_query` operation asks it (`graph.current` then `ask`):
-first cold (extraction of every memory), then warm, and again with the kept graph dropped before
-every question (the assembly each question paid before the graph was kept).
+once first (extracting every memory the record cache lacks), then warm, and again with the kept
+graph dropped before every question (the assembly each question paid before it was kept).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     fresh = [timed(q, fresh=True) for q in questions[:15]]
     g = graph.current(svc, NOW)
     print(f"graph: {len(g.entities):,} entities, {len(g.relations):,} relations")
-    print(f"graph_query cold (extracting every memory) {cold:.0f} ms; warm p50 "
+    print(f"graph_query: first question of the process {cold:.0f} ms; warm p50 "
           f"{statistics.median(warm):.1f} ms, p95 {sorted(warm)[int(0.95 * len(warm))]:.1f} ms "
           f"over {len(warm)} questions; assembling the graph again for each: p50 "
           f"{statistics.median(fresh):.0f} ms")  # fmt: skip
