@@ -45,6 +45,7 @@ TYPE_WORDS: dict[str, str] = {
                     "module package backend frontend".split(), "THING"),
 }
 _WHO = frozenset({"PERSON", "ORGANIZATION"})
+_CODE = frozenset(stem(w) for w in ("written", "write", "implemented", "coded"))
 _KINDS = {_WHO: "a person or team", frozenset({"PLACE"}): "a place", frozenset({"THING"}): "a thing",
           frozenset({"ORGANIZATION"}): "an organisation", frozenset({"PERSON"}): "a person"}
 _WHERE = {"WORKS_AT": "ORGANIZATION", "MEMBER_OF": "ORGANIZATION", "USES": "THING"}
@@ -181,6 +182,8 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     out: dict[int, tuple[float, int]] = {}
     for i, (pos, st, passive) in enumerate(q.words + q.optional):
         roles = [r for rl, r in _FAMILY.get(st, ()) if rl == label]
+        if st in _CODE and rel["said"] and not rel["said"] & _CODE:
+            continue  # "written in" asks for a language: not what a thing "runs on"
         if roles or st in label_words or st in rel["said"]:
             role = roles[0] if roles else ""
             if role in "+-":  # a noun: "+" names the source, so the hop is walked backwards

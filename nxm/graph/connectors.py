@@ -39,7 +39,8 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     ("REPORTS_TO", False, _c(r"reports? (?:in|up )?to", r"reported to", r"is managed by",
                              r"works? under")),
     ("LOCATED_IN", False, _c(
-        r"(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) in", r"lives? in",
+        r"(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) (?:in|out of)",
+        r"lives? in",
         r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in",
         r", based in", r"'s (?:office|offices|hq|headquarters) (?:is|are) in", r"runs in",
         r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
@@ -113,8 +114,8 @@ RELATION_WORDS: dict[str, str] = {
     "MEMBER_OF": "member+ team- squad- group- part join belong sit",
     "LOCATED_IN": "base located location- live sit city- country- region- office- headquarter "
                   "host place- where-",
-    "USES": "use built build written write run stack- tool- language- database- db- framework- "
-            "store host deploy talk backed library- technology- tech-",
+    "USES": "use built build written write implement run stack- tool- language- database- db- "
+            "framework- store host deploy talk backed library- technology- tech-",
     "DEPENDS_ON": "depend dependency- dependencies- rely require need call",
     "PREFERS": "prefer like favourite favorite love",
     "REPLACES": "replace replacement+ migrate move switch instead previous- old- predecessor- "

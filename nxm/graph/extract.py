@@ -303,7 +303,10 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         elif aside is not None and between.lstrip()[:1] in ",)":
             source, aside = aside, None  # the apposition closes: the clause is about its noun
             between = between.lstrip()[1:]
-        got = connect(between)
+        elif between.lstrip()[:1] in ",:" and pairs and subject in (pairs[-1][0], pairs[-1][2]):
+            if (got := connect(between.lstrip()[1:])) is not None and not got[1]:
+                source, between = subject, between.lstrip()[1:]  # "X: owned by Y, written in Z"
+        got = connect(between.lstrip(" :"))
         gap = gap_words(between)
         if got is None and (said := _said(sent, gap, a, b, a is found[0])) is not None:
             pairs.append((*said, between))
