@@ -3,6 +3,9 @@ type and path (issues 21 and 34)."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 from nxm import graph
@@ -255,3 +258,15 @@ def test_a_right_typed_answer_through_a_relation_the_question_never_names() -> N
     assert [a["name"] for a in got["answers"]] == ["Lucía Gómez"]
     assert [(p["relation"], p["direction"]) for p in got["path"]] == [("OWNS", IN), ("LEADS", IN)]
     assert got["sourceMemoryIds"] == ["k0", "k1"]
+
+
+def test_the_graph_pages_example_question_is_answered_on_the_example_workspace() -> None:
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "nxs" / "ui" / "graph.js").read_text(encoding="utf-8")
+    question = re.search(r'placeholder: "ask, e\.g\. ([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    lines = (root / ".nxs-example" / "memories.jsonl").read_text(encoding="utf-8").splitlines()
+    records = {r["key"]: r for r in map(json.loads, lines)}
+    g = graph.build(records, {}, NO_AGENT, NOW)
+    got = ask(g, question=question)
+    assert got["confidence"] >= 0.5 and got["answers"], got["answer"]
+    assert len(g.relations) >= 2  # the page has relations to draw
