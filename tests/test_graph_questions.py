@@ -178,11 +178,23 @@ def test_owners_in_active_passive_and_list_forms() -> None:
         ("security team", "OWNS", "Vault"), ("payments team", "OWNS", "ledger-svc"),
         ("Priya Raman", "OWNS", "invoice-svc"),
     ]  # fmt: skip
+    # a team that runs, manages or has a thing under it owns it; a person who runs a team leads it
+    assert _triples("The payments team runs billing-api. fx-rates is under the risk team. "
+                    "Dana Kim runs the payments team; Lucía Gómez is the risk team lead.") == [
+        ("payments team", "OWNS", "billing-api"), ("risk team", "OWNS", "fx-rates"),
+        ("Dana Kim", "LEADS", "payments team"), ("Lucía Gómez", "LEADS", "risk team"),
+    ]  # fmt: skip
+    assert _triples("search-api: owned by the search team, written in Go.") == [
+        ("search team", "OWNS", "search-api"), ("search-api", "USES", "Golang"),
+    ]  # fmt: skip
 
 
 def test_leads_in_appositions_and_parentheses() -> None:
     assert _triples("The routing team, led by Beatriz Santos, owns route-optimizer.") == [
         ("Beatriz Santos", "LEADS", "routing team"), ("routing team", "OWNS", "route-optimizer"),
+    ]  # fmt: skip
+    assert _triples("The security team under Emil Larsen owns Vault.") == [
+        ("Emil Larsen", "LEADS", "security team"), ("security team", "OWNS", "Vault"),
     ]  # fmt: skip
     assert _triples("The routing team (lead: Beatriz Santos) owns route-optimizer.") == [
         ("Beatriz Santos", "LEADS", "routing team"), ("routing team", "OWNS", "route-optimizer"),

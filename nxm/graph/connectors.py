@@ -39,13 +39,14 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     ("REPORTS_TO", False, _c(r"reports? (?:in|up )?to", r"reported to", r"is managed by",
                              r"works? under")),
     ("LOCATED_IN", False, _c(
-        r"(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) (?:in|out of)",
+        r"[(,]? ?(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) "
+        r"(?:in|out of)",
         r"lives? in",
         r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in",
         r", based in", r"'s (?:office|offices|hq|headquarters) (?:is|are) in", r"runs in",
         r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
     )),
-    ("LEADS", True, _c(r"(?:,|\(|is|are)? ?(?:led|headed|managed) by", r"(?:,|\()? ?under",
+    ("LEADS", True, _c(r"(?:,|\(|is|are)? ?(?:led|headed|managed) by", r"(?:,|\(|is|are)? ?under",
                        r"'s (?:lead|head|manager|tech lead) is",
                        r"[(,] ?(?:lead|head|manager|tech lead)[:,]?")),
     ("OWNS", True, _c(
@@ -65,7 +66,8 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     ("OWNS", False, _c(
         r"(?:owns|own|owned|maintains|maintain|maintained)",
         r"(?:is|are|,|, is|, are) (?:the )?(?:owners?|maintainers?) of", r"(?:is|are) responsible for",
-        r"looks after", r"look after", r"takes care of", r"is the (?:point of )?contact for",
+        r"looks after", r"look after", r"takes care of", r"handles", r"(?:is|are) accountable for",
+        r"is (?:the|our) (?:main |primary )?(?:point of )?contact for",
         r"(?:is|are) on the hook for", r"(?:is|are) the go-to(?: person| contact)? for",
         r"(?:is|are) the (?:point person|expert|dri|contact person) (?:for|on)",
     )),
@@ -200,6 +202,8 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
         return "MEMBER_OF" if is_team(target) else None  # "moved to the growth team"
     if relation == "OWNS" and is_team(target) and not is_team(source):
         return "LEADS"  # a person runs a team; nobody owns one
+    if relation == "LEADS" and is_team(source) and tkind == "THING" and not is_team(target):
+        return "OWNS"  # "the payments team runs billing-api", "billing-api is under the team"
     if relation == "LEADS" and skind != "PERSON" and source.kind in ("dict", "kebab", "np"):
         return None  # people lead; "moved under the platform team" names no lead
     if relation == "LEADS" and tkind == "THING" and target.kind in ("dict", "kebab"):

@@ -254,7 +254,7 @@ def _pronouns(
     found.sort(key=lambda k: k.start)
 
 
-_POSSESSED = re.compile(r"\s*['’]s\s+(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
+_POSSESSED = re.compile(r"\s*(?:['’]s\s+)?(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
 _HEAD_AFTER = re.compile(
     rf"\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS | lex.COMPONENT_SUFFIXES)})\b"
 )
@@ -294,10 +294,11 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     pairs: list[Pair] = []
     subject = found[0] if found else None
     aside: _Mention | None = None  # the noun an apposition ("A, led by B, owns C") is about
+    bare = False  # an aside without punctuation: "the team in Berlin owns", "the team under B"
     for a, b in zip(found, found[1:], strict=False):
         between = sent[a.end : b.start]
         source = a
-        if aside is not None and kind_of(a) == "PLACE" and a.kind == "dict":
+        if aside is not None and bare:
             source, aside = aside, None  # "the platform team in Berlin owns …": an aside
             between = between.lstrip(" ,)")
         elif aside is not None and between.lstrip()[:1] in ",)":
@@ -311,10 +312,10 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         if got is None and (said := _said(sent, gap, a, b, a is found[0])) is not None:
             pairs.append((*said, between))
             if said[1] == "LOCATED_IN":
-                aside = a
+                aside, bare = a, gap == "in"
             continue
-        if got is not None and between.lstrip()[:1] in ",(":
-            aside = a
+        if got is not None and (between.lstrip()[:1] in ",(" or gap == "under"):
+            aside, bare = a, gap == "under"
         if got is None and _SWAP.search(sent[: a.start]):  # "moved from A (on X) to B",
             gap = gap_words(between)  # "replaced A with B", "dropped A for B": B replaces A
             if gap in ("to", "with", "for") or (gap.endswith(" to") and len(gap.split()) <= 4):
