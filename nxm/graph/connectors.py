@@ -42,7 +42,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"[(,]? ?(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) "
         r"(?:in|out of)",
         r"lives? in",
-        r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in",
+        r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in", r"(?:sits?|lives?|is|are) within",
         r", based in", r"'s (?:office|offices|hq|headquarters) (?:is|are) in", r"runs in",
         r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
     )),
@@ -51,7 +51,8 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
                        r"[(,] ?(?:lead|head|manager|tech lead)[:,]?")),
     ("OWNS", True, _c(
         r"(?:is |are |, |\()?(?:owned|maintained|looked after|run|operated) by",
-        r"'s owner is", r"(?:is|are) the responsibility of", r"belongs? to",
+        r"'s (?:owners?|maintainers?) (?:is|are)", r"(?:is|are) the responsibility of",
+        r"belongs? to", r"(?:is |are )?(?:developed|built|written) by",
         r"\( ?(?:owner|maintainer|owned by)[:,]?", r"(?:sits|lies|rests) with",
     )),
     ("USES", True, _c(r"(?:is|are) used by")),
@@ -68,7 +69,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"(?:is|are|,|, is|, are) (?:the )?(?:owners?|maintainers?) of", r"(?:is|are) responsible for",
         r"looks after", r"look after", r"takes care of", r"handles", r"(?:is|are) accountable for",
         r"is (?:the|our) (?:main |primary )?(?:point of )?contact for",
-        r"(?:is|are) on the hook for", r"(?:is|are) the go-to(?: person| contact)? for",
+        r"(?:is|are) on the hook for", r"(?:is|are) on call for", r"(?:is|are) the go-to(?: person| contact)? for",
         r"(?:is|are) the (?:point person|expert|dri|contact person) (?:for|on)",
     )),
     ("PREFERS", False, _c(
@@ -198,6 +199,8 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
     tkind, skind = kind_of(target), kind_of(source)
     if tkind == "PLACE" and relation in ("USES", "MEMBER_OF", "WORKS_AT"):
         return "LOCATED_IN"
+    if relation == "LOCATED_IN" and tkind == skind == "THING" and target.kind in ("kebab", "np"):
+        return "PART_OF"  # "geo-cache sits within route-planner"
     if relation == "LOCATED_IN" and tkind != "PLACE" and target.kind != "caps":
         return "MEMBER_OF" if is_team(target) else None  # "moved to the growth team"
     if relation == "OWNS" and is_team(target) and not is_team(source):

@@ -255,6 +255,8 @@ def _pronouns(
 
 
 _POSSESSED = re.compile(r"\s*(?:['’]s\s+)?(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
+_OWNED_NOUN = re.compile(rf"\s*['’]s\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS)})\b")
+_ASK_BEFORE = re.compile(r"\b(?:ask|contact|ping|talk to|reach out to)\s+$", re.IGNORECASE)
 _HEAD_AFTER = re.compile(
     rf"\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS | lex.COMPONENT_SUFFIXES)})\b"
 )
@@ -270,6 +272,10 @@ def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple |
         if role == "manager" and kind_of(b) == "PERSON":
             return (b, "REPORTS_TO", a)
         return (a, "LEADS", b) if kind_of(a) == "PERSON" else None
+    if gap == "is the" and (m := _OWNED_NOUN.match(sent, b.end)) and kind_of(a) == "THING":
+        return (b, "OWNS", a)  # "route-planner is the routing team's service"
+    if gap in ("about", "for") and _ASK_BEFORE.search(sent[: a.start]) and kind_of(a) == "PERSON":
+        return (a, "OWNS", b)  # "ask Beatriz Santos about route-planner": its contact
     if (
         b.kind == "dict"
         and kind_of(b) == "PLACE"
@@ -307,7 +313,7 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         elif between.lstrip()[:1] in ",:" and pairs and subject in (pairs[-1][0], pairs[-1][2]):
             if (got := connect(between.lstrip()[1:])) is not None and not got[1]:
                 source, between = subject, between.lstrip()[1:]  # "X: owned by Y, written in Z"
-        got = connect(between.lstrip(" :"))
+        got = connect(between.lstrip(" :—–"))  # "X: owned by Y", "X — owned by Y"
         gap = gap_words(between)
         if got is None and (said := _said(sent, gap, a, b, a is found[0])) is not None:
             pairs.append((*said, between))
@@ -345,7 +351,9 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
             if len(parts) < 2:
                 continue
             rest = gap_words(parts[-1])
-            if rest in _PREPOSITION and pairs and pairs[-1][2] is a:
+            if (rest in _PREPOSITION or (not rest and a.kind == b.kind)) and pairs and (
+                pairs[-1][2] is a
+            ):  # "on A for x and on B", "uses Redis for caching and Postgres for storage"
                 pairs.append((*pairs[-1][:2], b, pairs[-1][3]))  # "on A for x and on B"
                 continue
             if (got := connect(parts[-1])) is None:
