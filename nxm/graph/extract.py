@@ -351,8 +351,10 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
             if len(parts) < 2:
                 continue
             rest = gap_words(parts[-1])
-            if (rest in _PREPOSITION or (not rest and a.kind == b.kind)) and pairs and (
-                pairs[-1][2] is a
+            if (
+                (rest in _PREPOSITION or (not rest and a.kind == b.kind))
+                and pairs
+                and (pairs[-1][2] is a)
             ):  # "on A for x and on B", "uses Redis for caching and Postgres for storage"
                 pairs.append((*pairs[-1][:2], b, pairs[-1][3]))  # "on A for x and on B"
                 continue
