@@ -184,6 +184,13 @@ def test_owners_in_active_passive_and_list_forms() -> None:
         ("payments team", "OWNS", "billing-api"), ("risk team", "OWNS", "fx-rates"),
         ("Dana Kim", "LEADS", "payments team"), ("Lucía Gómez", "LEADS", "risk team"),
     ]  # fmt: skip
+    assert _triples("route-planner — owned by the routing team. eta-svc is developed by Ana "
+                    "Costa. geo-cache is the routing team's service. Ana Costa is on call for "
+                    "eta-svc. Ask Beatriz Santos about geo-cache.") == [
+        ("routing team", "OWNS", "route-planner"), ("Ana Costa", "OWNS", "eta-svc"),
+        ("routing team", "OWNS", "geo-cache"), ("Ana Costa", "OWNS", "eta-svc"),
+        ("Beatriz Santos", "OWNS", "geo-cache"),
+    ]  # fmt: skip
     assert _triples("search-api: owned by the search team, written in Go.") == [
         ("search team", "OWNS", "search-api"), ("search-api", "USES", "Golang"),
     ]  # fmt: skip
@@ -230,6 +237,9 @@ def test_stacks_and_it_across_sentences() -> None:
         ("fx-rates", "USES", "Kotlin")
     ]
     assert _triples("ledger-svc's database is Postgres.") == [("ledger-svc", "USES", "PostgreSQL")]
+    assert _triples("route-planner uses Redis for caching and Postgres for storage.") == [
+        ("route-planner", "USES", "Redis"), ("route-planner", "USES", "PostgreSQL"),
+    ]  # fmt: skip
 
 
 def test_replacements_and_parts() -> None:
@@ -240,6 +250,9 @@ def test_replacements_and_parts() -> None:
         ("Zustand", "REPLACES", "Redux"), ("tracking-api", "USES", "Redis"),
         ("Redis", "REPLACES", "Memcached"), ("geo-ip", "PART_OF", "fx-rates"),
     ]  # fmt: skip
+    assert _triples("geo-cache sits within route-planner.") == [
+        ("geo-cache", "PART_OF", "route-planner")
+    ]
 
 
 # -- answers by type and path (issue 34) ---------------------------------------------------------
