@@ -295,3 +295,17 @@ def test_the_graph_pages_example_question_is_answered_on_the_example_workspace()
     got = ask(g, question=question)
     assert got["confidence"] >= 0.5 and got["answers"], got["answer"]
     assert len(g.relations) >= 2  # the page has relations to draw
+
+
+def test_questions_name_entities_by_their_short_forms() -> None:
+    g = graph.build(_records(
+        ("ledger-svc is owned by the payments team.", NOW),
+        ("Dana Kim leads the payments team. The checkout service is run by Chloé Martin.", NOW),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+    for question, answer in (
+        ("Who leads Payments?", "Dana Kim"), ("Who leads team payments?", "Dana Kim"),
+        ("Who owns the ledger service?", "payments team"), ("Who runs checkout-svc?", "Chloé Martin"),
+        ("Which team does dana lead?", "payments team"),  # a first name, any case
+        ("What does Chloe Martin run?", "checkout service"),  # accents aside
+    ):  # fmt: skip
+        assert [a["name"] for a in ask(g, question=question)["answers"]] == [answer], question

@@ -20,6 +20,7 @@ from nxm.graph import Graph, brief, view_relation
 from nxm.graph.connectors import FAMILY as _FAMILY
 from nxm.graph.connectors import stem
 from nxm.graph.extract import question_mentions
+from nxm.graph.lexicon import TEAM_HEADS
 from nxm.graph.names import fold, listed_spans, norm
 from nxs.errors import ValidationError
 
@@ -61,6 +62,7 @@ _ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
 _WORD = re.compile(r"[^\W\d_]+")
+_SERVICE = re.compile(r"^(\w+)[ -](?:svc|service)$")
 _NOT_ANCHOR = frozenset(
     "who what which where whom when why how the a an is are of to in on at for by team service "
     "lead owner manager city company person".split()
@@ -84,22 +86,31 @@ def _key(text: str) -> str:
 
 
 def _index(graph: Graph) -> dict[str, str]:
-    """Question-side name -> entity id: every name, accents aside; unique first names."""
+    """Question-side name -> entity id: every name, accents aside; the short forms no two
+    entities share: a person's first name, a team's bare name ("payments" and "team payments"
+    for the payments team), a service's ("ledger service" for ledger-svc)."""
     got = graph.index.get("question")
     if got is None:
         got = {}
-        firsts: dict[str, set[str]] = {}
         for n, eid in graph.names.items():
             key = _key(n)
             if key and key not in _NOT_ANCHOR and len(key) > 1:
                 got.setdefault(key, eid)
+        short: dict[str, set[str]] = {}
         for eid, e in graph.entities.items():
             words = _key(e["name"]).split()
+            forms = []
             if e["type"] == "PERSON" and len(words) > 1 and not e["name"].startswith("@"):
-                firsts.setdefault(words[0], set()).add(eid)
-        for first, eids in firsts.items():
-            if len(eids) == 1 and first not in got and first not in _NOT_ANCHOR:
-                got[first] = next(iter(eids))
+                forms.append(words[0])
+            if len(words) > 1 and words[-1] in TEAM_HEADS:
+                forms += [" ".join(words[:-1]), f"{words[-1]} {' '.join(words[:-1])}"]
+            if e["type"] == "THING" and (m := _SERVICE.match(" ".join(words))):
+                forms += [f"{m.group(1)} service", f"{m.group(1)}-svc"]
+            for form in forms:
+                short.setdefault(form, set()).add(eid)
+        for form, eids in short.items():
+            if len(eids) == 1 and form not in got and form not in _NOT_ANCHOR:
+                got[form] = next(iter(eids))
         graph.index["question"] = got
     return got
 
