@@ -168,7 +168,8 @@ class _Question:
                 self.optional.append((pos, "where", False))
             if w in _STOP:
                 continue
-            (self.optional if kind else self.words).append((pos, st, passive))
+            if all(st != x[1] for x in self.words + self.optional):  # "day-to-day": one "day"
+                (self.optional if kind else self.words).append((pos, st, passive))
         self.via = [_type_of(w) for w in toks_words if w != self.type_word and _type_of(w)]
         if self.type_word == "where":  # "where does X work": a company; "deployed": a platform
             rels = {r for _, st, _ in self.words for r, _ in _FAMILY.get(st, ())}
@@ -272,6 +273,8 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
     n_words = len(q.words)
     words = q.words + q.optional
     needed = {i for i, w in enumerate(q.words) if w[1] in _FAMILY}
+    weight = [1.0 if i in needed else 0.5 for i in range(n_words)]  # a relation's word counts
+    total = sum(weight)  # double: "day-to-day" left unexplained weakens less than "owns"
 
     def walk(eid: str, trail: list, expl: list, seen: set[str]) -> None:
         for rel, other, way in graph.edges(eid):
@@ -284,7 +287,7 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
             if q.types is None or graph.entities[other]["type"] in q.types:
                 fit = _assign(explained, needed) if words else (1.0, 0, set())
                 covered = {i for h in explained for i in h if i < n_words}
-                share = len(covered) / n_words if n_words else 1.0
+                share = sum(weight[i] for i in covered) / total if total else 1.0
                 if fit is None:  # a word that names a relation this path does not have
                     fit, share = (0.0, 0, set()), 0.0
                 key = (share, _kinds(graph, q, hops), fit[0], fit[1], -len(hops))
