@@ -200,6 +200,14 @@ def test_leads_in_appositions_and_parentheses() -> None:
     assert _triples("The routing team, led by Beatriz Santos, owns route-optimizer.") == [
         ("Beatriz Santos", "LEADS", "routing team"), ("routing team", "OWNS", "route-optimizer"),
     ]  # fmt: skip
+    # a capitalised name before a team word is a team; "<team> lead: X" and "Owner: X" lines
+    assert _triples("Risk team is now led by Priya Raman.\nRisk team lead: Daniel Okafor") == [
+        ("Priya Raman", "LEADS", "Risk team"), ("Daniel Okafor", "LEADS", "Risk team"),
+    ]  # fmt: skip
+    assert _triples("admin-console is a Rails app.\nOwner: Support Tools (Ines Carvalho).\n"
+                    "Decision owner: Dana Kim.\nCode owners: dbt marts need a review.") == [
+        ("admin-console", "USES", "Ruby on Rails"), ("Support Tools", "OWNS", "admin-console"),
+    ]  # fmt: skip
     assert _triples("The security team under Emil Larsen owns Vault.") == [
         ("Emil Larsen", "LEADS", "security team"), ("security team", "OWNS", "Vault"),
     ]  # fmt: skip

@@ -42,7 +42,8 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
         r"[(,]? ?(?:is |are )?(?:based|located|headquartered|hosted|deployed|running|run) "
         r"(?:in|out of)",
         r"lives? in",
-        r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in", r"(?:sits?|lives?|is|are) within",
+        r"lived in", r"works? (?:from|out of)", r"operates? (?:from|out of)", r"sits? in",
+        r"(?:sits?|lives?|runs?|is|are) (?:within|inside)",
         r", based in", r"'s (?:office|offices|hq|headquarters) (?:is|are) in", r"runs in",
         r"(?:has )?(?:moved|relocated) to", r"(?:is|are) moving to",
     )),

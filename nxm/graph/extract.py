@@ -33,7 +33,7 @@ _FIELDS = {"owner": ("OWNS", True), "owners": ("OWNS", True), "maintainer": ("OW
            "led by": ("LEADS", True), "stack": ("USES", False), "built with": ("USES", False),
            "depends on": ("DEPENDS_ON", False), "location": ("LOCATED_IN", False),
            "based in": ("LOCATED_IN", False), "replaces": ("REPLACES", False)}  # fmt: skip
-_FIELD = re.compile(rf"^\s*({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
+_FIELD = re.compile(rf"^\s*([\w -]{{2,40}} )?({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
 _KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
@@ -58,6 +58,7 @@ _NP = re.compile(
     rf"\b(?:the|our|their|its|his|her|my|your)\s+((?:(?!the\b)[A-Za-z][\w.-]*\s+){{0,2}}(?:{_HEADS})s?)\b",
     re.IGNORECASE,
 )
+_CAP_TEAM = re.compile(rf"(?<![\w-])([A-Z][a-z]+) (?:{'|'.join(lex.TEAM_HEADS)})\b")
 _NP_DROP = frozenset(
     "new old current main entire whole same other existing legacy shared internal standard".split()
 )
@@ -197,6 +198,11 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         name = " ".join(words)
         start = m.end(1) - len(name)
         found.append(_Mention(start, m.end(1), name, "np", {kind: 3}))
+    found.extend(  # "Risk team is now led by …": a capitalised name before a team word
+        _Mention(m.start(), m.end(), m.group(0), "np", {"ORGANIZATION": 3})
+        for m in _CAP_TEAM.finditer(plain)
+        if m.group(1) not in lex.STOP
+    )
     for m in _CAPS.finditer(plain):
         words = m.group(0).split()
         start = m.start()
@@ -430,11 +436,23 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
         _pronouns(sent, found, last_person, last_thing)
         pairs = _pairs(sent, found)
         field = _FIELD.match(sent)
-        if field and topic and found and found[0].start >= field.end() and found[0].name != topic:
-            relation, reverse = _FIELDS[field.group(1).lower()]  # "Owner: the data team."
-            about = _Mention(0, 0, topic, "coref", {})
-            pairs.append((found[0], relation, about, field.group(1)) if reverse
-                         else (about, relation, found[0], field.group(1)))  # fmt: skip
+        about, rest = topic, found  # "Owner: X" is about the memory, "Risk team lead: X" the team
+        if (
+            field
+            and field.group(1)
+            and found
+            and found[0].kind != "caps"
+            and (found[0].end <= field.start(2))
+        ):
+            if not sent[found[0].end : field.start(2)].strip():
+                about, rest = found[0].name, found[1:]
+        if field and about and rest and rest[0].start >= field.end() and rest[0].name != about:
+            relation, reverse = _FIELDS[field.group(2).lower()]
+            it = _Mention(0, 0, about, "coref", {})
+            if not reverse:
+                pairs.append((it, relation, rest[0], field.group(2)))
+            elif kind_of(rest[0]) != "THING":  # an owner or a lead is a person or a team
+                pairs.append((rest[0], relation, it, field.group(2)))
         related: set[int] = set()
         seen = set()
         for source, relation, target, words in pairs:
