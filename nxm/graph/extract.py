@@ -260,7 +260,7 @@ def _pronouns(
     found.sort(key=lambda k: k.start)
 
 
-_POSSESSED = re.compile(r"\s*(?:['’]s\s+)?(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
+_POSSESSED = re.compile(r"\s*(['’]s\s+)?(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
 _OWNED_NOUN = re.compile(rf"\s*['’]s\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS)})\b")
 _ASK_BEFORE = re.compile(r"\b(?:ask|contact|ping|talk to|reach out to)\s+$", re.IGNORECASE)
 _HEAD_AFTER = re.compile(
@@ -271,8 +271,9 @@ _HEAD_AFTER = re.compile(
 def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple | None:
     """Relations stated around a pair rather than between it: "A is B's lead", "A (Berlin)",
     "A is a Go service"."""
-    if gap in ("is", "is the", ",", ", the") and (m := _POSSESSED.match(sent, b.end)):
-        role = m.group(1)
+    m = _POSSESSED.match(sent, b.end)  # "A is B's lead", "A is the B team lead"
+    if m and (gap == "is the" or (m.group(1) and gap in ("is", ",", ", the"))):
+        role = m.group(2)
         if role in ("owner", "maintainer"):
             return (a, "OWNS", b)
         if role == "manager" and kind_of(b) == "PERSON":
