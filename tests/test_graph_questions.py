@@ -178,6 +178,7 @@ def test_owners_in_active_passive_and_list_forms() -> None:
         ("security team", "OWNS", "Vault"), ("payments team", "OWNS", "ledger-svc"),
         ("Priya Raman", "OWNS", "invoice-svc"),
     ]  # fmt: skip
+    assert _triples("Kafka handles ledger-svc events.") == []  # a technology owns nothing
     # a team that runs, manages or has a thing under it owns it; a person who runs a team leads it
     assert _triples("The payments team runs billing-api. fx-rates is under the risk team. "
                     "Dana Kim runs the payments team; Lucía Gómez is the risk team lead.") == [

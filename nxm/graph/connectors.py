@@ -204,6 +204,8 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
         return "PART_OF"  # "geo-cache sits within route-planner"
     if relation == "LOCATED_IN" and tkind != "PLACE" and target.kind != "caps":
         return "MEMBER_OF" if is_team(target) else None  # "moved to the growth team"
+    if relation == "OWNS" and source.kind == "dict" and skind == "THING":
+        return None  # a technology owns nothing: "Kafka handles ledger-svc events"
     if relation == "OWNS" and is_team(target) and not is_team(source):
         return "LEADS"  # a person runs a team; nobody owns one
     if relation == "LEADS" and is_team(source) and tkind == "THING" and not is_team(target):
