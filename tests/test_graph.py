@@ -16,7 +16,7 @@ import pytest
 
 from nxm import graph
 from nxm.graph.extract import extract, norm
-from nxm.graph.query import DONT_KNOW, ask, intent, search, traverse
+from nxm.graph.query import DONT_KNOW, ask, search, traverse
 from nxm.record import new_record
 from nxm.service import MemoryService
 from nxs.context import Context
@@ -123,9 +123,10 @@ def test_extraction_quality_on_the_labelled_sets() -> None:
     d, h = extraction_counts(dev), extraction_counts(held)
     # one more false positive than before: isort (g24) is now a listed tool the labels omit
     assert (d["entities"]["tp"], d["entities"]["fp"], d["entities"]["fn"]) == (166, 3, 2)
-    assert (d["relations"]["tp"], d["relations"]["fp"], d["relations"]["fn"]) == (78, 1, 3)
+    # one more: "the infrastructure team … manages the Terraform code" reads as owning Terraform
+    assert (d["relations"]["tp"], d["relations"]["fp"], d["relations"]["fn"]) == (81, 2, 2)
     assert (h["entities"]["tp"], h["entities"]["fp"], h["entities"]["fn"]) == (61, 1, 7)
-    assert (h["relations"]["tp"], h["relations"]["fp"], h["relations"]["fn"]) == (24, 2, 9)
+    assert (h["relations"]["tp"], h["relations"]["fp"], h["relations"]["fn"]) == (25, 2, 8)
 
 
 def test_question_accuracy() -> None:
@@ -342,13 +343,6 @@ def test_a_relation_joining_two_named_entities_comes_first() -> None:
     assert [a["name"] for a in who["answers"]] == ["Dana Kim", "Priya"]  # in name order
 
 
-def test_intents() -> None:
-    assert [intent(q) for q in (
-        "Where is Priya based?", "Who leads the QA guild?", "What does the CLI use?",
-        "Who does Wei report to?", "Tell me about Dana.",
-    )] == ["LOCATED_IN", "LEADS", "USES", "REPORTS_TO", None]  # fmt: skip
-
-
 # -- storage and agent-authored facts --------------------------------------------------------------
 
 
@@ -413,6 +407,28 @@ def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
         graph.relate(
             svc, source="Dana Kim", relation="uses!", target="Dana Kim", now=NOW, actor="a"
         )
+
+
+def test_the_kept_graph_follows_writes_agent_statements_and_expiry(ctx: Context) -> None:
+    """A service keeps its graph between questions; a write, an agent's statement or a memory
+    expiring must each show at once."""
+    svc = ctx.memory
+    svc.add(body="Dana Kim owns the billing service.", introduction="Dana owns billing", now=NOW,
+            actor="t")  # fmt: skip
+    svc.add(body="Omar Haddad owns the deploy bot.", introduction="Omar owns the deploy bot",
+            now=NOW, actor="t", layer="TASK", ttl_days=1)  # fmt: skip
+    first = graph.current(svc, NOW)
+    assert graph.current(svc, NOW) is first  # kept: nothing changed
+    assert first.find("deploy bot") is not None
+    later = "2026-06-03T10:00:00.000Z"  # the task memory has expired
+    assert graph.current(svc, later).find("deploy bot") is None
+    key = svc.add(body="Priya Raman leads the billing team.", introduction="Priya leads billing",
+                  now=later, actor="t")["memory"]["key"]  # fmt: skip
+    assert graph.current(svc, later).find("Priya Raman")["sourceMemoryIds"] == [key]
+    graph.add(svc, name="Ledger", type="THING", now=later, actor="agent")
+    assert graph.current(svc, later).find("Ledger")["authored"] is True
+    svc.forget(key=key, now=later, actor="t")
+    assert graph.current(svc, later).find("Priya Raman") is None
 
 
 def test_what_an_agent_wrote_can_be_removed_and_the_log_keeps_it(ctx: Context) -> None:

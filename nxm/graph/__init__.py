@@ -22,7 +22,7 @@ import orjson
 
 from nxm.graph.aliases import aliases
 from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
-from nxm.lifecycle import live
+from nxm.lifecycle import is_expired, live
 from nxm.record import reading_order
 from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import Workspace
@@ -222,7 +222,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     sources: dict[str, list[str]] = {}
     users: dict[str, set[str]] = {}
     first: dict[str, tuple[str, int]] = {}
-    rels: list[tuple[str, str, str, str, int]] = []
+    rels: list[tuple[str, str, str, str, int, Any]] = []
     for r in support:
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
@@ -241,7 +241,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
             if user:
                 users[n].add(user)
         rels.extend(
-            (key, x["source"], x["relation"], x["target"], x["s"]) for x in got["relations"]
+            (key, x["source"], x["relation"], x["target"], x["s"], x.get("w", ()))
+            for x in got["relations"]
         )
     authored = agent["entities"]
     for n, a in authored.items():
@@ -289,13 +290,14 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     graph.names.update({short: graph.names[full] for short, full in alias.items()})
     triples: dict[tuple[str, str, str], dict[str, Any]] = {}
     ids = {}  # surface name -> entity id (norm() is the hot spot of a large graph)
-    for key, src, relation, tgt, s in rels:
+    for key, src, relation, tgt, s, said in rels:
         for name in (src, tgt):
             if name not in ids:
                 ids[name] = graph.names.get(norm(name))
         a, b = ids[src], ids[tgt]
         if a and b and a != b:
             rel = _relation(triples, a, relation, b)
+            rel["said"].update(said)  # the relation's own words ("written", "runs"), for questions
             if rel["sourceMemoryIds"][-1:] != [key]:
                 rel["sourceMemoryIds"].append(key)
                 rel["evidence"].append({"memory": key, "sentence": s})
@@ -313,7 +315,7 @@ def _relation(triples: dict[tuple, Any], a: str, relation: str, b: str) -> dict[
     if rel is None:
         rel = triples[a, relation, b] = {
             "id": relation_id(a, relation, b), "source": a, "relation": relation, "target": b,
-            "sourceMemoryIds": [], "evidence": [], "authored": False,
+            "sourceMemoryIds": [], "evidence": [], "authored": False, "said": set(),
         }  # fmt: skip
     return rel
 
@@ -324,10 +326,22 @@ def _clip(text: str, limit: int) -> str:
 
 
 def current(service: Any, now: str) -> Graph:
-    """The graph of a memory service's workspace at ``now``."""
-    records = service.store.records()
+    """The graph of a memory service's workspace at ``now``: kept by the service while no
+    process changed the store or the agent log and no memory expired, so a warm server's
+    questions neither assemble it again nor read every record (and reuse its indexes)."""
+    records = service.store.records()  # brings the cache up to date with the files
+    try:
+        log = (service.ws.dir / AGENT_LOG).stat()
+        stamp: Any = (service.store.generation(), log.st_mtime_ns, log.st_size)
+    except FileNotFoundError:
+        stamp = (service.store.generation(), None)
+    kept = getattr(service, "_graph", None)
+    if kept is not None and kept[0] == stamp and not any(is_expired(r, now) for r in kept[1]):
+        return kept[2]  # type: ignore[no-any-return]
     support = live(records, now)
-    return build(records, extractions(service, support), load_agent(service.ws), now)
+    got = build(records, extractions(service, support), load_agent(service.ws), now)
+    service._graph = (stamp, [r for r in support if r.get("expires")], got)  # until one expires
+    return got
 
 
 def _entity(graph: Graph, ref: str, suggestion: str) -> dict[str, Any]:

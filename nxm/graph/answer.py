@@ -1,56 +1,84 @@
-"""Answering a question from the entity graph: extractive, cited, and refusing when unsure.
+"""Answering a question from the entity graph by type and path: extractive, cited, refusing when
+unsure.
 
-No model: the entities the question names (one the graph lacks means "I don't know"), its wording
-read as relation steps (`nxm.graph.parse`), walked, and the sentences behind each relation quoted.
-Where a relation has one current value (`SINGLE`), the memory created last wins: editing an old
-memory does not make its fact newer. docs/graph.md, "Questions", has the detail.
+No model and no question patterns: the entities the question names (one the graph lacks means
+"I don't know"), the type of answer it wants ("who": a person or a team, "where": a place, "which
+tool": a thing), and its other words. Candidates of that type 1-3 hops from the named entities
+are ranked by how well each hop is explained by a distinct question word: a word of the
+relation's family (`RELATION_WORDS`: "maintains", "owner", "responsible" all name OWNS) or a word
+of the sentence that states it. Where a relation has one current value (`SINGLE`), the memory
+created last wins. docs/graph.md, "Questions", has the detail.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import permutations
 from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
+from nxm.graph.connectors import FAMILY as _FAMILY
+from nxm.graph.connectors import stem
 from nxm.graph.extract import question_mentions
+from nxm.graph.lexicon import TEAM_HEADS
 from nxm.graph.names import fold, listed_spans, norm
-from nxm.graph.parse import ANCHOR, IN, OUT, Plan, plan
 from nxs.errors import ValidationError
 
-INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((r, re.compile(p)) for r, p in (
-    ("REPORTS_TO", r"\breport"),
-    ("LOCATED_IN", r"\b(?:based|located|headquartered|lives?|living|which city|which country)\b|\bwork(?:s|ing)? from\b"),
-    ("MEMBER_OF", r"\b(?:which|what) (?:team|group|guild|squad)\b|\bmember of\b|\bpart of\b"),
-    ("LEADS", r"\b(?:leads?|led|leading|heads?|manages?|managing|in charge)\b|\btech lead\b"),
-    ("OWNS", r"\b(?:owns?|owned|owner|maintains?|maintained|maintainer|responsible|contact for)\b"),
-    ("PREFERS", r"\b(?:prefers?|preferred|likes?|favou?rite)\b"),
-    ("DEPENDS_ON", r"\b(?:depends?|dependent|rel(?:y|ies)|requires?|needs?)\b"),
-    ("USES", r"\b(?:uses?|using|built|written|runs? on|deployed|hosted|stack|talks? to|stores?)\b"),
-    ("WORKS_AT", r"\bwork(?:s|ing)? (?:at|for)\b|\bemploy|\bcompany\b|\bwhere does .+ work\b"),
-    ("LOCATED_IN", r"\bwhere (?:is|are)\b"),
-))  # fmt: skip
+IN, OUT = "incoming", "outgoing"
 DONT_KNOW = "I don't know: nothing in the graph matches this question."
-UNREAD = "I don't know: I cannot read this question as relations between the entities it names."
 MAX_SENTENCES = 6
+MAX_HOPS = 3
+WEAK = 0.5  # below this share of the question's words explained, the best candidate is refused
 # (relation, direction) with one current value: disagreeing memories are settled by recency
 SINGLE = frozenset({
     ("LOCATED_IN", OUT), ("WORKS_AT", OUT), ("REPORTS_TO", OUT), ("LEADS", IN), ("OWNS", IN),
 })  # fmt: skip
+# fmt: off
+# Nouns that set the type of answer wanted ("which city", "what language").
+TYPE_WORDS: dict[str, str] = {
+    **dict.fromkeys("person people someone engineer developer designer".split(), "PERSON"),
+    **dict.fromkeys("team squad group guild department org company organisation organization "
+                    "employer agency vendor firm contractor customer client".split(), "ORGANIZATION"),
+    **dict.fromkeys("city country place office location town region".split(), "PLACE"),
+    **dict.fromkeys("service api app application system component tool database db datastore "
+                    "store framework language library technology tech thing platform project "
+                    "repo repository cluster queue pipeline job worker dashboard stack product "
+                    "module package backend frontend".split(), "THING"),
+}
+_WHO = frozenset({"PERSON", "ORGANIZATION"})
+_CODE = frozenset(stem(w) for w in ("written", "write", "implemented", "coded"))
+_KINDS = {_WHO: "a person or team", frozenset({"PLACE"}): "a place", frozenset({"THING"}): "a thing",
+          frozenset({"ORGANIZATION"}): "an organisation", frozenset({"PERSON"}): "a person"}
+_WHERE = {"WORKS_AT": "ORGANIZATION", "MEMBER_OF": "ORGANIZATION", "USES": "THING"}
+_WH = {"who": _WHO, "whom": _WHO, "where": frozenset({"PLACE"}), "what": frozenset({"THING"}),
+       "which": None}
+_STOP = frozenset("""a an the of and or to in on at for with by is are was were be been do does
+did has have had who whom whose what which where when why how that this these those it its their
+our my me i we you your they them he she his her there here s now currently today still please
+also actually exactly right moment nowadays days tell know name list give show find identify
+about should could would can will may might any some all after over up out into under off down
+across through via per than""".split())
+_ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
+_WORD = re.compile(r"[^\W\d_]+")
+_SERVICE = re.compile(r"^(\w+)[ -](?:svc|service)$")
 _NOT_ANCHOR = frozenset(
     "who what which where whom when why how the a an is are of to in on at for by team service "
     "lead owner manager city company person".split()
 )
-Hit = tuple[dict[str, Any], str]  # (relation, the entity at its other end)
-Trail = list[list[tuple[str, dict[str, Any], str]]]  # per step: (from, relation, to)
-_BACK = {IN: OUT, OUT: IN}
+# fmt: on
 
 
-def intent(question: str) -> str | None:
-    """The relation type a question asks about, or None for an open question."""
-    q = " ".join(question.casefold().split())
-    return next((relation for relation, pattern in INTENTS if pattern.search(q)), None)
+def _type_of(word: str) -> str | None:
+    """The type a noun stands for, singular or plural ("cities", "tools")."""
+    forms = [word]
+    if word.endswith("s"):
+        forms += [word[:-1], word[:-2] if word.endswith("es") else "", word[:-3] + "y"]
+    for form in forms:
+        if form in TYPE_WORDS:
+            return TYPE_WORDS[form]
+    return None
 
 
 def _key(text: str) -> str:
@@ -58,22 +86,31 @@ def _key(text: str) -> str:
 
 
 def _index(graph: Graph) -> dict[str, str]:
-    """Question-side name -> entity id: every name, accents aside; unique first names."""
+    """Question-side name -> entity id: every name, accents aside; the short forms no two
+    entities share: a person's first name, a team's bare name ("payments" and "team payments"
+    for the payments team), a service's ("ledger service" for ledger-svc)."""
     got = graph.index.get("question")
     if got is None:
         got = {}
-        firsts: dict[str, set[str]] = {}
         for n, eid in graph.names.items():
             key = _key(n)
             if key and key not in _NOT_ANCHOR and len(key) > 1:
                 got.setdefault(key, eid)
+        short: dict[str, set[str]] = {}
         for eid, e in graph.entities.items():
             words = _key(e["name"]).split()
+            forms = []
             if e["type"] == "PERSON" and len(words) > 1 and not e["name"].startswith("@"):
-                firsts.setdefault(words[0], set()).add(eid)
-        for first, eids in firsts.items():
-            if len(eids) == 1 and first not in got and first not in _NOT_ANCHOR:
-                got[first] = next(iter(eids))
+                forms.append(words[0])
+            if len(words) > 1 and words[-1] in TEAM_HEADS:
+                forms += [" ".join(words[:-1]), f"{words[-1]} {' '.join(words[:-1])}"]
+            if e["type"] == "THING" and (m := _SERVICE.match(" ".join(words))):
+                forms += [f"{m.group(1)} service", f"{m.group(1)}-svc"]
+            for form in forms:
+                short.setdefault(form, set()).add(eid)
+        for form, eids in short.items():
+            if len(eids) == 1 and form not in got and form not in _NOT_ANCHOR:
+                got[form] = next(iter(eids))
         graph.index["question"] = got
     return got
 
@@ -104,6 +141,165 @@ def mentioned(graph: Graph, question: str) -> tuple[list[tuple[str, int, int]], 
     return spans, unknown
 
 
+class _Question:
+    """What a question asks: the types wanted, and its words with their positions."""
+
+    def __init__(self, question: str, spans: list[tuple[str, int, int]]) -> None:
+        text = question.replace("’", "'")
+        for _, s, e in reversed(spans):
+            text = f"{text[:s]}{' ' * (e - s)}{text[e:]}"  # keep positions
+        toks = [(m.start(), m.group(0).casefold()) for m in _WORD.finditer(text)]
+        toks = [(p, w) for p, w in toks if w != "s"]
+        self.anchors = {eid: s for eid, s, _ in spans}
+        self.words: list[tuple[int, str, bool]] = []  # (position, stem, passive: "by" follows)
+        self.optional: list[tuple[int, str, bool]] = []  # type nouns: may explain, need not
+        self.type_word = next((w for _, w in toks if w in _WH), "")
+        toks_words = [w for _, w in toks]
+        self.types = _WH.get(self.type_word)
+        for i, (pos, w) in enumerate(toks):
+            st = stem(w)
+            passive = i + 1 < len(toks) and toks[i + 1][1] == "by"
+            kind = _type_of(w)
+            after_wh = i > 0 and toks[i - 1][1] in ("which", "what")
+            asked = after_wh or (toks[0][1] in _ASK_FIRST and self.type_word in ("", "what"))
+            if kind and asked and self.type_word in ("", "what", "which"):
+                self.types, self.type_word = frozenset({kind}), w  # "which city", "list …"
+            if w == "where":
+                self.optional.append((pos, "where", False))
+            if w in _STOP:
+                continue
+            if all(st != x[1] for x in self.words + self.optional):  # "day-to-day": one "day"
+                (self.optional if kind else self.words).append((pos, st, passive))
+        self.via = [_type_of(w) for w in toks_words if w != self.type_word and _type_of(w)]
+        if self.type_word == "where":  # "where does X work": a company; "deployed": a platform
+            rels = {r for _, st, _ in self.words for r, _ in _FAMILY.get(st, ())}
+            self.types = frozenset({"PLACE"} | {t for r, t in _WHERE.items() if r in rels})
+
+
+def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
+    """The stems of the sentences that state a relation (cached on the graph)."""
+    cache = graph.index.setdefault("stems", {})
+    got = cache.get(rel["id"])
+    if got is None:
+        text = " ".join(graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"])
+        got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(text)} - {"s"}
+    return got
+
+
+def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
+    """{word index: (strength, direction agreement)} of the question words that explain a hop."""
+    label = rel["relation"]
+    label_words = {stem(w) for w in label.split("_")}
+    sentence = None
+    out: dict[int, tuple[float, int]] = {}
+    for i, (pos, st, passive) in enumerate(q.words + q.optional):
+        roles = [r for rl, r in _FAMILY.get(st, ()) if rl == label]
+        if st in _CODE and rel["said"] and not rel["said"] & _CODE:
+            continue  # "written in" asks for a language: not what a thing "runs on"
+        if roles or st in label_words or st in rel["said"]:
+            role = roles[0] if roles else ""
+            if role in "+-":  # a noun: "+" names the source, so the hop is walked backwards
+                agree = 1 if (way == IN) == (role == "+") else -1
+            elif from_anchor:  # a verb next to the named entity: its side says the direction
+                anchor_first = q.anchors.get(rel["source"] if way == OUT else rel["target"], -1)
+                subject = (anchor_first < pos) != passive != (role == "~")
+                agree = 1 if subject == (way == OUT) else -1
+            else:
+                agree = 0
+            out[i] = (1.0 if st in rel["said"] else 0.8, agree)
+            continue
+        if sentence is None:
+            sentence = _words_of(graph, rel)
+        if st in sentence and i < len(q.words) and st not in _FAMILY:  # a relation's word only
+            # names that relation; a type noun in a sentence explains nothing
+            out[i] = (0.5, 0)
+    return out
+
+
+def _stale(graph: Graph) -> set[str]:
+    """Relations that lost to a newer memory where only one value can hold (`SINGLE`)."""
+    got = graph.index.get("stale")
+    if got is not None:
+        return got
+
+    def newest(rel: dict[str, Any]) -> str:  # an agent's statement is a deliberate correction
+        stated = (graph.records[k]["created"] or "" for k in rel["sourceMemoryIds"])
+        return "\uffff" if rel["authored"] else max(stated, default="")
+
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for rel in graph.relations.values():
+        for way, here, other in ((OUT, rel["source"], rel["target"]),
+                                 (IN, rel["target"], rel["source"])):  # fmt: skip
+            if (rel["relation"], way) in SINGLE:
+                kind = graph.entities[other]["type"]
+                groups.setdefault((here, rel["relation"], way, kind), []).append(rel)
+    got = set()
+    for rels in groups.values():
+        latest = max(newest(r) for r in rels)
+        got.update(r["id"] for r in rels if newest(r) != latest)
+    graph.index["stale"] = got
+    return got
+
+
+def _assign(hops: list[dict[int, tuple[float, int]]], needed: set[int]) -> tuple | None:
+    """The best way to give each hop a distinct explaining word: (strength, agreement, words),
+    giving every ``needed`` word (one that names a relation) a hop of its own, or None."""
+    best = None
+    for pick in permutations(sorted({i for h in hops for i in h}), len(hops)):
+        if all(i in h for i, h in zip(pick, hops, strict=True)) and needed <= set(pick):
+            got = (sum(h[i][0] for i, h in zip(pick, hops, strict=True)) / len(hops),
+                   sum(h[i][1] for i, h in zip(pick, hops, strict=True)))  # fmt: skip
+            if best is None or got > best[:2]:
+                best = (*got, set(pick))
+    return best
+
+
+def _kinds(graph: Graph, q: _Question, hops: list) -> int:
+    """How many of the kinds the question names on the way ("the team that owns X") the path's
+    middle entities are."""
+    middle = [graph.entities[h[2]]["type"] for h in hops[:-1]]
+    got = 0
+    for kind in q.via:
+        if kind in middle:
+            middle.remove(kind)
+            got += 1
+    return got
+
+
+def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, list]]:
+    """The best-explained path to each candidate of the wanted type: {id: (key, hops)}."""
+    stale = _stale(graph)
+    best: dict[str, tuple[tuple, list]] = {}
+    n_words = len(q.words)
+    words = q.words + q.optional
+    needed = {i for i, w in enumerate(q.words) if w[1] in _FAMILY}
+    weight = [1.0 if i in needed else 0.5 for i in range(n_words)]  # a relation's word counts
+    total = sum(weight)  # double: "day-to-day" left unexplained weakens less than "owns"
+
+    def walk(eid: str, trail: list, expl: list, seen: set[str]) -> None:
+        for rel, other, way in graph.edges(eid):
+            if other in seen or rel["id"] in stale:
+                continue
+            got = _explain(graph, q, rel, way, not trail)
+            if not got and (words or trail):
+                continue
+            hops, explained = [*trail, (eid, rel, other)], [*expl, got]
+            if q.types is None or graph.entities[other]["type"] in q.types:
+                fit = _assign(explained, needed) if words else (1.0, 0, set())
+                covered = {i for h in explained for i in h if i < n_words}
+                share = sum(weight[i] for i in covered) / total if total else 1.0
+                if fit is None:  # a word that names a relation this path does not have
+                    fit, share = (0.0, 0, set()), 0.0
+                key = (share, _kinds(graph, q, hops), fit[0], fit[1], -len(hops))
+                if other not in best or key > best[other][0]:
+                    best[other] = (key, hops)
+            if len(hops) < MAX_HOPS and (words or not hops):
+                walk(other, hops, explained, seen | {other})
+
+    walk(start, [], [], {start})
+    return best
+
+
 def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     """Answer a question from the graph and its source memories (extractive, no model)."""
     if not question.strip():
@@ -114,147 +310,65 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     found = list(dict.fromkeys(eid for eid, _, _ in spans))
     used = [brief(graph.entities[e]) for e in found]
     if unknown:
-        names = ", ".join(unknown)
-        return _answer(f"I don't know: the graph has no {names}.", 0.0, intent(question), used)
+        return _answer(f"I don't know: the graph has no {', '.join(unknown)}.", 0.0, used)
     if not found:
-        return _answer(DONT_KNOW, 0.0, intent(question), [])
-    if len(found) > 1 or _YES_NO.match(question.strip()):
-        return _joined(graph, question, found, used)
-    eid, start, end = spans[0]
-    got = plan(f"{question[:start]} {ANCHOR} {question[end:]}")
-    if got is None:
-        return _answer(UNREAD, 0.0, intent(question), used)
-    if got.describe:
-        return _describe(graph, found, used)
-    return _walked(graph, got, eid, used)
-
-
-def _current(graph: Graph, hits: list[Hit]) -> list[Hit]:
-    """Of values that should be one, those stated by the newest memory, per entity type."""
-
-    def newest(rel: dict[str, Any]) -> str:  # an agent's statement is a deliberate correction
-        stated = (graph.records[k]["created"] or "" for k in rel["sourceMemoryIds"])
-        return "\uffff" if rel["authored"] else max(stated, default="")
-
-    out = []
-    for kind in dict.fromkeys(graph.entities[other]["type"] for _, other in hits):
-        mine = [h for h in hits if graph.entities[h[1]]["type"] == kind]
-        latest = max(newest(rel) for rel, _ in mine)
-        out += [h for h in mine if newest(h[0]) == latest]
-    return out
-
-
-def _still(graph: Graph, other: str, relation: str, direction: str, eid: str) -> bool:
-    """Whether ``eid`` is still ``other``'s one value (a newer memory may place it elsewhere)."""
-    back = _BACK[direction]
-    kind = graph.entities[eid]["type"]
-    hits = [
-        (rel, o) for rel, o, _ in graph.edges(other, back)
-        if rel["relation"] == relation and graph.entities[o]["type"] == kind
-    ]  # fmt: skip
-    return any(o == eid for _, o in _current(graph, hits))
-
-
-def _walked(graph: Graph, got: Plan, start: str, used: list[dict[str, Any]]) -> dict[str, Any]:
-    frontier = [start]
-    trail: Trail = []
-    for n, step in enumerate(got.steps, 1):
-        edges: list[tuple[str, dict[str, Any], str]] = []
-        for eid in frontier:
-            for relation, direction in step.readings:
-                hits = [
-                    (rel, other) for rel, other, _ in graph.edges(eid, direction)
-                    if rel["relation"] == relation
-                    and (step.types is None or graph.entities[other]["type"] in step.types)
-                ]  # fmt: skip
-                if hits and (relation, _BACK[direction]) in SINGLE:
-                    hits = [h for h in hits if _still(graph, h[1], relation, direction, eid)]
-                if hits:
-                    if (relation, direction) in SINGLE:
-                        hits = _current(graph, hits)
-                    edges += [(eid, rel, other) for rel, other in hits]
-                    break
-        if not edges:
-            names = " / ".join(graph.entities[e]["name"] for e in frontier)
-            wanted = " or ".join(f"{r} {'from' if d == OUT else 'to'}" for r, d in step.readings)
-            text = f"I don't know: no open memory states a {wanted} {names}."
-            rels = [r for edges in trail for _, r, _ in edges]
-            if n > 1:
-                text += " " + " ".join(_sentences(graph, rels))
-            path = _path(graph, got, trail)
-            return _answer(text, 0.0, step.readings[0][0], used, [], rels, graph, path)
-        trail.append(edges)
-        frontier = list(dict.fromkeys(other for _, _, other in edges))
-    keep = set(frontier)  # only the relations on a way to an answer are cited
-    for i in range(len(trail) - 1, -1, -1):
-        trail[i] = [e for e in trail[i] if e[2] in keep]
-        keep = {e[0] for e in trail[i]}
-    chosen = list({r["id"]: r for edges in trail for _, r, _ in edges}.values())
-    evidence = [_evidence(list({r["id"]: r for _, r, _ in edges}.values())) for edges in trail]
+        return _answer(DONT_KNOW, 0.0, [])
+    q = _Question(question, spans)
+    joined = bool(_YES_NO.match(question.strip())) and len(found) > 1  # "Does Dana work at X?"
+    if joined:
+        q.types = None  # the answer is a path to the other named entity
+    elif not q.words and not q.optional and q.type_word in ("", "who", "what"):
+        return _describe(graph, found, used)  # "who is X", "tell me about X"
+    scored: dict[str, tuple[tuple, list]] = {}
+    reach: dict[str, int] = {}  # how many of the named entities reach a candidate
+    for anchor in found[:1] if joined else found:
+        for eid, (key, hops) in _paths(graph, q, anchor).items():
+            if (eid in found) == joined:
+                reach[eid] = reach.get(eid, 0) + 1
+                if eid not in scored or key > scored[eid][0][1:]:
+                    scored[eid] = ((0, *key), hops)
+    scored = {e: ((reach[e], *k[1:]), hops) for e, (k, hops) in scored.items()}
+    wanted = _KINDS.get(frozenset(q.types or ()), "an answer")
+    names = " / ".join(graph.entities[e]["name"] for e in found)
+    if not scored:
+        return _answer(f"I don't know: no open memory links {names} to {wanted} in the way the "
+                       "question asks.", 0.0, used)  # fmt: skip
+    top = max(k for k, _ in scored.values())
+    if top[1] < WEAK:
+        return _answer(f"I don't know: nothing linked to {names} fits the question well enough.",
+                       0.0, used)  # fmt: skip
+    winners = sorted((e for e, (k, _) in scored.items() if k == top),
+                     key=lambda e: graph.entities[e]["name"].casefold())  # fmt: skip
+    trails = [scored[e][1] for e in winners]
+    chosen = list({r["id"]: r for hops in trails for _, r, _ in hops}.values())
     quoted = " ".join(_sentences(graph, chosen))
-    names = [graph.entities[e]["name"] for e in frontier]
-    if len(trail) > 1 or any(n.casefold() not in quoted.casefold() for n in names):
-        quoted = f"{', '.join(names)}. {quoted}"  # the answer first when the quotes hide it
-    return _answer(
-        quoted.strip(), round(min(evidence), 2), got.steps[-1].readings[0][0], used,
-        frontier, chosen, graph, _path(graph, got, trail),
-    )  # fmt: skip
-
-
-def _evidence(rels: list[dict[str, Any]]) -> float:
-    """0.75 + 0.2 × the share of the relations stated by two or more memories or an agent."""
-    strong = sum(1 for r in rels if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    return 0.75 + 0.2 * strong / len(rels)
-
-
-def _path(graph: Graph, got: Plan, trail: Trail) -> list[dict[str, Any]]:
-    return [{
-        "relation": edges[0][1]["relation"] if edges else step.readings[0][0],
-        "direction": next(
-            (d for r, d in step.readings if edges and r == edges[0][1]["relation"]),
-            step.readings[0][1],
-        ),
-        "reached": [brief(graph.entities[e]) for e in dict.fromkeys(o for _, _, o in edges)],
-    } for step, edges in zip(got.steps, trail, strict=False)]  # fmt: skip
-
-
-def _joined(graph: Graph, question: str, found: list[str], used: list[dict]) -> dict[str, Any]:
-    """Two named entities or a yes/no question: relations of the asked type between them."""
-    wanted = intent(question)
-    touching = [r for r in _touching(graph, found) if wanted is None or r["relation"] == wanted]
-    joining = [r for r in touching if r["source"] in found and r["target"] in found]
-    chosen = _strongest(joining or touching)
-    if not chosen:
-        return _answer(DONT_KNOW if wanted is None else UNREAD, 0.0, wanted, used)
-    evidence = _evidence(chosen) if wanted else 0.6
-    ends = list(dict.fromkeys(e for r in chosen for e in (r["source"], r["target"])))
-    answers = [e for e in ends if e not in found] or ends  # a relation joining two asked
-    text = " ".join(_sentences(graph, chosen))
-    return _answer(text, round(evidence, 2), wanted, used, answers, chosen, graph)
+    shown = [graph.entities[e]["name"] for e in winners]
+    if len(trails[0]) > 1 or any(n.casefold() not in quoted.casefold() for n in shown):
+        quoted = f"{', '.join(shown)}. {quoted}"  # the answer first when the quotes hide it
+    strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
+    confidence = max(0.5, round((0.75 + 0.2 * strong / len(chosen)) * top[1], 2))
+    path = [{
+        "relation": hop[1]["relation"], "direction": OUT if hop[1]["source"] == hop[0] else IN,
+        "reached": [brief(graph.entities[e]) for e in dict.fromkeys(t[i][2] for t in trails)],
+    } for i, hop in enumerate(trails[0])]  # fmt: skip
+    answers = [found[0], *winners] if joined else winners
+    return _answer(quoted.strip(), confidence, used, answers, chosen, graph, path)
 
 
 def _describe(graph: Graph, found: list[str], used: list[dict]) -> dict[str, Any]:
     """ "Tell me about X": X's relations, or its description."""
-    chosen = _strongest(_touching(graph, found))
+    rels = [r for r in graph.relations.values() if r["source"] in found or r["target"] in found]
+    chosen = sorted(rels, key=lambda r: (-len(r["sourceMemoryIds"]) - r["authored"], r["id"]))
+    chosen = chosen[:MAX_SENTENCES]
     if chosen:
         ends = list(dict.fromkeys(e for r in chosen for e in (r["source"], r["target"])))
         answers = [e for e in ends if e not in found]
-        return _answer(" ".join(_sentences(graph, chosen)), 0.6, None, used, answers, chosen, graph)
+        return _answer(" ".join(_sentences(graph, chosen)), 0.6, used, answers, chosen, graph)
     e = graph.entities[found[0]]
     if not e["description"]:
-        return _answer(DONT_KNOW, 0.0, None, used)
-    return _answer(f"{e['name']}: {e['description']}", 0.15, None, used, [], [], graph, None,
+        return _answer(DONT_KNOW, 0.0, used)
+    return _answer(f"{e['name']}: {e['description']}", 0.15, used, [], [], graph, None,
                    e["sourceMemoryIds"][:1])  # fmt: skip
-
-
-def _touching(graph: Graph, found: list[str]) -> list[dict[str, Any]]:
-    return [r for r in graph.relations.values() if r["source"] in found or r["target"] in found]
-
-
-def _strongest(rels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The relations stated by the most memories (an agent's counts one), at most MAX_SENTENCES."""
-    rels = sorted(rels, key=lambda r: (-len(r["sourceMemoryIds"]) - r["authored"], r["id"]))
-    return rels[:MAX_SENTENCES]
 
 
 def _sentences(graph: Graph, chosen: list[dict[str, Any]]) -> list[str]:
@@ -271,10 +385,9 @@ def _sentences(graph: Graph, chosen: list[dict[str, Any]]) -> list[str]:
 
 
 def _answer(
-    text: str, confidence: float, wanted: str | None, used: list[dict[str, Any]],
-    answers: list[str] | None = None, relations: list[dict[str, Any]] | None = None,
-    graph: Graph | None = None, path: list[dict[str, Any]] | None = None,
-    sources: list[str] | None = None,
+    text: str, confidence: float, used: list[dict[str, Any]], answers: list[str] | None = None,
+    relations: list[dict[str, Any]] | None = None, graph: Graph | None = None,
+    path: list[dict[str, Any]] | None = None, sources: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     relations = relations or []
     if sources is None:
@@ -282,11 +395,12 @@ def _answer(
     return {
         "answer": text,
         "answers": [brief(graph.entities[e]) for e in answers or []] if graph else [],
-        "confidence": confidence, "entitiesUsed": used, "intent": wanted, "method": "extractive",
+        "confidence": confidence, "entitiesUsed": used,
+        "intent": path[-1]["relation"] if path else None, "method": "extractive",
         "path": path or [],
         "relations": [view_relation(graph, r) for r in relations] if graph else [],
         "sourceMemoryIds": sources,
     }  # fmt: skip
 
 
-__all__ = ["DONT_KNOW", "INTENTS", "SINGLE", "UNREAD", "ask", "intent", "mentioned"]
+__all__ = ["DONT_KNOW", "IN", "OUT", "SINGLE", "ask", "mentioned"]

@@ -10,12 +10,30 @@ import re
 from typing import Any
 
 import nxm.graph.lexicon as lex
-from nxm.graph.connectors import ROLE_VOTES, allowed, connect, gap_words, kind_of, person_role
+from nxm.graph.connectors import (
+    FAMILY,
+    ROLE_VOTES,
+    allowed,
+    connect,
+    gap_words,
+    is_team,
+    kind_of,
+    person_role,
+    stem,
+)
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
+_WORDS = re.compile(r"[a-z]+")
+# "Owner: X" lines: the relation X stands in to the memory's topic, and whether X is its source
+_FIELDS = {"owner": ("OWNS", True), "owners": ("OWNS", True), "maintainer": ("OWNS", True),
+           "maintainers": ("OWNS", True), "owned by": ("OWNS", True), "lead": ("LEADS", True),
+           "led by": ("LEADS", True), "stack": ("USES", False), "built with": ("USES", False),
+           "depends on": ("DEPENDS_ON", False), "location": ("LOCATED_IN", False),
+           "based in": ("LOCATED_IN", False), "replaces": ("REPLACES", False)}  # fmt: skip
+_FIELD = re.compile(rf"^\s*([\w -]{{2,40}} )?({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
 _KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
@@ -40,6 +58,7 @@ _NP = re.compile(
     rf"\b(?:the|our|their|its|his|her|my|your)\s+((?:(?!the\b)[A-Za-z][\w.-]*\s+){{0,2}}(?:{_HEADS})s?)\b",
     re.IGNORECASE,
 )
+_CAP_TEAM = re.compile(rf"(?<![\w-])([A-Z][a-z]+) (?:{'|'.join(lex.TEAM_HEADS)})\b")
 _NP_DROP = frozenset(
     "new old current main entire whole same other existing legacy shared internal standard".split()
 )
@@ -47,6 +66,7 @@ _ARTICLES = ("a", "an", "this", "that")
 _NOT_NAME = re.compile(r"^(?:[A-Z0-9]{2,}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"(?:^|(?<=;)\s+|(?<=:)\s+)(he|she|it|they)\b", re.IGNORECASE)
+_OBJECT = re.compile(r"\b(?:owns|maintains|runs|leads|manages|uses|replaced|looks after)\s+(it)\b")
 _PERSON_BEFORE = re.compile(
     r"(?:\bask|\basking|\bping|\btalk to|\bcheck with|\bchecked with|\bcc|\bemail|\bmessage|"
     r"\bthanks to|\bassigned to|\baccording to|\bcontact|\breach out to|\bescalate to|"
@@ -55,6 +75,11 @@ _PERSON_BEFORE = re.compile(
 )
 _PLACE_SUBJECT = re.compile(r"(?:is|are) (?:based|located|headquartered) in\b")
 _RELATIVE = re.compile(r"^\s*(?:,\s*)?(?:which|who|that)\s+(.*)$", re.DOTALL)
+_SWAP = re.compile(
+    r"(?:\b(?:moved|migrated|switched|went|moving|migrating|switching)\b[\w\s-]{0,30}\bfrom"
+    r"|\b(?:replaced|replacing|swapped|swapping|dropped|dropping))\s+(?:the\s+|our\s+)?$",
+    re.IGNORECASE,
+)
 _NAME_LIST = re.compile(rf"\s*(?:,|and|&)\s+{_UP}")
 _AND = re.compile(r"(?:,\s*)?\band\s+")
 _LIST_SEP = re.compile(r"(?:,|, and|and|or|, or|/|&)")
@@ -173,6 +198,11 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         name = " ".join(words)
         start = m.end(1) - len(name)
         found.append(_Mention(start, m.end(1), name, "np", {kind: 3}))
+    found.extend(  # "Risk team is now led by …": a capitalised name before a team word
+        _Mention(m.start(), m.end(), m.group(0), "np", {"ORGANIZATION": 3})
+        for m in _CAP_TEAM.finditer(plain)
+        if m.group(1) not in lex.STOP
+    )
     for m in _CAPS.finditer(plain):
         words = m.group(0).split()
         start = m.start()
@@ -223,29 +253,117 @@ def _pronouns(
         name = here.name if here is not None else (last_person if person else last_thing)
         if name:
             found.append(_Mention(start, end, name, "coref", {}))
+    for m in _OBJECT.finditer(sent):  # "the data team maintains it": the last sentence's subject
+        if last_thing and found and m.start() > found[0].end and m.start(1) > 0:
+            if all(k.name != last_thing and not k.start < m.end() <= k.end for k in found):
+                found.append(_Mention(m.start(1), m.end(1), last_thing, "coref", {}))
     found.sort(key=lambda k: k.start)
 
 
-def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Mention]]:
-    """(source, relation, target) for each neighbouring pair of mentions whose gap states one."""
-    pairs: list[tuple[_Mention, str, _Mention]] = []
+_POSSESSED = re.compile(r"\s*(['’]s\s+)?(?:[\w-]+\s+)?(lead|head|manager|owner|maintainer)\b")
+_OWNED_NOUN = re.compile(rf"\s*['’]s\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS)})\b")
+_ASK_BEFORE = re.compile(r"\b(?:ask|contact|ping|talk to|reach out to)\s+$", re.IGNORECASE)
+_HEAD_AFTER = re.compile(
+    rf"\s+(?:[\w-]+\s+)?(?:{'|'.join(lex.THING_HEADS | lex.COMPONENT_SUFFIXES)})\b"
+)
+
+
+def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple | None:
+    """Relations stated around a pair rather than between it: "A is B's lead", "A (Berlin)",
+    "A is a Go service"."""
+    m = _POSSESSED.match(sent, b.end)  # "A is B's lead", "A is the B team lead"
+    if m and (gap == "is the" or (m.group(1) and gap in ("is", ",", ", the"))):
+        role = m.group(2)
+        if role in ("owner", "maintainer"):
+            return (a, "OWNS", b)
+        if role == "manager" and kind_of(b) == "PERSON":
+            return (b, "REPORTS_TO", a)
+        return (a, "LEADS", b) if kind_of(a) == "PERSON" else None
+    if gap == "is the" and (m := _OWNED_NOUN.match(sent, b.end)) and kind_of(a) == "THING":
+        return (b, "OWNS", a)  # "route-planner is the routing team's service"
+    if gap in ("about", "for") and _ASK_BEFORE.search(sent[: a.start]) and kind_of(a) == "PERSON":
+        return (a, "OWNS", b)  # "ask Beatriz Santos about route-planner": its contact
+    if (
+        b.kind == "dict"
+        and kind_of(b) == "PLACE"
+        and kind_of(a) != "PLACE"
+        and (gap in ("(", ",") or (gap == "in" and first))
+    ):
+        return (a, "LOCATED_IN", b)  # "the platform team in Berlin", "Dana Kim (Lisbon)"
+    if gap == "(" and is_team(a) and b.votes.get("PERSON", 0) >= 2:
+        return (b, "MEMBER_OF", a)  # "the platform team (Marco Ferri)"
+    if b.kind == "dict" and kind_of(b) == "THING" and gap in ("is a", "is an", ", a", ", an"):
+        if _HEAD_AFTER.match(sent, b.end) and kind_of(a) == "THING":
+            return (a, "USES", b)  # "route-planner is a Rust service"
+    return None
+
+
+Pair = tuple["_Mention", str, "_Mention", str]  # (source, relation, target, connecting words)
+
+
+def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
+    """(source, relation, target, words) for each neighbouring pair of mentions whose gap states
+    one."""
+    pairs: list[Pair] = []
     subject = found[0] if found else None
+    aside: _Mention | None = None  # the noun an apposition ("A, led by B, owns C") is about
+    bare = False  # an aside without punctuation: "the team in Berlin owns", "the team under B"
     for a, b in zip(found, found[1:], strict=False):
         between = sent[a.end : b.start]
-        got = connect(between)
         source = a
+        if aside is not None and bare:
+            source, aside = aside, None  # "the platform team in Berlin owns …": an aside
+            between = between.lstrip(" ,)")
+        elif aside is not None and between.lstrip()[:1] in ",)":
+            source, aside = aside, None  # the apposition closes: the clause is about its noun
+            between = between.lstrip()[1:]
+        elif between.lstrip()[:1] in ",:" and pairs and subject in (pairs[-1][0], pairs[-1][2]):
+            if (got := connect(between.lstrip()[1:])) is not None and not got[1]:
+                source, between = subject, between.lstrip()[1:]  # "X: owned by Y, written in Z"
+        got = connect(between.lstrip(" :—–"))  # "X: owned by Y", "X — owned by Y"
+        gap = gap_words(between)
+        if got is None and (said := _said(sent, gap, a, b, a is found[0])) is not None:
+            pairs.append((*said, between))
+            if said[1] == "LOCATED_IN":
+                aside, bare = a, gap == "in"
+            continue
+        if got is not None and (between.lstrip()[:1] in ",(" or gap == "under"):
+            aside, bare = a, gap == "under"
+        if got is None and _SWAP.search(sent[: a.start]):  # "moved from A (on X) to B",
+            gap = gap_words(between)  # "replaced A with B", "dropped A for B": B replaces A
+            if gap in ("to", "with", "for") or (gap.endswith(" to") and len(gap.split()) <= 4):
+                pairs.append((b, "REPLACES", a, sent[: a.start][-30:]))
+                continue
         if got is None and (rel := _RELATIVE.match(between)):
             got = connect(rel.group(1))  # "recon-etl, which runs on Airflow"
             subject = a  # "…, which are written in Python and use dbt": the clause's subject
         if got is None:
             # "X works at Y and uses Z", "X is built with Y and owned by Z": the clause after
             # the last "and" continues the sentence's subject
+            i = found.index(a)
+            if (
+                gap_words(between) in _PREPOSITION
+                and i > 0
+                and pairs
+                and (
+                    pairs[-1][2] is found[i - 1]
+                    and gap_words(sent[found[i - 1].end : a.start]) in (",", ", the", "; the", ";")
+                )
+            ):
+                pairs.append(
+                    (a, pairs[-1][1], b, pairs[-1][3])
+                )  # "A is based in B, the C team in D"
+                continue
             parts = _AND.split(between)
             if len(parts) < 2:
                 continue
             rest = gap_words(parts[-1])
-            if rest in _PREPOSITION and pairs and pairs[-1][2] is a:
-                pairs.append((pairs[-1][0], pairs[-1][1], b))  # "on A for x and on B"
+            if (
+                (rest in _PREPOSITION or (not rest and a.kind == b.kind))
+                and pairs
+                and (pairs[-1][2] is a)
+            ):  # "on A for x and on B", "uses Redis for caching and Postgres for storage"
+                pairs.append((*pairs[-1][:2], b, pairs[-1][3]))  # "on A for x and on B"
                 continue
             if (got := connect(parts[-1])) is None:
                 continue
@@ -255,25 +373,36 @@ def _pairs(sent: str, found: list[_Mention]) -> list[tuple[_Mention, str, _Menti
         if source is target:
             continue
         ok = allowed(relation, source, target)
+        if ok in ("LEADS", "OWNS") and target.votes.get("PERSON", 0) >= 2:  # surely a person
+            if ok == "LEADS" and kind_of(source) == "PERSON":  # a person led by one reports to them
+                source, target, ok = target, source, "REPORTS_TO"
+            elif ok == "OWNS" and is_team(source):  # "Omar belongs to the platform team"
+                source, target, ok = target, source, "MEMBER_OF"
+        if (
+            ok == "MEMBER_OF"
+            and source.kind in ("np", "kebab", "dict")
+            and kind_of(source) == "THING"
+        ):
+            source, target, ok = target, source, "OWNS"  # "the models moved to the data team"
         if ok is not None:
-            pairs.append((source, ok, target))
-    # lists: "A uses B, C and D" / "A and B work at C"
+            pairs.append((source, ok, target, between))
+    # lists: "A uses B, C and D" / "A and B work at C" / "A, B and C are owned by D"
     gaps = (" ".join(sent[a.end : b.start].split()) for a, b in zip(found, found[1:], strict=False))
     listed = [_LIST_SEP.fullmatch(gap) is not None for gap in gaps]  # found[i] and [i + 1] in one
-    for source, relation, target in list(pairs):
-        sources = [s for s, _, _ in pairs]
-        idx = found.index(target)
-        while idx + 1 < len(found) and listed[idx]:
-            idx += 1
-            if any(found[idx] is s for s in sources):
-                break
-            pairs.append((source, relation, found[idx]))
-        idx = found.index(source)
-        while idx > 0 and listed[idx - 1]:
-            idx -= 1
-            if any(t is found[idx] for _, _, t in pairs):
-                break
-            pairs.append((found[idx], relation, target))
+    for source, relation, target, words in list(pairs):
+        ends = [p[0] for p in pairs] + [p[2] for p in pairs]
+        first, last = sorted((source, target), key=lambda m: m.start)
+        for end, step in ((last, 1), (first, -1)):
+            idx = found.index(end)
+            while 0 <= idx + step < len(found) and listed[min(idx, idx + step)]:
+                idx += step
+                if any(found[idx] is e for e in ends):
+                    break
+                other = found[idx]
+                if other.kind == "kebab" and not component(other.name) and end.kind != "kebab":
+                    break  # "Avalara and rate-limits us": a verb, not a list
+                pairs.append((other, relation, target, words) if end is source
+                             else (source, relation, other, words))  # fmt: skip
     return pairs
 
 
@@ -290,6 +419,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     relations: list[dict[str, Any]] = []
     last_person: str | None = None
     last_thing: str | None = None
+    topic: str | None = None
     for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
         found = _find(sent, caps_mid, plain)
         head = _SELF.match(sent)
@@ -306,9 +436,27 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
                 m.vote(ROLE_VOTES[role][0])
         _pronouns(sent, found, last_person, last_thing)
         pairs = _pairs(sent, found)
+        field = _FIELD.match(sent)
+        about, rest = topic, found  # "Owner: X" is about the memory, "Risk team lead: X" the team
+        if (
+            field
+            and field.group(1)
+            and found
+            and found[0].kind != "caps"
+            and (found[0].end <= field.start(2))
+        ):
+            if not sent[found[0].end : field.start(2)].strip():
+                about, rest = found[0].name, found[1:]
+        if field and about and rest and rest[0].start >= field.end() and rest[0].name != about:
+            relation, reverse = _FIELDS[field.group(2).lower()]
+            it = _Mention(0, 0, about, "coref", {})
+            if not reverse:
+                pairs.append((it, relation, rest[0], field.group(2)))
+            elif kind_of(rest[0]) != "THING":  # an owner or a lead is a person or a team
+                pairs.append((rest[0], relation, it, field.group(2)))
         related: set[int] = set()
         seen = set()
-        for source, relation, target in pairs:
+        for source, relation, target, words in pairs:
             if norm(source.name) == norm(target.name):
                 continue
             related.update((id(source), id(target)))
@@ -320,9 +468,11 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             triple = (source.name, relation, target.name)
             if triple not in seen:
                 seen.add(triple)
-                relations.append(
-                    {"source": source.name, "relation": relation, "target": target.name, "s": i}
+                said = sorted(
+                    {st for w in _WORDS.findall(words.lower()) if (st := stem(w)) in FAMILY}
                 )
+                relations.append({"source": source.name, "relation": relation,
+                                  "target": target.name, "s": i, "w": said})  # fmt: skip
         subject = next((m.name for m in found if m.kind == "coref"), None)
         for m in found:
             if m.kind == "coref":
@@ -333,6 +483,14 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             if subject is None and kind_of(m) == "PERSON" and m.votes:
                 subject = m.name
         last_person = subject or last_person
+        if (
+            i == 0
+            and found
+            and kind_of(found[0]) != "PERSON"
+            and found[0].kind != "self"
+            and (sent[: found[0].start].strip().lower() in ("", "the", "our"))
+        ):
+            topic = found[0].name  # what the memory is about: the subject of its first line
         if found and found[0].kind != "coref":  # "It" in the next sentence: this one's subject
             first = found[0]
             last_thing = first.name if first.kind != "self" and kind_of(first) != "PERSON" else None

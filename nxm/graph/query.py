@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from nxm.graph import Graph, brief
-from nxm.graph.answer import DONT_KNOW, INTENTS, ask, intent
+from nxm.graph.answer import DONT_KNOW, ask
 from nxm.graph.extract import fold
 from nxs.errors import NotFoundError, ValidationError
 
@@ -102,4 +102,4 @@ def traverse(graph: Graph, *, entity: str, direction: str = "both", hops: int = 
             "total": len(paths)}  # fmt: skip
 
 
-__all__ = ["DONT_KNOW", "INTENTS", "ask", "intent", "match_score", "resolve", "search", "traverse"]
+__all__ = ["DONT_KNOW", "ask", "match_score", "resolve", "search", "traverse"]

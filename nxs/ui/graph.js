@@ -338,7 +338,7 @@ export async function graphPage(root) {
       } catch (err) { flash(err.message, "error"); }
     },
   }, find);
-  const ask = h("input", { type: "search", id: "graph-ask", placeholder: "ask, e.g. who owns billing?", "aria-label": "ask the graph" });
+  const ask = h("input", { type: "search", id: "graph-ask", placeholder: "ask, e.g. who owns the webhooks worker?", "aria-label": "ask the graph" });
   const answer = h("div", { class: "answer", id: "graph-answer" });
   const askForm = h("form", {
     onsubmit: async (ev) => {
