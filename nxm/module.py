@@ -4,7 +4,13 @@ from nxs.registry import Module
 
 MEMORY = Module(
     name="memory",
-    operations=("nxm.ops", "nxm.ops.session", "nxm.ops.lifecycle", "nxm.ops.repair"),
+    operations=(
+        "nxm.ops",
+        "nxm.ops.session",
+        "nxm.ops.lifecycle",
+        "nxm.ops.repair",
+        "nxm.ops.code",
+    ),
     defaults={
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "task_ttl_days": 7,

@@ -211,6 +211,9 @@ def recall(
             "confidence": conf.get(key), "memory_id": key, "snippet": excerpt,
             "snippet_truncated": cut, "summary": shown, "truncated": more,
         })  # fmt: skip
+    from nxm.stale import mark
+
+    mark(service, memories, "memory_id")
     out: dict[str, Any] = {
         "fanned_out": bool(chosen), "memories": memories,
         "searched": "user_query_full" if use_full else "query", "total": len(memories),
