@@ -251,23 +251,23 @@ def flags(store: Any) -> dict[str, dict[str, Any]]:
 
 def _flags(store: Any, conn: sqlite3.Connection, prefix: str, tip: str) -> dict[str, Any]:
     cache = store.cache
-    stamp = f"{tip} {cache.meta('seq')} {cache.count()}"
+    made = os.stat(cache.path).st_ino if cache.path and os.path.exists(cache.path) else id(cache)
+    stamp = f"{tip} {cache.meta('seq')} {made}"  # the cache's change count, and which cache
     if conn.execute("SELECT value FROM meta WHERE name = 'stamp'").fetchone() == (stamp,):
         got = conn.execute("SELECT key, verdict FROM flags WHERE verdict IS NOT NULL")
         return {k: orjson.loads(v) for k, v in got}
     idents = {k: f"{md} {log}" for k, (md, log) in cache.idents().items()}
-    rows = {k: (i, h, orjson.loads(p)) for k, i, h, p in
-            conn.execute("SELECT key, ident, head, paths FROM flags")}  # fmt: skip
+    rows = {k: (i, h, p, v) for k, i, h, p, v in conn.execute("SELECT * FROM flags")}
     todo = {k for k, i in idents.items() if k not in rows or rows[k][0] != i}
     moved: dict[str, list[str]] = defaultdict(list)
-    for k, (_, h, _) in rows.items():
-        if k in idents and k not in todo and h != tip:
+    for k, (_, h, p, _) in rows.items():  # a memory that names no code holds at any HEAD
+        if h != tip and p != "[]" and k in idents and k not in todo:
             moved[h].append(k)
     kept = []
     for old, keys in moved.items():
         changed = _changed(store.ws.root, old, tip)
         for k in keys:  # the code it names, and its own file, as they were: the verdict holds
-            if changed is None or any(p in changed for p in rows[k][2]):
+            if changed is None or any(p in changed for p in orjson.loads(rows[k][2])):
                 todo.add(k)
             else:
                 kept.append(k)
@@ -287,9 +287,10 @@ def _flags(store: Any, conn: sqlite3.Connection, prefix: str, tip: str) -> dict[
     except sqlite3.Error:  # not kept: judged again next time
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
-    got = conn.execute("SELECT key, verdict FROM flags WHERE verdict IS NOT NULL")
-    verdicts = {k: orjson.loads(v) for k, v in got if k not in todo and k in idents}
-    return verdicts | {k: v for k, (_, v) in judged.items() if v}
+    held = {
+        k: orjson.loads(r[3]) for k, r in rows.items() if r[3] and k in idents and k not in todo
+    }
+    return held | {k: v for k, (_, v) in judged.items() if v}
 
 
 def verdicts(service: Any) -> dict[str, dict[str, Any]]:
