@@ -177,10 +177,11 @@ def judge(root: Path, prefix: str, tip: str, records: list[dict[str, Any]]) -> d
     found = objects(root, [c for cs in told.values() for c in cs])
     dated = {c: _committed(o[1]) for c, o in found.items() if o and o[0] == "commit"}
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    ancestry: dict[tuple[str, str], bool] = {}
     for r in live:  # the newest commit it was written, confirmed or committed at
         known = [(dated[c], c) for c in told[r["key"]] if c in dated]
         mine = wrote.get(md[r["key"]])
-        base = max(known + ([(mine[1], mine[0])] if mine else []), default=(0, None))[1]
+        base = _newest(root, known + ([(mine[1], mine[0])] if mine else []), ancestry)
         if base and base != tip:
             groups[base].append(r)
     for base, members in groups.items():
@@ -202,6 +203,21 @@ def judge(root: Path, prefix: str, tip: str, records: list[dict[str, Any]]) -> d
                 f" (and {len(verdict['changes']) - 1} more)" if len(verdict["changes"]) > 1 else "")  # fmt: skip
             out[r["key"]] = (out[r["key"]][0], verdict)
     return out
+
+
+def _newest(root: Path, dated: list[tuple[int, str]], seen: dict[Any, bool]) -> str | None:
+    """The newest of (time, commit): the latest time; of commits made in the same second, the
+    one the others are ancestors of (a script or a rebase commits many in one second)."""
+    if not dated:
+        return None
+    top = max(t for t, _ in dated)
+    tied = sorted({c for t, c in dated if t == top})
+    best = tied[0]
+    for other in tied[1:]:
+        if (best, other) not in seen:
+            seen[best, other] = git(root, "merge-base", "--is-ancestor", best, other) is not None
+        best = other if seen[best, other] else best
+    return best
 
 
 def _committed(commit: bytes) -> int:
