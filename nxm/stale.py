@@ -315,12 +315,12 @@ def verdicts(service: Any) -> dict[str, dict[str, Any]]:
     return flags(service.store)
 
 
-def mark(service: Any, items: list[dict[str, Any]], key: str = "key") -> None:
+def mark(service: Any, items: list[dict[str, Any]]) -> None:
     """Give each of ``items`` (summaries) that is possibly stale its reason as ``stale``."""
     got = flags(service.store) if items else {}  # the read that made them synced the store
     for item in items:
-        if item[key] in got:
-            item["stale"] = got[item[key]]["reason"]
+        if item["key"] in got:
+            item["stale"] = got[item["key"]]["reason"]
 
 
 def stale(service: Any, *, now: str) -> dict[str, Any]:

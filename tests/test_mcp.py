@@ -212,6 +212,7 @@ READ_ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_stats": {},
     "memory_profile": {"user": "alice"},
     "memory_entities": {},
+    "memory_stale": {},
 }
 
 

@@ -9,7 +9,7 @@ from nxs.ops import Operation
 OPERATIONS: list[Operation] = [
     op(
         "stale",
-        "core",
+        "insights",
         summary="List the open memories whose code moved since they were written or confirmed "
         "(a ref's file renamed or deleted, its symbol changed), each with why and the commits.",
         when="when prime or a result marks a memory possibly stale: check it against the code, "
@@ -19,7 +19,7 @@ OPERATIONS: list[Operation] = [
     ),
     op(
         "confirm",
-        "core",
+        "insights",
         summary="Record that a possibly stale memory is still true of the code as it is now "
         "(HEAD); its flag clears.",
         handler=calling("nxm.stale", "confirm"),

@@ -15,7 +15,8 @@ GROUPS: dict[str, str] = {
     "session": "session start and end: recall, store_context, facts, facts_update, personas, "
     "persona",
     "knowledge": "consolidated knowledge and the entity graph: knowledge, graph_*",
-    "insights": "lifecycle and figures: history, promote, feedback, stats, profile, entities",
+    "insights": "lifecycle and figures: history, promote, feedback, stats, profile, entities, "
+    "stale, confirm",
     "linear": "Linear issues and projects: linear_query, linear_mutate",
 }
 GROUP_ALIASES = {"lifecycle": "insights", "graph": "knowledge"}
