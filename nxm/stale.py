@@ -191,14 +191,26 @@ def judge(root: Path, prefix: str, tip: str, records: list[dict[str, Any]]) -> d
         asks = [(r, ref) for r in members for ref in refs[r["key"]]
                 if any(n == ref[1] or n.startswith(ref[1] + "/") for n in touched)]  # fmt: skip
         got = objects(root, [f"{rev}:{ref[1]}" for _, ref in asks for rev in (base, tip)])
-        for r, ref in asks:
-            text = f"{r['introduction']}\n{r['body']}"
-            found = _ref_verdict(text, ref, base, tip, history, got)
-            if found is None:
+        said = {r["key"]: f"{r['introduction']}\n{r['body']}" for r in members}
+        found = [(r, ref, _ref_verdict(said[r["key"]], ref, base, tip, history, got))
+                 for r, ref in asks]  # fmt: skip
+        edited = [(r, ref, f) for r, ref, f in found
+                  if f and (got.get(f"{tip}:{ref[1]}") or ("",))[0] == "blob"]  # fmt: skip
+        versions = objects(root, [f"{c['sha']}:{ref[1]}" for _, ref, f in edited for c in f[1]])
+        for r, ref, f in edited:  # of the commits that touched the file, those that moved it
+            before, movers = got.get(f"{base}:{ref[1]}"), []
+            for c in f[1]:
+                now = versions.get(f"{c['sha']}:{ref[1]}")
+                if code.check(said[r["key"]], _text(before), _text(now), ref[1], ref[2]):
+                    movers.append(c)
+                before = now
+            f[1][:] = movers or f[1]
+        for r, ref, why in found:
+            if why is None:
                 continue
             verdict = out[r["key"]][1] or {"reason": "", "since": base[:10], "changes": []}
-            verdict["changes"].append({"ref": ref[0], "reason": found[0],
-                                       "commits": [_said(c) for c in found[1]]})  # fmt: skip
+            verdict["changes"].append({"ref": ref[0], "reason": why[0],
+                                       "commits": [_said(c) for c in why[1]]})  # fmt: skip
             verdict["reason"] = verdict["changes"][0]["reason"] + (
                 f" (and {len(verdict['changes']) - 1} more)" if len(verdict["changes"]) > 1 else "")  # fmt: skip
             out[r["key"]] = (out[r["key"]][0], verdict)

@@ -130,6 +130,10 @@ def test_a_symbol_edited_inside_flags_and_an_edit_elsewhere_in_its_file_does_not
     fee = add(repo, "services/billing/fees.py:compute_fee", "The fee is 2.5% of the amount.")
     refund = add(repo, "services/billing/fees.py:refund_fee", "Refunds carry no fee.")
     commit(repo, "memories")
+    edit(
+        repo, "services/billing/fees.py", "    # the card network's cut", "    # the network's cut"
+    )
+    commit(repo, "reword a comment")
     edit(repo, "services/billing/fees.py", "amount * 25 // 1000", "amount * 30 // 1000")
     commit(repo, "fee to 3%")
     got = flagged(repo)
