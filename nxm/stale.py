@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import sqlite3
 import subprocess
 from collections import defaultdict
@@ -47,11 +48,13 @@ def git(root: Path, *args: str, data: bytes | None = None) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def here(root: Path) -> tuple[str, str] | None:
-    """The workspace's folder in its repository ('' or 'sub/') and HEAD; None outside git."""
-    out = git(root, "rev-parse", "--show-prefix", "HEAD")
+def here(root: Path) -> tuple[str, str, Path] | None:
+    """The workspace's folder in its repository ('' or 'sub/'), HEAD, and the repository's
+    top (where paths are read from); None outside git."""
+    out = git(root, "rev-parse", "--show-prefix", "HEAD", "--show-toplevel")
     lines = out.decode().split("\n") if out else []
-    return (lines[0], lines[1]) if len(lines) >= 2 and len(lines[1]) >= 40 else None
+    ok = len(lines) >= 3 and len(lines[1]) >= 40
+    return (lines[0], lines[1], Path(lines[2])) if ok else None
 
 
 def head(root: Path) -> str | None:
@@ -109,8 +112,13 @@ def code_refs(record: dict[str, Any], prefix: str) -> list[tuple[str, str, str]]
     out = []
     for ref in record.get("refs") or ():
         path, _, symbol = ref.partition(":")
-        path = path.strip().strip("/")
-        if path and "://" not in ref and ".." not in path.split("/") and "\n" not in ref:
+        path = posixpath.normpath(path.strip()).strip("/") if path.strip() else ""
+        if (
+            path not in ("", ".")
+            and "://" not in ref
+            and ".." not in path.split("/")
+            and "\n" not in ref
+        ):
             out.append((ref, prefix + path, symbol.strip()))
     return out
 
@@ -155,7 +163,8 @@ def _ref_verdict(
 
 
 def judge(root: Path, prefix: str, tip: str, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each record's (paths it names, verdict or None) at ``tip``."""
+    """Each record's (paths it names, verdict or None) at ``tip``, git run at the top of the
+    repository ``root`` (paths are the repository's: the workspace's ``prefix`` added)."""
     md = {r["key"]: f"{prefix}.nxs/memories/{r['key']}.md" for r in records}
     refs = {r["key"]: code_refs(r, prefix) for r in records if r["status"] == "open"}
     out: dict[str, Any] = {r["key"]: ([], None) for r in records}
@@ -267,17 +276,19 @@ def flags(store: Any) -> dict[str, dict[str, Any]]:
     at = None if store.remote else here(store.ws.root)
     if at is None:
         return {}
-    prefix, tip = at
+    prefix, tip, top = at
     conn = _db(store.local.dir)
     try:
-        return _flags(store, conn, prefix, tip)
+        return _flags(store, conn, top, prefix, tip)
     except sqlite3.Error:  # another process mid-write on a slow disk: judged again next time
         return {}
     finally:
         conn.close()
 
 
-def _flags(store: Any, conn: sqlite3.Connection, prefix: str, tip: str) -> dict[str, Any]:
+def _flags(
+    store: Any, conn: sqlite3.Connection, top: Path, prefix: str, tip: str
+) -> dict[str, Any]:
     cache = store.cache
     made = os.stat(cache.path).st_ino if cache.path and os.path.exists(cache.path) else id(cache)
     stamp = f"{tip} {cache.meta('seq')} {made}"  # the cache's change count, and which cache
@@ -293,13 +304,13 @@ def _flags(store: Any, conn: sqlite3.Connection, prefix: str, tip: str) -> dict[
             moved[h].append(k)
     kept = []
     for old, keys in moved.items():
-        changed = _changed(store.ws.root, old, tip)
+        changed = _changed(top, old, tip)
         for k in keys:  # the code it names, and its own file, as they were: the verdict holds
             if changed is None or any(p in changed for p in orjson.loads(rows[k][2])):
                 todo.add(k)
             else:
                 kept.append(k)
-    judged = judge(store.ws.root, prefix, tip, list(cache.many(todo).values())) if todo else {}
+    judged = judge(top, prefix, tip, list(cache.many(todo).values())) if todo else {}
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany("DELETE FROM flags WHERE key = ?", [(k,) for k in rows.keys() - idents])

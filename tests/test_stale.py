@@ -260,6 +260,21 @@ def test_a_rebase_keeps_flags_right_and_the_merge_driver_keeps_both_confirmation
     assert flagged(repo) == {}
 
 
+def test_a_workspace_in_a_folder_of_the_repository_names_paths_from_there(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    root = make_workspace(top / "billing")
+    (root / "fees.py").write_text(FEES)
+    git(top, "init", "-q", "-b", "main")
+    commit(top, "monorepo")
+    key = add(root, "./fees.py:compute_fee", "The fee is 2.5% of the amount.")
+    commit(top, "memory")
+    edit(root, "fees.py", "amount * 25 //", "amount * 26 //")
+    commit(top, "fee")
+    assert (
+        flagged(root)[key]["reason"] == "compute_fee changed in billing/fees.py"
+    )  # the repository's path
+
+
 def test_outside_git_nothing_is_flagged_and_every_verb_works(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "plain")
     (root / "fees.py").write_text(FEES)
