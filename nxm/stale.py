@@ -173,18 +173,23 @@ def judge(root: Path, prefix: str, tip: str, records: list[dict[str, Any]]) -> d
     live = [r for r in records if refs.get(r["key"])]
     if not live:
         return out
-    wrote: dict[str, tuple[str, int]] = {}  # memory file -> the newest commit that wrote it
+    told = {r["key"]: recorded(r) for r in live}
+    found = objects(root, [c for cs in told.values() for c in cs])
+    dated = {c: _committed(o[1]) for c, o in found.items() if o and o[0] == "commit"}
+    # the commits since the oldest recorded one (all of them if a memory recorded none) that
+    # wrote a memory's file: a memory committed with the code it describes is true of it
+    oldest = min((dated[c], c) for cs in told.values() for c in cs if c in dated) if all(
+        any(c in dated for c in cs) for cs in told.values()) else None  # fmt: skip
     paths = [md[r["key"]] for r in live]
-    log = git(root, "log", "--format=%x01%H %ct", "--name-only", tip, "--",
+    log = git(root, "log", "--format=%x01%H %ct", "--name-only", tip,
+              *(["--not", oldest[1]] if oldest else []), "--",
               *(paths if len(paths) <= WHOLE_LOG else [f"{prefix}.nxs/memories"]))  # fmt: skip
+    wrote: dict[str, tuple[str, int]] = {}  # memory file -> the newest commit that wrote it
     for chunk in (log or b"").decode("utf-8", "replace").split("\x01")[1:]:
         top, _, names = chunk.partition("\n")
         sha, stamp = top.split(" ")
         for name in names.split():
             wrote.setdefault(name, (sha, int(stamp)))
-    told = {r["key"]: recorded(r) for r in live}
-    found = objects(root, [c for cs in told.values() for c in cs])
-    dated = {c: _committed(o[1]) for c, o in found.items() if o and o[0] == "commit"}
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     ancestry: dict[tuple[str, str], bool] = {}
     for r in live:  # the newest commit it was written, confirmed or committed at
