@@ -11,9 +11,8 @@ OPERATIONS: list[Operation] = [
         "stale",
         "insights",
         summary="List the open memories whose code moved since they were written or confirmed "
-        "(a ref's file renamed or deleted, its symbol changed), each with why and the commits.",
-        when="when prime or a result marks a memory possibly stale: check it against the code, "
-        "then confirm it or update it.",
+        "(a ref's file renamed or deleted, its symbol changed), each with why and the commits; "
+        "check each against the code, then confirm or update it.",
         handler=calling("nxm.stale", "stale", actor=False),
         example="nxm stale --json",
     ),
