@@ -301,17 +301,19 @@ def _flags(
         got = conn.execute("SELECT key, verdict FROM flags WHERE verdict IS NOT NULL")
         return {k: orjson.loads(v) for k, v in got}
     idents = {k: f"{md} {log}" for k, (md, log) in cache.idents().items()}
-    rows = {k: (i, h, p, v) for k, i, h, p, v in conn.execute("SELECT * FROM flags")}
-    todo = {k for k, i in idents.items() if k not in rows or rows[k][0] != i}
-    moved: dict[str, list[str]] = defaultdict(list)
-    for k, (_, h, p, _) in rows.items():  # a memory that names no code holds at any HEAD
-        if h != tip and p != "[]" and k in idents and k not in todo:
-            moved[h].append(k)
+    rows = dict(conn.execute("SELECT key, ident FROM flags"))
+    todo = {k for k, i in idents.items() if rows.get(k) != i}
+    moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for k, h, p in conn.execute(  # a memory that names no code holds at any HEAD
+        "SELECT key, head, paths FROM flags WHERE head != ? AND paths != '[]'", (tip,)
+    ):
+        if k in idents and k not in todo:
+            moved[h].append((k, p))
     kept = []
     for old, keys in moved.items():
         changed = _changed(top, old, tip)
-        for k in keys:  # the code it names, and its own file, as they were: the verdict holds
-            if changed is None or any(p in changed for p in orjson.loads(rows[k][2])):
+        for k, p in keys:  # the code it names, and its own file, as they were: the verdict holds
+            if changed is None or any(n in changed for n in orjson.loads(p)):
                 todo.add(k)
             else:
                 kept.append(k)
@@ -331,9 +333,8 @@ def _flags(
     except sqlite3.Error:  # not kept: judged again next time
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
-    held = {
-        k: orjson.loads(r[3]) for k, r in rows.items() if r[3] and k in idents and k not in todo
-    }
+    got = conn.execute("SELECT key, verdict FROM flags WHERE verdict IS NOT NULL")
+    held = {k: orjson.loads(v) for k, v in got if k in idents and k not in todo}
     return held | {k: v for k, (_, v) in judged.items() if v}
 
 
