@@ -10,6 +10,7 @@ MEMORY = Module(
         "nxm.ops.lifecycle",
         "nxm.ops.repair",
         "nxm.ops.review",
+        "nxm.ops.code",
     ),
     defaults={
         "model": "sentence-transformers/all-MiniLM-L6-v2",

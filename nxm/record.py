@@ -101,8 +101,9 @@ def complete(record: dict[str, Any]) -> dict[str, Any]:
 def event(kind: str, at: str, actor: str, **data: Any) -> dict[str, Any]:
     """One history event."""
     out: dict[str, Any] = {"type": kind, "at": at, "actor": actor}
+    data = {k: v for k, v in data.items() if v is not None}
     if data:
-        out["data"] = {k: v for k, v in data.items() if v is not None}
+        out["data"] = data
     return out
 
 

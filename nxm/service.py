@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from nxm import curate, secrets
+from nxm import curate, secrets, stale
 from nxm.categories import VOCABULARY, categorize, near
 from nxm.record import (
     CONTROL,
@@ -232,6 +232,7 @@ class MemoryService:
             **{k: v for k, v in provenance.items() if v is not None},
         )
         record["key"] = key_for(body)
+        commit = stale.head(self.ws.root)  # the code it is written against (nxm.stale)
         vector = self._vectors([record]).get(record["key"])
         with self.store.writing(adds=True) as current:
             same = current.with_body(body_hash(body))
@@ -250,7 +251,7 @@ class MemoryService:
             if old is not None:
                 changed.append(curate.supersede(old, record["key"], now, actor))
             link = {"supersedes": old["key"]} if old is not None else {}
-            record["events"] = [event("CREATED", now, actor, **link)]
+            record["events"] = [event("CREATED", now, actor, commit=commit, **link)]
             found = curate.similar(vector, self.store.open_vectors, current)
             found = [f for f in found if old is None or f["key"] != old["key"]]
             vectors = {record["key"]: vector} if vector is not None else {}
@@ -260,6 +261,13 @@ class MemoryService:
         hint = curate.note(found)
         if hint:
             answer["note"] = hint
+        return self._suggest(answer, f"{introduction}\n{body}", refs)
+
+    def _suggest(self, answer: dict[str, Any], text: str, refs: list[str]) -> dict[str, Any]:
+        """``answer`` with the refs ``text`` names that exist in the repository, if any."""
+        found = stale.suggested(self.ws.root, text, refs)
+        if found:
+            answer["suggested_refs"] = found
         return answer
 
     def _link(
@@ -338,9 +346,14 @@ class MemoryService:
             r.update({f: new[f] for f in before})
             if not allow_secret:  # a credential it takes out leaves the committed history too
                 before, r["events"] = secrets.redact(before), secrets.redact(r["events"])
-            return "UPDATED", {"fields": list(before), "before": before}
+            return "UPDATED", {"fields": list(before), "before": before, "commit": commit}
 
-        return self._change(key, now, actor, apply, embed=True)
+        commit = stale.head(self.ws.root)  # an update says the memory holds at this commit
+        answer = self._change(key, now, actor, apply, embed=True)
+        if body is None:
+            return answer
+        m = answer["memory"]
+        return self._suggest(answer, f"{m['introduction']}\n{m['body']}", m["refs"])
 
     def _one_spelling(self, category: str) -> str:
         """``category``, a plain word that is not another spelling of one in use, in the
@@ -386,7 +399,8 @@ class MemoryService:
                 )
             before = {k: r[k] for k in sorted(changed)}
             r.update(changed)
-            return "CLASSIFIED", {"fields": sorted(changed), "before": before}
+            commit = stale.head(self.ws.root) if "refs" in changed else None
+            return "CLASSIFIED", {"fields": sorted(changed), "before": before, "commit": commit}
 
         return self._change(key, now, actor, apply, embed=True)
 
@@ -442,8 +456,10 @@ class MemoryService:
         return {"purged": True, "key": r["key"]}
 
     def show(self, *, key: str) -> dict[str, Any]:
-        """One memory, untruncated, with its history."""
-        return {"memory": self.resolve(self.store.records(), key)}
+        """One memory, untruncated, with its history (and why it may be stale, if it may)."""
+        record = self.resolve(self.store.records(), key)
+        flag = stale.flags(self.store).get(record["key"])
+        return {"memory": record, **({"stale": flag} if flag else {})}
 
     def history(self, *, key: str, limit: int = 20, order: str = "newest") -> dict[str, Any]:
         """The event timeline of a memory."""
@@ -474,8 +490,10 @@ class MemoryService:
             total, shown = len(chosen), chosen[start : start + page_size]
         else:  # by status alone (the usual list): one page read, not every record
             shown, total = records.cache.page(filters.get("status") or "open", start, page_size)
+        shown = [summary(r) for r in shown]
+        stale.mark(self, shown)
         return self.noted({
-            "memories": [summary(r) for r in shown],
+            "memories": shown,
             "page": page,
             "page_size": page_size,
             "total": total,
@@ -599,6 +617,7 @@ class MemoryService:
             text, cut = snippet(full[k]["body"], asked)
             extra = {"matched": round(words[k], 4), "snippet": text, "snippet_truncated": cut}
             results.append({**summary(brief[k]), **scores, **extra})
+        stale.mark(self, results)
         out: dict[str, Any] = {"mode": mode, "query": query, "results": results}
         out["total"] = len(hits)
         if not hits:

@@ -20,7 +20,7 @@ LONG = (
     "Release tags are cut from main only, after CI passes on the merge commit, never from a branch"
 )
 ONE_LINERS = {"add", "update", "classify", "close", "reopen", "forget", "restore", "promote",
-              "revert"}  # fmt: skip
+              "revert", "confirm"}  # fmt: skip
 
 
 def nxm(*args: str, input: str | None = None) -> str:

@@ -214,6 +214,7 @@ READ_ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_entities": {},
     "memory_diff": {"base": "HEAD"},  # the workspace is committed to git for it
     "memory_log": {},
+    "memory_stale": {},
 }
 
 

@@ -12,11 +12,12 @@ from nxs.clitool import printable as _escape
 _console: Any = None
 PAST = {"add": "added", "update": "updated", "classify": "classified", "close": "closed",
         "reopen": "reopened", "forget": "forgot", "restore": "restored", "promote": "promoted",
-        "revert": "reverted"}  # fmt: skip
+        "revert": "reverted", "confirm": "confirmed"}  # fmt: skip
 PRIORITY_STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "dim"}
 STATUS_STYLE = {"open": "green", "closed": "dim", "forgotten": "red", "expired": "dim"}
 SIGNAL_STYLE = {"POSITIVE": "green", "NEGATIVE": "red", "NEUTRAL": "dim"}
 TEXT_FIELDS = ("body", "introduction")
+STALE = "[yellow](possibly stale)[/] "  # the code it names moved (`nxm stale` says how)
 
 
 def console() -> Any:
@@ -97,7 +98,8 @@ def _memory_rows(rows: list[dict[str, Any]]) -> Any:
     out = table(*columns)
     for m in rows:
         cells = [
-            f"[cyan]{_escape(m['key'][:8])}[/]", cut(line(m["introduction"])),
+            f"[cyan]{_escape(m['key'][:8])}[/]",
+            cut((STALE if m.get("stale") else "") + line(m["introduction"])),
             _escape(m.get("category") or ""), styled(m["priority"], PRIORITY_STYLE),
         ]  # fmt: skip
         cells += [styled(m["status"], STATUS_STYLE)] if mixed else []
@@ -127,6 +129,7 @@ def _search(out: Any, result: dict[str, Any]) -> None:
     room = max(out.width - 17, 30)  # two lines a hit: its introduction, then its kind and snippet
     for m in result["results"]:
         head = f"{m['score']:.3f}  [cyan]{_escape(m['key'][:8])}[/]  "
+        head += STALE if m.get("stale") else ""
         out.print(head + f"[bold]{line(m['introduction'], room)}[/]")
         about = [m.get("category"), m["priority"] != "MEDIUM" and m["priority"],
                  m["status"] != "open" and m["status"]]  # fmt: skip
@@ -153,6 +156,8 @@ def _show(out: Any, result: dict[str, Any]) -> None:
     if m.get("expires"):
         head += f"\n[dim]expires {when(m['expires'])}[/]"
     out.print(Panel(f"{head}\n\n{_escape(m['body'])}", expand=False))
+    if result.get("stale"):
+        stale_lines(out, result["stale"])
     who = [f"{k.replace('_id', '')} {_escape(str(m[k]))}" for k in ("user_id", "agent_id",
            "session_id") if m.get(k)]  # fmt: skip
     fb = m["feedback"]
@@ -165,6 +170,16 @@ def _show(out: Any, result: dict[str, Any]) -> None:
         + "".join(f" · {w}" for w in who)
         + "[/]"
     )
+
+
+def stale_lines(out: Any, verdict: dict[str, Any]) -> None:
+    """Why a memory may be stale: each ref's change and the commits that made it."""
+    out.print(f"{STALE}[dim]since {_escape(verdict['since'])}:[/]")
+    for c in verdict["changes"]:
+        out.print(f"  {_escape(c['reason'])}", soft_wrap=True)
+        for commit in c["commits"][:5]:
+            out.print(f"    [dim]{_escape(commit['commit'][:8])} {when(commit['date'])}[/] "
+                      f"{line(commit['subject'], 60)}")  # fmt: skip
 
 
 def change(e: dict[str, Any]) -> str:
@@ -220,6 +235,11 @@ def _one_memory(out: Any, name: str, result: dict[str, Any]) -> None:
     )
     if result.get("note"):  # add: the stored memories it resembles, or what it superseded
         out.print(f"[yellow]{_escape(result['note'])}[/]")
+    if result.get("suggested_refs"):  # refs the body names that exist in the repository
+        refs = [*m["refs"], *result["suggested_refs"]]
+        out.print(f"[dim]it names code: {_escape(', '.join(result['suggested_refs']))}; to keep "
+                  f"them as refs: nxm classify {m['key'][:8]} "
+                  f"{_escape(' '.join(f'--ref {r}' for r in refs))}[/]", soft_wrap=True)  # fmt: skip
     for s in result.get("similar") or ():
         out.print(
             f"  {_escape(s['kind'])} [cyan]{s['key'][:8]}[/] {line(s['introduction'], 50)} "

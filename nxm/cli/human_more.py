@@ -16,8 +16,9 @@ def _recall(out: Any, r: dict[str, Any]) -> None:
     if r["memories"]:
         rows = table(("key", FIXED), ("conf", FIXED), ("memory", FILL))
         for m in r["memories"]:
+            stale = human.STALE if m.get("stale") else ""
             rows.add_row(f"[cyan]{_escape(m['memory_id'][:8])}[/]", f"{m['confidence']:.2f}",
-                         cut(line(m["summary"])))  # fmt: skip
+                         cut(stale + line(m["summary"])))  # fmt: skip
         out.print(rows)
     else:
         out.print("[dim]nothing to recall for this[/]")
@@ -279,8 +280,21 @@ def _doctor(out: Any, r: dict[str, Any]) -> None:
         out.print(f"  [dim]fix[/]: {_escape(p['fix'])}", soft_wrap=True)
 
 
+def _stale(out: Any, r: dict[str, Any]) -> None:
+    for m in r["memories"]:
+        out.print(f"[cyan]{_escape(m['key'][:8])}[/] [bold]{line(m['introduction'], 68)}[/]")
+        human.stale_lines(out, m["stale"])
+    if r.get("note"):
+        out.print(f"[yellow]{_escape(r['note'])}[/]")
+    elif not r["memories"]:
+        out.print("[dim]no memory names code that moved since it was written or confirmed[/]")
+    else:
+        out.print(f"[dim]{human.memories(r['total'])} possibly stale: check each against the "
+                  "code, then `nxm confirm KEY` (still true) or `nxm update KEY`[/]")  # fmt: skip
+
+
 READERS = {
-    "resolve": _resolve, "doctor": _doctor,
+    "resolve": _resolve, "stale": _stale, "doctor": _doctor,
     "recall": _recall, "store_context": _store_context, "facts": _facts,
     "facts_update": _facts, "personas": _personas, "persona": _persona, "feedback": _feedback,
     "purge": _purge, "graph_search": _graph_search, "graph_traverse": _graph_traverse,

@@ -139,13 +139,14 @@ def _confidences(service: Any, text: str, results: list[dict[str, Any]]) -> dict
 
 
 def _search(
-    service: Any, text: str, limit: int, now: str, excerpts: dict[str, tuple[str, bool]]
+    service: Any, text: str, limit: int, now: str, excerpts: dict[str, Any]
 ) -> tuple[list[str], dict, str | None]:
-    """The keys found, their confidences and the search's note; snippets go to ``excerpts``."""
+    """The keys found, their confidences and the search's note; snippets (and why a memory may
+    be stale, `nxm.stale`) go to ``excerpts``."""
     found = service.search(query=text, mode="hybrid", limit=limit, now=now)
     results = found["results"]
     for r in results:
-        excerpts.setdefault(r["key"], (r["snippet"], r["snippet_truncated"]))
+        excerpts.setdefault(r["key"], (r["snippet"], r["snippet_truncated"], r.get("stale")))
     return [r["key"] for r in results], _confidences(service, text, results), found.get("note")
 
 
@@ -189,7 +190,7 @@ def recall(
     chosen, derived = plan(text, topics)
     per = PER_TOPIC[len(chosen) or 1]
     notes: set[str] = set()
-    excerpts: dict[str, tuple[str, bool]] = {}
+    excerpts: dict[str, tuple[str, bool, str | None]] = {}
     conf: dict[str, float | None] = {}
     groups: list[tuple[str, list[str]]] = []
     for topic in chosen or [text]:  # no topics: one search of the whole text
@@ -206,10 +207,11 @@ def recall(
     memories = []
     for key in order:
         shown, more = summarize(records[key])
-        excerpt, cut = excerpts[key]
+        excerpt, cut, stale = excerpts[key]
         memories.append({
             "confidence": conf.get(key), "memory_id": key, "snippet": excerpt,
             "snippet_truncated": cut, "summary": shown, "truncated": more,
+            **({"stale": stale} if stale else {}),
         })  # fmt: skip
     out: dict[str, Any] = {
         "fanned_out": bool(chosen), "memories": memories,

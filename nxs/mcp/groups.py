@@ -16,7 +16,7 @@ GROUPS: dict[str, str] = {
     "persona",
     "knowledge": "consolidated knowledge and the entity graph: knowledge, graph_*",
     "insights": "lifecycle and figures: history, promote, feedback, stats, profile, entities, "
-    "diff, log",
+    "diff, log, stale, confirm",
     "linear": "Linear issues and projects: linear_query, linear_mutate",
 }
 GROUP_ALIASES = {"lifecycle": "insights", "graph": "knowledge"}

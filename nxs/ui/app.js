@@ -1,7 +1,7 @@
 // nxs dashboard: one page over the operation table (POST /api/call/<tool>) and the dashboard's
 // own views (POST /api/view/<name>). This module routes, refreshes when the store changes
 // under the page, and holds the small pages; the others have a module each.
-import { badge, call, errorBox, flash, go, h, link, memoryHref, post, route, select, state, view } from "./dom.js";
+import { badge, call, errorBox, flash, go, h, link, memoryHref, post, route, select, staleBadge, state, view } from "./dom.js";
 import { figuresPage, sessionPage } from "./figures.js";
 import { graphPage } from "./graph.js";
 import { markdown } from "./md.js";
@@ -49,7 +49,7 @@ async function searchPage(root, r) {
   if (sort === "priority") results.sort((a, b) => RANK[a.priority] - RANK[b.priority] || b.score - a.score);
   else if (sort !== "score") results.sort((a, b) => (b[sort] || "").localeCompare(a[sort] || ""));
   const list = h("ol", { class: "results", id: "search-results" }, results.map((m) => h("li", { dataset: { key: m.key } },
-    h("div", { class: "result-head" }, link(memoryHref(m.key), m.introduction), " ", badge(m.status)),
+    h("div", { class: "result-head" }, link(memoryHref(m.key), m.introduction), " ", badge(m.status), " ", staleBadge(m.stale)),
     m.snippet ? h("p", { class: "snippet" }, m.snippet) : null,
     h("div", { class: "muted small" }, h("code", { class: "key" }, m.key.slice(0, 8)), " · ", m.category || "uncategorised",
       ` · score ${m.score.toFixed(4)}`,

@@ -71,6 +71,8 @@ export function when(iso) {
 
 export const time = (iso) => h("time", { datetime: iso, title: iso }, when(iso));
 export const badge = (text, kind) => h("span", { class: `badge ${kind || ""} b-${String(text).toLowerCase()}` }, text);
+// The code a memory names moved since it was written (`memory_stale`): the reason on hover.
+export const staleBadge = (reason) => (reason ? h("span", { class: "badge stale", title: reason }, "possibly stale") : null);
 export const shortKey = (key) => h("code", { class: "key", title: key }, key.slice(0, 8));
 export const field = (label, control, extra) => h("label", { class: `field ${extra || ""}` }, h("span", {}, label), control);
 

@@ -1,6 +1,6 @@
 // The memory list: filters, sorting, bulk actions over a selection, export, and adding one.
 import {
-  act, badge, call, clearRefusal, download, field, flash, go, h, link, memoryHref, opts,
+  act, badge, call, staleBadge, clearRefusal, download, field, flash, go, h, link, memoryHref, opts,
   plural, select, shortKey, showRefusal, state, time, view,
 } from "./dom.js";
 
@@ -85,7 +85,7 @@ export async function memoriesPage(root, r) {
       onchange: (ev) => { if (ev.target.checked) selected.set(m.key, m.status); else selected.delete(m.key); refresh(); },
     })),
     h("td", { class: "c-key" }, shortKey(m.key)),
-    h("td", { class: "intro" }, link(memoryHref(m.key), m.introduction)),
+    h("td", { class: "intro" }, link(memoryHref(m.key), m.introduction), staleBadge(m.stale)),
     h("td", { class: "c-category" }, m.category || h("span", { class: "muted" }, "—")),
     h("td", { class: "c-scope" }, m.scope),
     h("td", { class: "c-priority" }, badge(m.priority)),

@@ -1,6 +1,6 @@
 // One memory: its body (Markdown, drawn safely), classification, actions, edits and history.
 import {
-  act, badge, call, clearRefusal, field, flash, go, h, link, opts, select, showRefusal, state, time,
+  act, badge, call, staleBadge, clearRefusal, field, flash, go, h, link, opts, select, showRefusal, state, time,
 } from "./dom.js";
 import { diffView, markdown, refLink } from "./md.js";
 
@@ -160,6 +160,18 @@ function actions(m, edit, shown) {
   return [row, box, feedback];
 }
 
+// Why the memory may be stale: each ref's change and the commits that moved the code, with the
+// two ways to clear it: confirm (still true) or edit.
+function staleBox(key, verdict) {
+  return h("div", { class: "stale-box panel", id: "memory-stale" },
+    h("p", {}, staleBadge(verdict.reason), ` The code it names changed since commit ${verdict.since}.`),
+    h("ul", {}, verdict.changes.map((c) => h("li", {}, h("code", {}, c.ref), ": ", c.reason,
+      h("ul", { class: "commits" }, c.commits.map((x) => h("li", { class: "small" },
+        h("code", {}, x.commit.slice(0, 8)), " ", x.subject, " ", h("span", { class: "muted" }, time(x.date)))))))),
+    h("button", { type: "button", id: "act-confirm", onclick: () => act("memory_confirm", { key }, "Confirmed: still true of the code.") },
+      "Still true: confirm"));
+}
+
 export async function memoryPage(root, r) {
   const key = r.arg;
   let shownMemory, history;
@@ -175,6 +187,7 @@ export async function memoryPage(root, r) {
   }
   const m = shownMemory.memory;
   root.dataset.title = m.introduction;
+  const stale = shownMemory.stale ? staleBox(m.key, shownMemory.stale) : null;
   const fb = m.feedback || {};
   const refs = (m.refs || []).length ? h("ul", { class: "refs", id: "memory-refs" }, m.refs.map((x) => h("li", {}, refLink(x)))) : h("span", { class: "muted" }, "none");
   const dl = h("dl", { class: "details" },
@@ -224,7 +237,7 @@ export async function memoryPage(root, r) {
   root.append(
     h("p", { class: "crumbs" }, link("#/memories", "Memories"), " / ", h("code", {}, m.key.slice(0, 8))),
     h("h1", { id: "memory-title" }, m.introduction),
-    ...actions(m, edit, shown),
+    ...actions(m, edit, shown), stale,
     h("div", { class: "columns" },
       h("section", { class: "main-col" },
         h("div", { class: "page-head" }, h("h2", {}, "Body"), toggle), shown, edit,

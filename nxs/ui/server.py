@@ -26,7 +26,7 @@ UI_TOOLS = (
     "memory_history", "memory_close", "memory_reopen", "memory_forget", "memory_restore",
     "memory_classify", "memory_revert", "memory_promote", "memory_feedback", "memory_purge",
     "memory_knowledge", "graph_search", "graph_traverse", "graph_query", "memory_stats",
-    "memory_entities", "memory_profile",
+    "memory_entities", "memory_profile", "memory_stale", "memory_confirm",
 )  # fmt: skip
 LOCAL_ONLY_TOOLS = ("memory_facts",)
 STATUS = {"validation": 400, "not_found": 404, "conflict": 409, "upstream": 502, "internal": 500}
