@@ -38,6 +38,7 @@ HALVES = (
     ("heldout", "held-out"),
     ("heldout2", "held-out 2 (new wordings)"),
     ("heldout3", "held-out 3 (unseen)"),
+    ("heldout4", "held-out 4 (unseen)"),
 )
 NOW = "2026-06-01T10:00:00.000Z"
 UPDATED = "2026-03-01T09:00:00.000Z"
