@@ -38,8 +38,39 @@ def strip_comments(text: str, path: str) -> str:
 
 
 def tokens(text: str, path: str) -> list[str]:
-    """The meaningful tokens of code: comments, whitespace and line breaks left out."""
+    """The words, numbers and marks of code, comments and layout left out."""
     return _TOKEN.findall(strip_comments(text, path))
+
+
+_LEXEME = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\d[\w.]*|\w+|[^\w\s]""")
+
+
+def lexemes(text: str, path: str) -> list[str]:
+    """Code as a formatter leaves its meaning: strings whole with one quote style, no trailing
+    comma before a closing bracket, no statement-ending semicolon (prettier, black, gofmt)."""
+    out: list[str] = []
+    for t in _LEXEME.findall(strip_comments(text, path)):
+        if t in ")]}" and out and out[-1] == ",":
+            out.pop()
+        out.append('"' + t[1:-1].replace('\\"', '"') + '"' if t[:1] in "'\"" else t)
+    return [t for t in out if t != ";"]
+
+
+def _literal(t: str) -> bool:
+    return t[:1] == '"' or t[:1].isdigit()
+
+
+def renamed(was: list[str], now: list[str]) -> bool:
+    """Whether ``now`` is ``was`` with names renamed where each is used more than once (a
+    local variable or parameter renamed throughout), nothing else changed."""
+    if len(was) != len(now):
+        return False
+    pairs = {(a, b) for a, b in zip(was, now, strict=True) if a != b}
+    if not pairs or any(_literal(a) or _literal(b) or not a[:1].isalpha() for a, b in pairs):
+        return False
+    olds, news = [a for a, _ in pairs], [b for _, b in pairs]
+    one_to_one = len(set(olds)) == len(olds) == len(set(news))
+    return one_to_one and all(was.count(a) > 1 and a not in now for a in olds)
 
 
 def _indent(line: str) -> int:
@@ -47,13 +78,19 @@ def _indent(line: str) -> int:
 
 
 def _block(lines: list[str], i: int) -> list[str]:
-    """The definition starting at line ``i``: to its closing brace, else its indented block."""
-    depth = lines[i].count("{") - lines[i].count("}")
-    end = i + 1
-    if depth > 0:
-        while end < len(lines) and depth > 0:
-            depth += lines[end].count("{") - lines[end].count("}")
-            end += 1
+    """The definition starting at line ``i``: its head to where its brackets close (a signature
+    over several lines), then to its closing brace, else to the end of its indented block."""
+    depth = braces = 0
+    end, braced = i, False
+    while end < len(lines):
+        line = lines[end]
+        end += 1
+        depth += sum(map(line.count, "({[")) - sum(map(line.count, ")}]"))
+        braces += line.count("{") - line.count("}")
+        braced = braced or braces > 0
+        if depth <= 0:
+            break
+    if braced:
         return lines[i:end]
     while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > _indent(lines[i])):
         end += 1
@@ -70,8 +107,10 @@ def definition(text: str, symbol: str, path: str) -> str | None:
         elif path.endswith(".py"):
             pattern = rf"^\s*(?:async\s+def|def|class)\s+{name}\b|^\s*{name}\s*(?::[^=]*)?=[^=]"
         else:
-            pattern = (rf"\b(?:{'|'.join(_KEYWORDS)})\s+{name}\b|^\s*(?:export\s+)?{name}\s*[:=(]"
-                       rf"|^\s*\[{name}\]")  # fmt: skip
+            pattern = (
+                rf"\b(?:{'|'.join(_KEYWORDS)})\s+{name}\b|^\s*\[{name}\]"
+                rf"|^\s*(?:export\s+)?([\"']?){name}\1\s*[:=(]"
+            )  # NAME quoted: a JSON key
         found = re.compile(pattern)
         at = next((i for i, ln in enumerate(lines) if found.search(ln)), None)
         if at is None:
@@ -117,14 +156,17 @@ def check(memory_text: str, old: str | None, new: str | None, path: str, symbol:
             return f"{symbol} is no longer defined in {path}"
     else:
         before, after = old, new
-    was, now = tokens(before, path), tokens(after, path)
-    if was == now:
+    was, now = lexemes(before, path), lexemes(after, path)
+    if was == now or renamed(was, now):
         return None
-    held = (stated(memory_text) & set(was)) - {symbol.rsplit(".", 1)[-1]}
-    gone = sorted(held - set(now))
+    held = (stated(memory_text) & set(tokens(before, path))) - {symbol.rsplit(".", 1)[-1]}
+    gone = sorted(held - set(tokens(after, path)))
     if gone:
         return f"{symbol or path} changed: {', '.join(gone[:3])} no longer in it"
-    return None if held or not symbol else f"{symbol} changed in {path}"
+    if not symbol:
+        return None
+    values = sorted(filter(_literal, was)) != sorted(filter(_literal, now))
+    return f"{symbol} changed in {path}" if values or not held else None
 
 
 _PATHY = re.compile(r"[\w.\-/]+(?::[\w.\-]+)?")

@@ -165,6 +165,53 @@ def test_a_value_the_memory_states_decides_a_rewritten_symbol(repo: Path) -> Non
     assert flagged(repo)[says]["reason"] == "compute_fee changed: 25 no longer in it"
 
 
+TS = """export function computeFee(amountCents: number): number {
+  const rate = 0.029;
+  return Math.round(amountCents * rate) + 30;
+}
+
+export function sortRows(rows: Row[]): Row[] {
+  return orderBy(rows, ['createdAt'], ['desc']);
+}
+"""
+PACKAGE = (
+    '{\n  "scripts": {\n    "test": "vitest run --coverage",\n    "lint": "eslint ."\n  }\n}\n'
+)
+
+
+def test_a_formatter_and_a_local_renamed_throughout_change_nothing_a_new_value_does(
+    repo: Path,
+) -> None:
+    (repo / "web").mkdir()
+    (repo / "web" / "fees.ts").write_text(TS)
+    commit(repo, "web fees")
+    # the memories state their values as people do: 2.9%, "newest first"
+    fee = add(repo, "web/fees.ts:computeFee", "computeFee charges 2.9% plus 30 cents.")
+    order = add(repo, "web/fees.ts:sortRows", "sortRows lists rows by createdAt, newest first.")
+    commit(repo, "memories")
+    pretty = (TS.replace("['desc']", "[\n    'desc',\n  ]").replace("'", '"')
+              .replace("(amountCents: number)", "(\n  amountCents: number,\n)")
+              .replace("rate", "feeRate"))  # fmt: skip
+    (repo / "web" / "fees.ts").write_text(pretty)
+    commit(repo, "style: prettier, clearer names")
+    assert flagged(repo) == {}
+    edit(repo, "web/fees.ts", "0.029", "0.025")
+    edit(repo, "web/fees.ts", '"desc"', '"asc"')
+    commit(repo, "cheaper fees, oldest first")
+    assert set(flagged(repo)) == {fee, order}
+
+
+def test_a_json_key_is_a_symbol(repo: Path) -> None:
+    (repo / "package.json").write_text(PACKAGE)
+    commit(repo, "scripts")
+    test = add(repo, "package.json:test", "`npm test` runs vitest with coverage.")
+    lint = add(repo, "package.json:lint", "`npm run lint` runs eslint on everything.")
+    commit(repo, "memories")
+    edit(repo, "package.json", "vitest run --coverage", "vitest run")
+    commit(repo, "faster tests")
+    assert list(flagged(repo)) == [test] and lint not in flagged(repo)
+
+
 def test_a_renamed_symbol_and_a_renamed_make_target_are_flagged(repo: Path) -> None:
     fee = add(repo, "services/billing/fees.py:compute_fee", "The fee is 2.5% of the amount.")
     ship = add(repo, "Makefile:ship", "`make ship` deploys to production.")
