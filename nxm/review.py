@@ -173,20 +173,9 @@ def _touched(git: Git, merge_base: str, paths: tuple[str, ...], status: bytes) -
 
 def _blobs(git: Git, shas: list[str]) -> dict[str, bytes]:
     """The contents of blobs, in one cat-file."""
-    if not shas:
-        return {}
-    raw = git("cat-file", "--batch", input="".join(n + "\n" for n in shas).encode()) or b""
-    out, at = {}, 0
-    for sha in shas:
-        end = raw.index(b"\n", at)
-        head = raw[at:end].split()
-        at = end + 1
-        if head[-1] == b"missing":
-            continue
-        size = int(head[2])
-        out[sha] = raw[at : at + size]
-        at += size + 1
-    return out
+    from nxm.stale import objects
+
+    return {sha: got[1] for sha, got in objects(git.top, shas).items() if got} if shas else {}
 
 
 def _side(md: bytes | None, log: bytes | None, where: str) -> tuple[dict[str, Any] | None, list]:
