@@ -206,6 +206,8 @@ def change(e: dict[str, Any]) -> str:
                 f"{_escape(field)} (was {_escape(str(old if old not in (None, '') else '-'))})"
             )
     rest = {k: v for k, v in data.items() if k not in ("fields", "before", "to", "from")}
+    if isinstance(rest.get("commit"), str):  # the code it was written against: a short sha
+        rest["commit"] = rest["commit"][:10]
     parts += [f"{_escape(k)}: {line(v)}" for k, v in rest.items()]
     return ", ".join(parts)
 
