@@ -164,6 +164,7 @@ class Graph:
     names: dict[str, str] = field(default_factory=dict)  # normalised name -> entity id
     sentences: dict[str, list[str]] = field(default_factory=dict)  # memory key -> sentences
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # supporting memories
+    mentions: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # sentence -> ids
     _folded: dict[str, str] | None = field(default=None, repr=False)
     _adjacent: dict[str, list[Edge]] | None = field(default=None, repr=False)
     index: dict[str, Any] = field(default_factory=dict, repr=False)  # caches for readers
@@ -223,6 +224,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     users: dict[str, set[str]] = {}
     first: dict[str, tuple[str, int]] = {}
     rels: list[tuple[str, str, str, str, int, Any]] = []
+    named: list[tuple[str, int, str]] = []  # (memory, sentence, name), a pronoun's too
     for r in support:
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
@@ -240,6 +242,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
                 sources[n].append(key)
             if user:
                 users[n].add(user)
+        named.extend((key, m["s"], m["name"]) for m in got["mentions"])
+        named.extend((key, s, name) for name, s in got.get("corefs", ()))
         rels.extend(
             (key, x["source"], x["relation"], x["target"], x["s"], x.get("w", ()))
             for x in got["relations"]
@@ -289,7 +293,13 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
         graph.names[n] = eid
     graph.names.update({short: graph.names[full] for short, full in alias.items()})
     triples: dict[tuple[str, str, str], dict[str, Any]] = {}
-    ids = {}  # surface name -> entity id (norm() is the hot spot of a large graph)
+    ids: dict[str, str | None] = {}  # surface name -> id (norm() is a large graph's hot spot)
+    for key, s, name in named:
+        if name not in ids:
+            ids[name] = graph.names.get(norm(name))
+        here = graph.mentions.setdefault((key, s), [])
+        if (eid := ids[name]) and eid not in here:
+            here.append(eid)
     for key, src, relation, tgt, s, said in rels:
         for name in (src, tgt):
             if name not in ids:

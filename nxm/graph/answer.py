@@ -13,7 +13,7 @@ created last wins. docs/graph.md, "Questions", has the detail.
 from __future__ import annotations
 
 import re
-from itertools import permutations
+from itertools import combinations, permutations
 from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
@@ -25,6 +25,7 @@ from nxm.graph.names import fold, listed_spans, norm
 from nxs.errors import ValidationError
 
 IN, OUT = "incoming", "outgoing"
+WITH = "MENTIONED_WITH"  # named in one sentence that no pattern read: weaker than a relation
 DONT_KNOW = "I don't know: nothing in the graph matches this question."
 MAX_SENTENCES = 6
 MAX_HOPS = 3
@@ -153,6 +154,7 @@ class _Question:
         self.anchors = {eid: s for eid, s, _ in spans}
         self.words: list[tuple[int, str, bool]] = []  # (position, stem, passive: "by" follows)
         self.optional: list[tuple[int, str, bool]] = []  # type nouns: may explain, need not
+        self.kinds: dict[str, str] = {}  # a type noun's stem -> its type
         self.type_word = next((w for _, w in toks if w in _WH), "")
         toks_words = [w for _, w in toks]
         self.types = _WH.get(self.type_word)
@@ -170,6 +172,8 @@ class _Question:
                 continue
             if all(st != x[1] for x in self.words + self.optional):  # "day-to-day": one "day"
                 (self.optional if kind else self.words).append((pos, st, passive))
+                if kind:
+                    self.kinds[st] = kind
         self.via = [_type_of(w) for w in toks_words if w != self.type_word and _type_of(w)]
         if self.type_word == "where":  # "where does X work": a company; "deployed": a platform
             rels = {r for _, st, _ in self.words for r, _ in _FAMILY.get(st, ())}
@@ -181,14 +185,88 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
     cache = graph.index.setdefault("stems", {})
     got = cache.get(rel["id"])
     if got is None:
-        text = " ".join(graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"])
-        got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(text)} - {"s"}
+        texts = [graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"]]
+        if rel["relation"] == WITH:  # the words between the two names (a pronoun: all of them)
+            texts = [_between(graph, text, rel["source"], rel["target"]) for text in texts]
+        got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
+        if rel["relation"] == WITH:
+            got -= {w for ev in rel["evidence"] for w in _read(graph).get(tuple(ev.values()), ())}
     return got
+
+
+def _between(graph: Graph, text: str, a: str, b: str) -> str:
+    low = text.casefold()
+    spans = []
+    for eid in (a, b):
+        name = graph.entities[eid]["name"].casefold()
+        found = next(((i, n) for n in (name, name.split()[0]) if (i := low.find(n)) >= 0), None)
+        if found is None:
+            return text
+        spans.append((found[0], found[0] + len(found[1])))
+    (_, start), (end, _) = sorted(spans)
+    return text[start:end]
+
+
+def _read(graph: Graph) -> dict[tuple[str, int], set[str]]:
+    """(memory, sentence) -> the relation words its extracted relations were read from."""
+    got = graph.index.get("read")
+    if got is None:
+        got = graph.index["read"] = {}
+        for rel in graph.relations.values():
+            for ev in rel["evidence"]:
+                got.setdefault((ev["memory"], ev["sentence"]), set()).update(rel["said"])
+    return got
+
+
+def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
+    """Entity id -> its `WITH` edges: one per pair of entities named in a sentence together
+    (a pronoun counts as the name it stands for), over every sentence that does (cached)."""
+    got = graph.index.get("together")
+    if got is None:
+        pairs: dict[tuple[str, str], dict[str, Any]] = {}
+        related = {(r["source"], r["target"]) for r in graph.relations.values()}
+        for (key, s), eids in graph.mentions.items():
+            for a, b in combinations(sorted(eids), 2):
+                if (a, b) in related or (b, a) in related:
+                    continue  # a pattern read how these two relate
+                rel = pairs.get((a, b))
+                if rel is None:
+                    rel = pairs[a, b] = {"id": f"with-{a[4:]}-{b[4:]}", "source": a, "target": b,
+                                         "relation": WITH, "sourceMemoryIds": [], "evidence": [],
+                                         "authored": False, "said": set()}  # fmt: skip
+                if key not in rel["sourceMemoryIds"]:
+                    rel["sourceMemoryIds"].append(key)
+                    rel["evidence"].append({"memory": key, "sentence": s})
+        got = {}
+        for (a, b), rel in pairs.items():
+            got.setdefault(a, []).append((rel, b, OUT))
+            got.setdefault(b, []).append((rel, a, IN))
+        graph.index["together"] = got
+    return got
+
+
+def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
+    """How question words explain a `WITH` hop: a word of the sentence, or of a relation family
+    the sentence has a word of ("maintainer" for "owns"); past the first hop, a noun of the
+    type the hop reaches ("which city": a place)."""
+    words = _words_of(graph, rel)  # less the words of relations a pattern read there
+    said = {r for w in words for r, _ in _FAMILY.get(w, ())}
+    far = rel["target"] if way == OUT else rel["source"]
+    out: dict[int, tuple[float, int]] = {}
+    for i, (_, st, _) in enumerate(q.words + q.optional):
+        family = {r for r, _ in _FAMILY.get(st, ())} if i < len(q.words) else set()
+        if (i < len(q.words) and st in words) or family & said:
+            out[i] = (0.4, 0)
+        elif not from_anchor and q.kinds.get(st) == graph.entities[far]["type"]:
+            out[i] = (0.25, 0)
+    return out
 
 
 def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
     """{word index: (strength, direction agreement)} of the question words that explain a hop."""
     label = rel["relation"]
+    if label == WITH:
+        return _loosely(graph, q, rel, way, from_anchor)
     label_words = {stem(w) for w in label.split("_")}
     sentence = None
     out: dict[int, tuple[float, int]] = {}
@@ -276,10 +354,13 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
     weight = [1.0 if i in needed else 0.5 for i in range(n_words)]  # a relation's word counts
     total = sum(weight)  # double: "day-to-day" left unexplained weakens less than "owns"
 
+    together = _together(graph)
+
     def walk(eid: str, trail: list, expl: list, seen: set[str]) -> None:
-        for rel, other, way in graph.edges(eid):
+        loose = any(r["relation"] == WITH for _, r, _ in trail)
+        for rel, other, way in graph.edges(eid) + ([] if loose else together.get(eid, [])):
             if other in seen or rel["id"] in stale:
-                continue
+                continue  # one `WITH` hop a path at most: two are a guess
             got = _explain(graph, q, rel, way, not trail)
             if not got and (words or trail):
                 continue
@@ -291,6 +372,9 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
                 if fit is None:  # a word that names a relation this path does not have
                     fit, share = (0.0, 0, set()), 0.0
                 key = (share, _kinds(graph, q, hops), fit[0], fit[1], -len(hops))
+                if loose or rel["relation"] == WITH:  # a weak hop: every kind named must fit
+                    share = share if key[1] == len(q.via) else 0.0
+                    key = (share, *key[1:])
                 if other not in best or key > best[other][0]:
                     best[other] = (key, hops)
             if len(hops) < MAX_HOPS and (words or not hops):
