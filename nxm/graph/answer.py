@@ -18,7 +18,7 @@ from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
 from nxm.graph.connectors import FAMILY as _FAMILY
-from nxm.graph.connectors import stem
+from nxm.graph.connectors import ROLE_VOTES, stem
 from nxm.graph.extract import question_mentions
 from nxm.graph.lexicon import TEAM_HEADS
 from nxm.graph.names import fold, listed_spans, norm
@@ -59,6 +59,7 @@ our my me i we you your they them he she his her there here s now currently toda
 also actually exactly right moment nowadays days tell know name list give show find identify
 about should could would can will may might any some all after over up out into under off down
 across through via per than""".split())
+_ASIDE = frozenset(":,;()-–—/ our the their its his her a an my".split())  # "X, our Y", "X (Y)"
 _ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
@@ -190,6 +191,7 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
             texts = [_between(graph, text, rel["source"], rel["target"]) for text in texts]
         got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
         if rel["relation"] == WITH:
+            cache[rel["id"], "bare"] = any(set(t.casefold().split()) <= _ASIDE for t in texts)
             got -= {w for ev in rel["evidence"] for w in _read(graph).get(tuple(ev.values()), ())}
     return got
 
@@ -245,19 +247,29 @@ def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
     return got
 
 
+def _fits(relation: str, source: str, target: str) -> bool:
+    """Whether a relation's ends can be entities of these types (`ROLE_VOTES`)."""
+    return all(not w or k in w for w, k in zip(ROLE_VOTES[relation], (source, target), strict=True))
+
+
 def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
     """How question words explain a `WITH` hop: a word of the sentence, or of a relation family
-    the sentence has a word of ("maintainer" for "owns"); past the first hop, a noun of the
-    type the hop reaches ("which city": a place)."""
+    the sentence has a word of ("maintainer" for "owns"); past the first hop or between names
+    side by side, a noun of the type the hop reaches ("which city": a place); between names side
+    by side, a relation word whose ends' types they are."""
     words = _words_of(graph, rel)  # less the words of relations a pattern read there
     said = {r for w in words for r, _ in _FAMILY.get(w, ())}
-    far = rel["target"] if way == OUT else rel["source"]
+    near, far = (rel["source"], rel["target"]) if way == OUT else (rel["target"], rel["source"])
+    kinds = graph.entities[near]["type"], graph.entities[far]["type"]
+    bare = graph.index["stems"][rel["id"], "bare"]  # "X, our Y", "X: Y": side by side
     out: dict[int, tuple[float, int]] = {}
     for i, (_, st, _) in enumerate(q.words + q.optional):
         family = {r for r, _ in _FAMILY.get(st, ())} if i < len(q.words) else set()
         if (i < len(q.words) and st in words) or family & said:
             out[i] = (0.4, 0)
-        elif not from_anchor and q.kinds.get(st) == graph.entities[far]["type"]:
+        elif (bare or not from_anchor) and q.kinds.get(st) == kinds[1]:
+            out[i] = (0.25, 0)
+        elif bare and any(_fits(r, *kinds) or _fits(r, *kinds[::-1]) for r in family):
             out[i] = (0.25, 0)
     return out
 
