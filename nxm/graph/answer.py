@@ -258,7 +258,7 @@ def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     side by side, a noun of the type the hop reaches ("which city": a place); between names side
     by side, a relation word whose ends' types they are."""
     words = _words_of(graph, rel)  # less the words of relations a pattern read there
-    said = {r for w in words for r, _ in _FAMILY.get(w, ())}
+    said = _families(words)
     near, far = (rel["source"], rel["target"]) if way == OUT else (rel["target"], rel["source"])
     kinds = graph.entities[near]["type"], graph.entities[far]["type"]
     bare = graph.index["stems"][rel["id"], "bare"]  # "X, our Y", "X: Y": side by side
@@ -284,6 +284,8 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     out: dict[int, tuple[float, int]] = {}
     for i, (pos, st, passive) in enumerate(q.words + q.optional):
         roles = [r for rl, r in _FAMILY.get(st, ()) if rl == label]
+        if not roles and {r for r, _ in _FAMILY.get(st, ())} & _families(rel["said"], True):
+            roles = [""]  # "part of" asks what "is a member of" says, whatever its label
         if st in _CODE and rel["said"] and not rel["said"] & _CODE:
             continue  # "written in" asks for a language: not what a thing "runs on"
         if roles or st in label_words or st in rel["said"]:
@@ -304,6 +306,11 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
             # names that relation; a type noun in a sentence explains nothing
             out[i] = (0.5, 0)
     return out
+
+
+def _families(stems: set[str], plain: bool = False) -> set[str]:
+    """The relations words name (``plain``: only the words naming one, not "run")."""
+    return {r for w in stems for r, _ in _FAMILY.get(w, ()) if not plain or len(_FAMILY[w]) == 1}
 
 
 def _stale(graph: Graph) -> set[str]:

@@ -218,7 +218,7 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
         if tkind != "ORGANIZATION" and target.kind != "caps":
             return None
         relation = "WORKS_AT"
-    if relation in ("REPORTS_TO", "WORKS_AT") and is_team(target):
+    if relation == "REPORTS_TO" and is_team(target):
         return "MEMBER_OF"  # "works under the platform team"
     if relation in ("WORKS_AT", "REPORTS_TO") and tkind == "THING":
         if target.kind in ("dict", "np", "kebab"):
