@@ -290,14 +290,14 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
             continue  # "written in" asks for a language: not what a thing "runs on"
         if roles or st in label_words or st in rel["said"]:
             role = roles[0] if roles else ""
-            if role in "+-":  # a noun: "+" names the source, so the hop is walked backwards
+            if role in ("+", "-"):  # a noun: "+" names the source, so the hop is walked backwards
                 agree = 1 if (way == IN) == (role == "+") else -1
             elif from_anchor:  # a verb next to the named entity: its side says the direction
                 anchor_first = q.anchors.get(rel["source"] if way == OUT else rel["target"], -1)
-                subject = (anchor_first < pos) != passive != (role == "~")
+                subject = (anchor_first < pos) ^ passive ^ (role == "~")  # not a != b != c
                 agree = 1 if subject == (way == OUT) else -1
-            else:
-                agree = 0
+            else:  # a verb further on: the path so far is its subject ("the lead … reports to")
+                agree = 1 if (way == OUT) != (role == "~") else -1
             out[i] = (1.0 if st in rel["said"] else 0.8, agree)
             continue
         if sentence is None:
