@@ -60,6 +60,7 @@ also actually exactly right moment nowadays days tell know name list give show f
 about should could would can will may might any some all after over up out into under off down
 across through via per than""".split())
 _ASIDE = frozenset(":,;()-–—/ our the their its his her a an my".split())  # "X, our Y", "X (Y)"
+_AT = re.compile(r"\b(?:in|from|out of|at)\s*$", re.IGNORECASE)  # before a place: where it is
 _ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
@@ -188,18 +189,25 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
     if got is None:
         texts = [graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"]]
         if rel["relation"] == WITH:  # the words between the two names (a pronoun: all of them)
-            texts = [_between(graph, text, rel["source"], rel["target"]) for text in texts]
+            texts = [_between(graph, text, rel) for text in texts]
         got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
         if rel["relation"] == WITH:
+            read = [_read(graph).get(tuple(ev.values()), set()) for ev in rel["evidence"]]
             cache[rel["id"], "bare"] = any(set(t.casefold().split()) <= _ASIDE for t in texts)
-            got -= {w for ev in rel["evidence"] for w in _read(graph).get(tuple(ev.values()), ())}
+            got -= set().union(*read)
+            place = next((e for e in (rel["source"], rel["target"])
+                          if graph.entities[e]["type"] == "PLACE"), None)  # fmt: skip
+            if place and any(
+                _AT.search(t) and place not in r for t, r in zip(texts, read, strict=True)
+            ):
+                got.add("locat")  # "heads Revenue from Lagos": where the sentence's subject is
     return got
 
 
-def _between(graph: Graph, text: str, a: str, b: str) -> str:
+def _between(graph: Graph, text: str, rel: dict[str, Any]) -> str:
     low = text.casefold()
     spans = []
-    for eid in (a, b):
+    for eid in (rel["source"], rel["target"]):
         name = graph.entities[eid]["name"].casefold()
         found = next(((i, n) for n in (name, name.split()[0]) if (i := low.find(n)) >= 0), None)
         if found is None:
@@ -210,13 +218,15 @@ def _between(graph: Graph, text: str, a: str, b: str) -> str:
 
 
 def _read(graph: Graph) -> dict[tuple[str, int], set[str]]:
-    """(memory, sentence) -> the relation words its extracted relations were read from."""
+    """(memory, sentence) -> the relation words its extracted relations were read from, and
+    their ends' ids."""
     got = graph.index.get("read")
     if got is None:
         got = graph.index["read"] = {}
         for rel in graph.relations.values():
             for ev in rel["evidence"]:
-                got.setdefault((ev["memory"], ev["sentence"]), set()).update(rel["said"])
+                here = got.setdefault((ev["memory"], ev["sentence"]), set())
+                here.update(rel["said"], (rel["source"], rel["target"]))
     return got
 
 
