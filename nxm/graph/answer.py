@@ -218,39 +218,41 @@ def _between(graph: Graph, text: str, rel: dict[str, Any]) -> str:
 
 
 def _read(graph: Graph) -> dict[tuple[str, int], set[str]]:
-    """(memory, sentence) -> the relation words its extracted relations were read from, and
-    their ends' ids."""
+    """(memory, sentence) -> the words of the extracted relations between two entities it
+    names, and those entities' ids."""
     got = graph.index.get("read")
     if got is None:
         got = graph.index["read"] = {}
+        by_memory: dict[str, list[tuple[int, list[str]]]] = {}
+        for (key, s), eids in graph.mentions.items():
+            by_memory.setdefault(key, []).append((s, eids))
         for rel in graph.relations.values():
-            for ev in rel["evidence"]:
-                here = got.setdefault((ev["memory"], ev["sentence"]), set())
-                here.update(rel["said"], (rel["source"], rel["target"]))
+            for key in rel["sourceMemoryIds"]:
+                for s, eids in by_memory.get(key, ()):
+                    if rel["source"] in eids and rel["target"] in eids:
+                        here = got.setdefault((key, s), set())
+                        here.update(rel["said"], (rel["source"], rel["target"]))
     return got
 
 
 def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
-    """Entity id -> its `WITH` edges: one per pair of entities named in a sentence together
-    (a pronoun counts as the name it stands for), over every sentence that does (cached)."""
+    """Entity id -> its `WITH` edges: one per sentence naming two entities together, each
+    explained by its own words (a pronoun counts as the name it stands for; cached)."""
     got = graph.index.get("together")
     if got is None:
-        pairs: dict[tuple[str, str], dict[str, Any]] = {}
+        pairs: dict[tuple[str, str, str, int], dict[str, Any]] = {}
         related = {(r["source"], r["target"]) for r in graph.relations.values()}
         for (key, s), eids in graph.mentions.items():
             for a, b in combinations(sorted(eids), 2):
                 if (a, b) in related or (b, a) in related:
                     continue  # a pattern read how these two relate
-                rel = pairs.get((a, b))
-                if rel is None:
-                    rel = pairs[a, b] = {"id": f"with-{a[4:]}-{b[4:]}", "source": a, "target": b,
-                                         "relation": WITH, "sourceMemoryIds": [], "evidence": [],
-                                         "authored": False, "said": set()}  # fmt: skip
-                if key not in rel["sourceMemoryIds"]:
-                    rel["sourceMemoryIds"].append(key)
-                    rel["evidence"].append({"memory": key, "sentence": s})
+                pairs[a, b, key, s] = {
+                    "id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
+                    "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
+                    "evidence": [{"memory": key, "sentence": s}],
+                }  # fmt: skip
         got = {}
-        for (a, b), rel in pairs.items():
+        for (a, b, *_), rel in pairs.items():
             got.setdefault(a, []).append((rel, b, OUT))
             got.setdefault(b, []).append((rel, a, IN))
         graph.index["together"] = got
@@ -459,7 +461,8 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     if len(trails[0]) > 1 or any(n.casefold() not in quoted.casefold() for n in shown):
         quoted = f"{', '.join(shown)}. {quoted}"  # the answer first when the quotes hide it
     strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    confidence = max(0.5, round((0.75 + 0.2 * strong / len(chosen)) * top[1], 2))
+    weak = 0.8 if any(r["relation"] == WITH for r in chosen) else 1.0  # a co-mention: a guess
+    confidence = max(0.5, round((0.75 + 0.2 * strong / len(chosen)) * top[1] * weak, 2))
     path = [{
         "relation": hop[1]["relation"], "direction": OUT if hop[1]["source"] == hop[0] else IN,
         "reached": [brief(graph.entities[e]) for e in dict.fromkeys(t[i][2] for t in trails)],
