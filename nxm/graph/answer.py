@@ -192,14 +192,11 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
             texts = [_between(graph, text, rel) for text in texts]
         got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
         if rel["relation"] == WITH:
-            read = [_read(graph).get(tuple(ev.values()), set()) for ev in rel["evidence"]]
-            cache[rel["id"], "bare"] = any(set(t.casefold().split()) <= _ASIDE for t in texts)
-            got -= set().union(*read)
+            cache[rel["id"], "bare"] = set(texts[0].casefold().split()) <= _ASIDE
+            got -= rel["read"]
             place = next((e for e in (rel["source"], rel["target"])
                           if graph.entities[e]["type"] == "PLACE"), None)  # fmt: skip
-            if place and any(
-                _AT.search(t) and place not in r for t, r in zip(texts, read, strict=True)
-            ):
+            if place and _AT.search(texts[0]) and place not in rel["read"]:
                 got.add("locat")  # "heads Revenue from Lagos": where the sentence's subject is
     return got
 
@@ -217,44 +214,27 @@ def _between(graph: Graph, text: str, rel: dict[str, Any]) -> str:
     return text[start:end]
 
 
-def _read(graph: Graph) -> dict[tuple[str, int], set[str]]:
-    """(memory, sentence) -> the words of the extracted relations between two entities it
-    names, and those entities' ids."""
-    got = graph.index.get("read")
-    if got is None:
-        got = graph.index["read"] = {}
-        by_memory: dict[str, list[tuple[int, list[str]]]] = {}
-        for (key, s), eids in graph.mentions.items():
-            by_memory.setdefault(key, []).append((s, eids))
-        for rel in graph.relations.values():
-            for key in rel["sourceMemoryIds"]:
-                for s, eids in by_memory.get(key, ()):
-                    if rel["source"] in eids and rel["target"] in eids:
-                        here = got.setdefault((key, s), set())
-                        here.update(rel["said"], (rel["source"], rel["target"]))
-    return got
-
-
 def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
-    """Entity id -> its `WITH` edges: one per sentence naming two entities together, each
-    explained by its own words (a pronoun counts as the name it stands for; cached)."""
+    """Entity id -> its `WITH` edges: one per sentence naming two entities together that no
+    pattern relates (a pronoun counts as the name it stands for; cached). Each keeps what the
+    patterns read in that sentence ("read": words and ends), which explains nothing else."""
     got = graph.index.get("together")
     if got is None:
-        pairs: dict[tuple[str, str, str, int], dict[str, Any]] = {}
-        related = {(r["source"], r["target"]) for r in graph.relations.values()}
-        for (key, s), eids in graph.mentions.items():
-            for a, b in combinations(sorted(eids), 2):
-                if (a, b) in related or (b, a) in related:
-                    continue  # a pattern read how these two relate
-                pairs[a, b, key, s] = {
-                    "id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
-                    "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
-                    "evidence": [{"memory": key, "sentence": s}],
-                }  # fmt: skip
         got = {}
-        for (a, b, *_), rel in pairs.items():
-            got.setdefault(a, []).append((rel, b, OUT))
-            got.setdefault(b, []).append((rel, a, IN))
+        related: dict[frozenset[str], list[dict[str, Any]]] = {}
+        for r in graph.relations.values():
+            related.setdefault(frozenset((r["source"], r["target"])), []).append(r)
+        for (key, s), eids in graph.mentions.items():
+            pairs = list(combinations(sorted(eids), 2))
+            read = {x for a, b in pairs for r in related.get(frozenset((a, b)), ())
+                    if key in r["sourceMemoryIds"] for x in (*r["said"], a, b)}  # fmt: skip
+            for a, b in pairs:
+                if frozenset((a, b)) not in related:
+                    rel = {"id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
+                           "relation": WITH, "sourceMemoryIds": [key], "authored": False,
+                           "said": set(), "read": read, "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+                    got.setdefault(a, []).append((rel, b, OUT))
+                    got.setdefault(b, []).append((rel, a, IN))
         graph.index["together"] = got
     return got
 
