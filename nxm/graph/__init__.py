@@ -164,7 +164,8 @@ class Graph:
     names: dict[str, str] = field(default_factory=dict)  # normalised name -> entity id
     sentences: dict[str, list[str]] = field(default_factory=dict)  # memory key -> sentences
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # supporting memories
-    mentions: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # sentence -> ids
+    # (memory, sentence) -> (start, end, entity id) of each name in it (a pronoun's too), in order
+    mentions: dict[tuple[str, int], list[tuple[int, int, str]]] = field(default_factory=dict)
     _folded: dict[str, str] | None = field(default=None, repr=False)
     _adjacent: dict[str, list[Edge]] | None = field(default=None, repr=False)
     index: dict[str, Any] = field(default_factory=dict, repr=False)  # caches for readers
@@ -224,7 +225,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     users: dict[str, set[str]] = {}
     first: dict[str, tuple[str, int]] = {}
     rels: list[tuple[str, str, str, str, int, Any]] = []
-    named: list[tuple[str, int, str]] = []  # (memory, sentence, name), a pronoun's too
+    named: list[tuple[str, int, str, int, int]] = []  # (memory, sentence, name, start, end)
     for r in support:
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
@@ -242,8 +243,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
                 sources[n].append(key)
             if user:
                 users[n].add(user)
-        named.extend((key, m["s"], m["name"]) for m in got["mentions"])
-        named.extend((key, s, name) for name, s in got.get("corefs", ()))
+        named.extend((key, s, name, a, b) for name, s, a, b in got.get("corefs", ()))
+        named.extend((key, m["s"], m["name"], *m.get("at", (0, 0))) for m in got["mentions"])
         rels.extend(
             (key, x["source"], x["relation"], x["target"], x["s"], x.get("w", ()))
             for x in got["relations"]
@@ -294,12 +295,13 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     graph.names.update({short: graph.names[full] for short, full in alias.items()})
     triples: dict[tuple[str, str, str], dict[str, Any]] = {}
     ids: dict[str, str | None] = {}  # surface name -> id (norm() is a large graph's hot spot)
-    for key, s, name in named:
+    for key, s, name, start, end in named:
         if name not in ids:
             ids[name] = graph.names.get(norm(name))
-        here = graph.mentions.setdefault((key, s), [])
-        if (eid := ids[name]) and eid not in here:
-            here.append(eid)
+        if eid := ids[name]:
+            graph.mentions.setdefault((key, s), []).append((start, end, eid))
+    for spans in graph.mentions.values():
+        spans.sort()
     for key, src, relation, tgt, s, said in rels:
         for name in (src, tgt):
             if name not in ids:

@@ -61,6 +61,7 @@ about should could would can will may might any some all after over up out into 
 across through via per than""".split())
 _ASIDE = frozenset(":,;()-–—/ our the their its his her a an my".split())  # "X, our Y", "X (Y)"
 _AT = re.compile(r"\b(?:in|from|out of|at)\s*$", re.IGNORECASE)  # before a place: where it is
+_PRONOUN = re.compile(r"\b(?:he|she|it|they)\b", re.IGNORECASE)
 _ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
@@ -188,30 +189,21 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
     got = cache.get(rel["id"])
     if got is None:
         texts = [graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"]]
-        if rel["relation"] == WITH:  # the words between the two names (a pronoun: all of them)
-            texts = [_between(graph, text, rel) for text in texts]
+        if rel["relation"] == WITH:  # the words between the two names
+            texts = [_PRONOUN.split(texts[0][slice(*rel["gap"])])[0]]  # "…; she's in Z": not Y
         got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
         if rel["relation"] == WITH:
-            cache[rel["id"], "bare"] = set(texts[0].casefold().split()) <= _ASIDE
+            cache[rel["id"], "bare"] = (
+                not rel["crowded"] and set(texts[0].casefold().split()) <= _ASIDE
+            )
             got -= rel["read"]
-            place = next((e for e in (rel["source"], rel["target"])
-                          if graph.entities[e]["type"] == "PLACE"), None)  # fmt: skip
-            if place and _AT.search(texts[0]) and place not in rel["read"]:
-                got.add("locat")  # "heads Revenue from Lagos": where the sentence's subject is
+            ends = sorted(
+                (rel["source"], rel["target"]), key=lambda e: graph.entities[e]["type"] == "PLACE"
+            )
+            if graph.entities[ends[1]]["type"] == "PLACE" and ends[0] == rel["subject"]:
+                if _AT.search(texts[0]) and ends[1] not in rel["read"]:
+                    got.add("locat")  # "Ana heads Revenue from Lagos": where the subject is
     return got
-
-
-def _between(graph: Graph, text: str, rel: dict[str, Any]) -> str:
-    low = text.casefold()
-    spans = []
-    for eid in (rel["source"], rel["target"]):
-        name = graph.entities[eid]["name"].casefold()
-        found = next(((i, n) for n in (name, name.split()[0]) if (i := low.find(n)) >= 0), None)
-        if found is None:
-            return text
-        spans.append((found[0], found[0] + len(found[1])))
-    (_, start), (end, _) = sorted(spans)
-    return text[start:end]
 
 
 def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
@@ -224,17 +216,22 @@ def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
         related: dict[frozenset[str], list[dict[str, Any]]] = {}
         for r in graph.relations.values():
             related.setdefault(frozenset((r["source"], r["target"])), []).append(r)
-        for (key, s), eids in graph.mentions.items():
-            pairs = list(combinations(sorted(eids), 2))
+        for (key, s), spans in graph.mentions.items():
+            pairs = list(combinations(sorted({eid for *_, eid in spans}), 2))
             read = {x for a, b in pairs for r in related.get(frozenset((a, b)), ())
                     if key in r["sourceMemoryIds"] for x in (*r["said"], a, b)}  # fmt: skip
             for a, b in pairs:
-                if frozenset((a, b)) not in related:
-                    rel = {"id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
-                           "relation": WITH, "sourceMemoryIds": [key], "authored": False,
-                           "said": set(), "read": read, "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
-                    got.setdefault(a, []).append((rel, b, OUT))
-                    got.setdefault(b, []).append((rel, a, IN))
+                if frozenset((a, b)) in related:
+                    continue
+                # the nearest two mentions of a and b (and whether another name is between)
+                i, j = min(((i, j) for i, x in enumerate(spans) for j, y in enumerate(spans)
+                            if i < j and {x[2], y[2]} == {a, b}), key=lambda p: p[1] - p[0])  # fmt: skip
+                rel = {"id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
+                       "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
+                       "read": read, "gap": (spans[i][1], spans[j][0]), "crowded": j > i + 1,
+                       "subject": spans[0][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+                got.setdefault(a, []).append((rel, b, OUT))
+                got.setdefault(b, []).append((rel, a, IN))
         graph.index["together"] = got
     return got
 

@@ -407,8 +407,8 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
 
 
 def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
-    """Mentions (name, type votes, sentence index), relations (source, relation, target, s) and
-    the names pronouns stand for (name, s)."""
+    """Mentions (name, type votes, sentence index, span in it), relations (source, relation,
+    target, s) and the names pronouns stand for (name, s, start, end)."""
     sents = sentences(text)
     plains = [prose(s) for s in sents]
     caps_mid: set[str] = set()
@@ -418,7 +418,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
                 caps_mid.update(m.group(0).split())
     mentions: list[dict[str, Any]] = []
     relations: list[dict[str, Any]] = []
-    corefs: list[tuple[str, int]] = []  # (name, sentence) a pronoun stands for
+    corefs: list[tuple[str, int, int, int]] = []  # (name, sentence, start, end) of a pronoun
     last_person: str | None = None
     last_thing: str | None = None
     topic: str | None = None
@@ -478,11 +478,12 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
         subject = next((m.name for m in found if m.kind == "coref"), None)
         for m in found:
             if m.kind == "coref":
-                corefs.append((m.name, i))
+                corefs.append((m.name, i, m.start, m.end))
                 continue
             if m.kind == "kebab" and not component(m.name) and id(m) not in related:
                 continue  # "long-lived", "warm-up": a kebab word names nothing on its own
-            mentions.append({"name": m.name, "votes": dict(sorted(m.votes.items())), "s": i})
+            mentions.append({"name": m.name, "votes": dict(sorted(m.votes.items())), "s": i,
+                             "at": [m.start, m.end]})  # fmt: skip
             if subject is None and kind_of(m) == "PERSON" and m.votes:
                 subject = m.name
         last_person = subject or last_person
