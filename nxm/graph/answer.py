@@ -59,7 +59,7 @@ our my me i we you your they them he she his her there here s now currently toda
 also actually exactly right moment nowadays days tell know name list give show find identify
 about should could would can will may might any some all after over up out into under off down
 across through via per than""".split())
-_ASIDE = frozenset(":,;()-–—/ our the their its his her a an my".split())  # "X, our Y", "X (Y)"
+_ASIDE = frozenset("our the their its his her a an my".split())  # "X, our Y", "X (Y)", "X: Y"
 _AT = re.compile(r"\b(?:in|from|out of|at)\s*$", re.IGNORECASE)  # before a place: where it is
 _PRONOUN = re.compile(r"\b(?:he|she|it|they)\b", re.IGNORECASE)
 _ASK_FIRST = frozenset("name list give show find identify".split())
@@ -194,7 +194,7 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
         got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
         if rel["relation"] == WITH:
             cache[rel["id"], "bare"] = (
-                not rel["crowded"] and set(texts[0].casefold().split()) <= _ASIDE
+                not rel["crowded"] and set(_WORD.findall(texts[0].casefold())) <= _ASIDE
             )
             got -= rel["read"]
             ends = sorted(
