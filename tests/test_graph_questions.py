@@ -361,3 +361,19 @@ def test_a_relation_word_no_sentence_explains_is_refused() -> None:
     assert [a["name"] for a in ask(g, question="Who leads the payments team?")["answers"]] == [
         "Ana Ruiz"
     ]
+
+
+def test_a_person_who_moved_teams_is_on_the_newer_one_only() -> None:
+    g = graph.build(_records(
+        ("Ines Duarte joined the search team.", "2025-01-10T00:00:00.000Z"),
+        ("Ines Duarte moved from the search team to the growth team in May.",
+         "2026-05-20T00:00:00.000Z"),
+        ("Ines Duarte is also in the QA guild.", "2025-02-01T00:00:00.000Z"),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+    # the older team is no longer walked; a guild is another kind of group, so it stands
+    got = ask(g, question="Which team is Ines Duarte on?")
+    assert [a["name"] for a in got["answers"]] == ["growth team", "QA guild"]
+    assert got["sourceMemoryIds"] == ["k1", "k2"]  # not k0, the older membership
+    records = _records(("Ines Duarte joined the search team.", "2025-01-10T00:00:00.000Z"))
+    got = ask(graph.build(records, {}, NO_AGENT, NOW), question="Which team is Ines Duarte on?")
+    assert [a["name"] for a in got["answers"]] == ["search team"]

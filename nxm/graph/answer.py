@@ -33,6 +33,7 @@ WEAK = 0.5  # below this share of the question's words explained, the best candi
 # (relation, direction) with one current value: disagreeing memories are settled by recency
 SINGLE = frozenset({
     ("LOCATED_IN", OUT), ("WORKS_AT", OUT), ("REPORTS_TO", OUT), ("LEADS", IN), ("OWNS", IN),
+    ("MEMBER_OF", OUT),
 })  # fmt: skip
 # fmt: off
 # Nouns that set the type of answer wanted ("which city", "what language").
@@ -318,6 +319,8 @@ def _stale(graph: Graph) -> set[str]:
                                  (IN, rel["target"], rel["source"])):  # fmt: skip
             if (rel["relation"], way) in SINGLE:
                 kind = graph.entities[other]["type"]
+                if rel["relation"] == "MEMBER_OF":  # one team at a time, but a guild as well
+                    kind += graph.entities[other]["name"].rsplit(None, 1)[-1].casefold()
                 groups.setdefault((here, rel["relation"], way, kind), []).append(rel)
     got = set()
     for rels in groups.values():

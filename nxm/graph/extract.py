@@ -330,9 +330,14 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         if got is not None and (between.lstrip()[:1] in ",(" or gap == "under"):
             aside, bare = a, gap == "under"
         if got is None and _SWAP.search(sent[: a.start]):  # "moved from A (on X) to B",
-            gap = gap_words(between)  # "replaced A with B", "dropped A for B": B replaces A
+            gap = re.sub(r" (?:the|our|a|an)$", "", gap_words(between))  # "replaced A with B",
+            # "dropped A for the B": B replaces A
             if gap in ("to", "with", "for") or (gap.endswith(" to") and len(gap.split()) <= 4):
-                pairs.append((b, "REPLACES", a, sent[: a.start][-30:]))
+                who = found[0]
+                if is_team(a) and who is not a and kind_of(who) == "PERSON":  # a person who
+                    pairs.append((who, "MEMBER_OF", b, "moved"))  # moved teams: the new one
+                else:
+                    pairs.append((b, "REPLACES", a, sent[: a.start][-30:]))
                 continue
         if got is None and (rel := _RELATIVE.match(between)):
             got = connect(rel.group(1))  # "recon-etl, which runs on Airflow"
