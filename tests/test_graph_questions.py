@@ -318,3 +318,62 @@ def test_questions_name_entities_by_their_short_forms() -> None:
         ("What does Chloe Martin run?", "checkout service"),  # accents aside
     ):  # fmt: skip
         assert [a["name"] for a in ask(g, question=question)["answers"]] == [answer], question
+
+
+# -- co-mention hops (issue 34): a sentence no pattern reads still answers, weakly --------------
+
+
+def _comention_world() -> graph.Graph:
+    return graph.build(_records(
+        ("For billing-api, the person to ask is Yusuf Demir, not the Postgres docs.", NOW),
+        ("Yusuf Demir and Ana Ruiz paired on billing-api last week.", NOW),
+        ("Ana Ruiz heads the payments team from Porto. She keeps its runbooks short.", NOW),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+
+
+def test_a_sentence_no_pattern_reads_answers_through_its_words_and_the_answer_type() -> None:
+    assert extract("For billing-api, the person to ask is Yusuf Demir.")["relations"] == []
+    g = _comention_world()
+    got = ask(g, question="Who owns billing-api?")  # "ask" is a word of the OWNS family
+    assert [a["name"] for a in got["answers"]] == ["Yusuf Demir"]  # a person; not Postgres
+    assert [(p["relation"], [e["name"] for e in p["reached"]]) for p in got["path"]] == [
+        ("MENTIONED_WITH", ["Yusuf Demir"])
+    ]
+    assert got["sourceMemoryIds"] == ["k0"]
+    assert got["answer"] == (
+        "For billing-api, the person to ask is Yusuf Demir, not the Postgres docs."
+    )
+    assert 0.5 <= got["confidence"] < 0.75  # weaker than a relation a pattern read
+    # a place named after "from": where the sentence's subject is, past an extracted hop
+    got = ask(g, question="Which city is the lead of the payments team in?")
+    assert [a["name"] for a in got["answers"]] == ["Porto"]
+    assert [p["relation"] for p in got["path"]] == ["LEADS", "MENTIONED_WITH"]
+
+
+def test_a_relation_word_no_sentence_explains_is_refused() -> None:
+    g = _comention_world()
+    # Ana Ruiz is a person named with Yusuf Demir, but nothing says "reports": refused
+    for question in ("Who does Yusuf Demir report to?", "Who manages Yusuf Demir?",
+                     "Where is Yusuf Demir based?"):  # fmt: skip
+        got = ask(g, question=question)
+        assert (got["answers"], got["confidence"]) == ([], 0.0), question
+    # an extracted relation outranks a co-mention: Ana leads the team she is named with
+    assert [a["name"] for a in ask(g, question="Who leads the payments team?")["answers"]] == [
+        "Ana Ruiz"
+    ]
+
+
+def test_a_person_who_moved_teams_is_on_the_newer_one_only() -> None:
+    g = graph.build(_records(
+        ("Ines Duarte joined the search team.", "2025-01-10T00:00:00.000Z"),
+        ("Ines Duarte moved from the search team to the growth team in May.",
+         "2026-05-20T00:00:00.000Z"),
+        ("Ines Duarte is also in the QA guild.", "2025-02-01T00:00:00.000Z"),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+    # the older team is no longer walked; a guild is another kind of group, so it stands
+    got = ask(g, question="Which team is Ines Duarte on?")
+    assert [a["name"] for a in got["answers"]] == ["growth team", "QA guild"]
+    assert got["sourceMemoryIds"] == ["k1", "k2"]  # not k0, the older membership
+    records = _records(("Ines Duarte joined the search team.", "2025-01-10T00:00:00.000Z"))
+    got = ask(graph.build(records, {}, NO_AGENT, NOW), question="Which team is Ines Duarte on?")
+    assert [a["name"] for a in got["answers"]] == ["search team"]

@@ -37,7 +37,7 @@ HALVES = (
     ("tune", "tuning"),
     ("heldout", "held-out"),
     ("heldout2", "held-out 2 (new wordings)"),
-    ("heldout3", "held-out 3 (unseen)"),
+    ("heldout3", "held-out 3 (seen since 2026-12-07 15:15)"),
     ("heldout4", "held-out 4 (unseen)"),
 )
 NOW = "2026-06-01T10:00:00.000Z"

@@ -164,6 +164,8 @@ class Graph:
     names: dict[str, str] = field(default_factory=dict)  # normalised name -> entity id
     sentences: dict[str, list[str]] = field(default_factory=dict)  # memory key -> sentences
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # supporting memories
+    # (memory, sentence) -> (start, end, entity id) of each name in it (a pronoun's too), in order
+    mentions: dict[tuple[str, int], list[tuple[int, int, str]]] = field(default_factory=dict)
     _folded: dict[str, str] | None = field(default=None, repr=False)
     _adjacent: dict[str, list[Edge]] | None = field(default=None, repr=False)
     index: dict[str, Any] = field(default_factory=dict, repr=False)  # caches for readers
@@ -223,6 +225,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     users: dict[str, set[str]] = {}
     first: dict[str, tuple[str, int]] = {}
     rels: list[tuple[str, str, str, str, int, Any]] = []
+    named: list[tuple[str, int, str, int, int]] = []  # (memory, sentence, name, start, end)
     for r in support:
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
@@ -240,6 +243,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
                 sources[n].append(key)
             if user:
                 users[n].add(user)
+        named.extend((key, s, name, a, b) for name, s, a, b in got.get("corefs", ()))
+        named.extend((key, m["s"], m["name"], *m.get("at", (0, 0))) for m in got["mentions"])
         rels.extend(
             (key, x["source"], x["relation"], x["target"], x["s"], x.get("w", ()))
             for x in got["relations"]
@@ -289,7 +294,14 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
         graph.names[n] = eid
     graph.names.update({short: graph.names[full] for short, full in alias.items()})
     triples: dict[tuple[str, str, str], dict[str, Any]] = {}
-    ids = {}  # surface name -> entity id (norm() is the hot spot of a large graph)
+    ids: dict[str, str | None] = {}  # surface name -> id (norm() is a large graph's hot spot)
+    for key, s, name, start, end in named:
+        if name not in ids:
+            ids[name] = graph.names.get(norm(name))
+        if eid := ids[name]:
+            graph.mentions.setdefault((key, s), []).append((start, end, eid))
+    for spans in graph.mentions.values():
+        spans.sort()
     for key, src, relation, tgt, s, said in rels:
         for name in (src, tgt):
             if name not in ids:

@@ -13,18 +13,19 @@ created last wins. docs/graph.md, "Questions", has the detail.
 from __future__ import annotations
 
 import re
-from itertools import permutations
+from itertools import combinations, permutations
 from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
 from nxm.graph.connectors import FAMILY as _FAMILY
-from nxm.graph.connectors import stem
+from nxm.graph.connectors import ROLE_VOTES, stem
 from nxm.graph.extract import question_mentions
 from nxm.graph.lexicon import TEAM_HEADS
 from nxm.graph.names import fold, listed_spans, norm
 from nxs.errors import ValidationError
 
 IN, OUT = "incoming", "outgoing"
+WITH = "MENTIONED_WITH"  # named in one sentence that no pattern read: weaker than a relation
 DONT_KNOW = "I don't know: nothing in the graph matches this question."
 MAX_SENTENCES = 6
 MAX_HOPS = 3
@@ -32,6 +33,7 @@ WEAK = 0.5  # below this share of the question's words explained, the best candi
 # (relation, direction) with one current value: disagreeing memories are settled by recency
 SINGLE = frozenset({
     ("LOCATED_IN", OUT), ("WORKS_AT", OUT), ("REPORTS_TO", OUT), ("LEADS", IN), ("OWNS", IN),
+    ("MEMBER_OF", OUT),
 })  # fmt: skip
 # fmt: off
 # Nouns that set the type of answer wanted ("which city", "what language").
@@ -58,6 +60,9 @@ our my me i we you your they them he she his her there here s now currently toda
 also actually exactly right moment nowadays days tell know name list give show find identify
 about should could would can will may might any some all after over up out into under off down
 across through via per than""".split())
+_ASIDE = frozenset("our the their its his her a an my".split())  # "X, our Y", "X (Y)", "X: Y"
+_AT = re.compile(r"\b(?:in|from|out of|at)\s*$", re.IGNORECASE)  # before a place: where it is
+_PRONOUN = re.compile(r"\b(?:he|she|it|they)\b", re.IGNORECASE)
 _ASK_FIRST = frozenset("name list give show find identify".split())
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
@@ -153,6 +158,7 @@ class _Question:
         self.anchors = {eid: s for eid, s, _ in spans}
         self.words: list[tuple[int, str, bool]] = []  # (position, stem, passive: "by" follows)
         self.optional: list[tuple[int, str, bool]] = []  # type nouns: may explain, need not
+        self.kinds: dict[str, str] = {}  # a type noun's stem -> its type
         self.type_word = next((w for _, w in toks if w in _WH), "")
         toks_words = [w for _, w in toks]
         self.types = _WH.get(self.type_word)
@@ -170,6 +176,8 @@ class _Question:
                 continue
             if all(st != x[1] for x in self.words + self.optional):  # "day-to-day": one "day"
                 (self.optional if kind else self.words).append((pos, st, passive))
+                if kind:
+                    self.kinds[st] = kind
         self.via = [_type_of(w) for w in toks_words if w != self.type_word and _type_of(w)]
         if self.type_word == "where":  # "where does X work": a company; "deployed": a platform
             rels = {r for _, st, _ in self.words for r, _ in _FAMILY.get(st, ())}
@@ -181,31 +189,105 @@ def _words_of(graph: Graph, rel: dict[str, Any]) -> set[str]:
     cache = graph.index.setdefault("stems", {})
     got = cache.get(rel["id"])
     if got is None:
-        text = " ".join(graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"])
-        got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(text)} - {"s"}
+        texts = [graph.sentence(ev["memory"], ev["sentence"]) for ev in rel["evidence"]]
+        if rel["relation"] == WITH:  # the words between the two names
+            texts = [_PRONOUN.split(texts[0][slice(*rel["gap"])])[0]]  # "…; she's in Z": not Y
+        got = cache[rel["id"]] = {stem(w) for w in _WORD.findall(" ".join(texts))} - {"s"}
+        if rel["relation"] == WITH:
+            cache[rel["id"], "bare"] = (
+                not rel["crowded"] and set(_WORD.findall(texts[0].casefold())) <= _ASIDE
+            )
+            got -= rel["read"]
+            ends = sorted(
+                (rel["source"], rel["target"]), key=lambda e: graph.entities[e]["type"] == "PLACE"
+            )
+            if graph.entities[ends[1]]["type"] == "PLACE" and ends[0] == rel["subject"]:
+                if _AT.search(texts[0]) and ends[1] not in rel["read"]:
+                    got.add("locat")  # "Ana heads Revenue from Lagos": where the subject is
     return got
+
+
+def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
+    """Entity id -> its `WITH` edges: one per sentence naming two entities together that no
+    pattern relates (a pronoun counts as the name it stands for; cached). Each keeps what the
+    patterns read in that sentence ("read": words and ends), which explains nothing else."""
+    got = graph.index.get("together")
+    if got is None:
+        got = {}
+        related: dict[frozenset[str], list[dict[str, Any]]] = {}
+        for r in graph.relations.values():
+            related.setdefault(frozenset((r["source"], r["target"])), []).append(r)
+        for (key, s), spans in graph.mentions.items():
+            pairs = list(combinations(sorted({eid for *_, eid in spans}), 2))
+            read = {x for a, b in pairs for r in related.get(frozenset((a, b)), ())
+                    if key in r["sourceMemoryIds"] for x in (*r["said"], a, b)}  # fmt: skip
+            for a, b in pairs:
+                if frozenset((a, b)) in related:
+                    continue
+                # the nearest two mentions of a and b (and whether another name is between)
+                i, j = min(((i, j) for i, x in enumerate(spans) for j, y in enumerate(spans)
+                            if i < j and {x[2], y[2]} == {a, b}), key=lambda p: p[1] - p[0])  # fmt: skip
+                rel = {"id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
+                       "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
+                       "read": read, "gap": (spans[i][1], spans[j][0]), "crowded": j > i + 1,
+                       "subject": spans[0][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+                got.setdefault(a, []).append((rel, b, OUT))
+                got.setdefault(b, []).append((rel, a, IN))
+        graph.index["together"] = got
+    return got
+
+
+def _fits(relation: str, source: str, target: str) -> bool:
+    """Whether a relation's ends can be entities of these types (`ROLE_VOTES`)."""
+    return all(not w or k in w for w, k in zip(ROLE_VOTES[relation], (source, target), strict=True))
+
+
+def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
+    """How question words explain a `WITH` hop: a word of the sentence, or of a relation family
+    the sentence has a word of ("maintainer" for "owns"); past the first hop or between names
+    side by side, a noun of the type the hop reaches ("which city": a place); between names side
+    by side, a relation word whose ends' types they are."""
+    words = _words_of(graph, rel)  # less the words of relations a pattern read there
+    said = _families(words)
+    near, far = (rel["source"], rel["target"]) if way == OUT else (rel["target"], rel["source"])
+    kinds = graph.entities[near]["type"], graph.entities[far]["type"]
+    bare = graph.index["stems"][rel["id"], "bare"]  # "X, our Y", "X: Y": side by side
+    out: dict[int, tuple[float, int]] = {}
+    for i, (_, st, _) in enumerate(q.words + q.optional):
+        family = {r for r, _ in _FAMILY.get(st, ())} if i < len(q.words) else set()
+        if (i < len(q.words) and st in words) or family & said:
+            out[i] = (0.4, 0)
+        elif (bare or not from_anchor) and q.kinds.get(st) == kinds[1]:
+            out[i] = (0.25, 0)
+        elif bare and any(_fits(r, *kinds) or _fits(r, *kinds[::-1]) for r in family):
+            out[i] = (0.25, 0)
+    return out
 
 
 def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
     """{word index: (strength, direction agreement)} of the question words that explain a hop."""
     label = rel["relation"]
+    if label == WITH:
+        return _loosely(graph, q, rel, way, from_anchor)
     label_words = {stem(w) for w in label.split("_")}
     sentence = None
     out: dict[int, tuple[float, int]] = {}
     for i, (pos, st, passive) in enumerate(q.words + q.optional):
         roles = [r for rl, r in _FAMILY.get(st, ()) if rl == label]
+        if not roles and {r for r, _ in _FAMILY.get(st, ())} & _families(rel["said"], True):
+            roles = [""]  # "part of" asks what "is a member of" says, whatever its label
         if st in _CODE and rel["said"] and not rel["said"] & _CODE:
             continue  # "written in" asks for a language: not what a thing "runs on"
         if roles or st in label_words or st in rel["said"]:
             role = roles[0] if roles else ""
-            if role in "+-":  # a noun: "+" names the source, so the hop is walked backwards
+            if role in ("+", "-"):  # a noun: "+" names the source, so the hop is walked backwards
                 agree = 1 if (way == IN) == (role == "+") else -1
             elif from_anchor:  # a verb next to the named entity: its side says the direction
                 anchor_first = q.anchors.get(rel["source"] if way == OUT else rel["target"], -1)
-                subject = (anchor_first < pos) != passive != (role == "~")
+                subject = (anchor_first < pos) ^ passive ^ (role == "~")  # not a != b != c
                 agree = 1 if subject == (way == OUT) else -1
-            else:
-                agree = 0
+            else:  # a verb further on: the path so far is its subject ("the lead … reports to")
+                agree = 1 if (way == OUT) != (role == "~") else -1
             out[i] = (1.0 if st in rel["said"] else 0.8, agree)
             continue
         if sentence is None:
@@ -214,6 +296,11 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
             # names that relation; a type noun in a sentence explains nothing
             out[i] = (0.5, 0)
     return out
+
+
+def _families(stems: set[str], plain: bool = False) -> set[str]:
+    """The relations words name (``plain``: only the words naming one, not "run")."""
+    return {r for w in stems for r, _ in _FAMILY.get(w, ()) if not plain or len(_FAMILY[w]) == 1}
 
 
 def _stale(graph: Graph) -> set[str]:
@@ -232,6 +319,8 @@ def _stale(graph: Graph) -> set[str]:
                                  (IN, rel["target"], rel["source"])):  # fmt: skip
             if (rel["relation"], way) in SINGLE:
                 kind = graph.entities[other]["type"]
+                if rel["relation"] == "MEMBER_OF":  # one team at a time, but a guild as well
+                    kind += graph.entities[other]["name"].rsplit(None, 1)[-1].casefold()
                 groups.setdefault((here, rel["relation"], way, kind), []).append(rel)
     got = set()
     for rels in groups.values():
@@ -276,10 +365,13 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
     weight = [1.0 if i in needed else 0.5 for i in range(n_words)]  # a relation's word counts
     total = sum(weight)  # double: "day-to-day" left unexplained weakens less than "owns"
 
+    together = _together(graph)
+
     def walk(eid: str, trail: list, expl: list, seen: set[str]) -> None:
-        for rel, other, way in graph.edges(eid):
+        loose = any(r["relation"] == WITH for _, r, _ in trail)
+        for rel, other, way in graph.edges(eid) + ([] if loose else together.get(eid, [])):
             if other in seen or rel["id"] in stale:
-                continue
+                continue  # one `WITH` hop a path at most: two are a guess
             got = _explain(graph, q, rel, way, not trail)
             if not got and (words or trail):
                 continue
@@ -291,6 +383,9 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
                 if fit is None:  # a word that names a relation this path does not have
                     fit, share = (0.0, 0, set()), 0.0
                 key = (share, _kinds(graph, q, hops), fit[0], fit[1], -len(hops))
+                if loose or rel["relation"] == WITH:  # a weak hop: every kind named must fit
+                    share = share if key[1] == len(q.via) else 0.0
+                    key = (share, *key[1:])
                 if other not in best or key > best[other][0]:
                     best[other] = (key, hops)
             if len(hops) < MAX_HOPS and (words or not hops):
@@ -346,7 +441,8 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     if len(trails[0]) > 1 or any(n.casefold() not in quoted.casefold() for n in shown):
         quoted = f"{', '.join(shown)}. {quoted}"  # the answer first when the quotes hide it
     strong = sum(1 for r in chosen if len(r["sourceMemoryIds"]) + r["authored"] >= 2)
-    confidence = max(0.5, round((0.75 + 0.2 * strong / len(chosen)) * top[1], 2))
+    weak = 0.8 if any(r["relation"] == WITH for r in chosen) else 1.0  # a co-mention: a guess
+    confidence = max(0.5, round((0.75 + 0.2 * strong / len(chosen)) * top[1] * weak, 2))
     path = [{
         "relation": hop[1]["relation"], "direction": OUT if hop[1]["source"] == hop[0] else IN,
         "reached": [brief(graph.entities[e]) for e in dict.fromkeys(t[i][2] for t in trails)],

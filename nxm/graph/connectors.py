@@ -111,7 +111,7 @@ CONNECTORS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
 # the target ("X's dependencies"), "word~" a verb whose subject is the target ("X employs Y").
 RELATION_WORDS: dict[str, str] = {
     "OWNS": "own owner+ owning maintain maintainer+ responsible responsibility look care contact+ "
-            "ask charge belong~ run behind+",
+            "ask charge belong~ run behind+ dri+ hook point+ accountable",
     "LEADS": "lead leader+ head manage manager+ run charge director+ direct boss+",
     "REPORTS_TO": "report manager- boss- supervisor- manage~ supervise~ answer",
     "WORKS_AT": "work employ~ employer- employee+ staff+ company- job join hire~ firm-",
@@ -120,7 +120,7 @@ RELATION_WORDS: dict[str, str] = {
                   "host place- where-",
     "USES": "use built build written write implement run stack- tool- language- database- db- "
             "framework- store host deploy talk backed library- technology- tech-",
-    "DEPENDS_ON": "depend dependency- dependencies- rely require need call",
+    "DEPENDS_ON": "depend dependency- dependencies- rely require need call read pull fetch query",
     "PREFERS": "prefer like favourite favorite love",
     "REPLACES": "replace replacement+ migrate move switch instead previous- old- predecessor- "
                 "successor+ retire",

@@ -23,7 +23,7 @@ from nxm.graph.connectors import (
 )
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
 _WORDS = re.compile(r"[a-z]+")
@@ -48,7 +48,7 @@ _TITLES = re.compile(
     r"\b(?:VP|SVP|EVP|CTO|CEO|CFO|COO|CPO|CISO|Head|Director|Chief \w+ Officer)"
     r"(?: of [A-Z][a-z]+(?: [A-Z][a-z]+)?)?\b"
 )
-_UP = r"[A-ZÀ-ÖØ-Þ]"
+_UP = f"[A-ZÀ-ÖØ-Þ{''.join(c for c in map(chr, range(256, 592)) if c.isupper())}]"  # Ł, Ś, Ž
 _WORD = rf"{_UP}[^\W_]*(?:[-'’.][^\W_]+)*"
 _CAPS = re.compile(
     rf"(?<![\w@./-]){_WORD}(?:\s+(?:(?:da|de|do|dos|das|van|von|der|den|del|la|le|di)\s+)?{_WORD})*"
@@ -330,9 +330,14 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
         if got is not None and (between.lstrip()[:1] in ",(" or gap == "under"):
             aside, bare = a, gap == "under"
         if got is None and _SWAP.search(sent[: a.start]):  # "moved from A (on X) to B",
-            gap = gap_words(between)  # "replaced A with B", "dropped A for B": B replaces A
+            gap = re.sub(r" (?:the|our|a|an)$", "", gap_words(between))  # "replaced A with B",
+            # "dropped A for the B": B replaces A
             if gap in ("to", "with", "for") or (gap.endswith(" to") and len(gap.split()) <= 4):
-                pairs.append((b, "REPLACES", a, sent[: a.start][-30:]))
+                who = found[0]
+                if is_team(a) and who is not a and kind_of(who) == "PERSON":  # a person who
+                    pairs.append((who, "MEMBER_OF", b, "moved"))  # moved teams: the new one
+                else:
+                    pairs.append((b, "REPLACES", a, sent[: a.start][-30:]))
                 continue
         if got is None and (rel := _RELATIVE.match(between)):
             got = connect(rel.group(1))  # "recon-etl, which runs on Airflow"
@@ -407,7 +412,8 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
 
 
 def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
-    """Mentions (name, type votes, sentence index) and relations (source, relation, target, s)."""
+    """Mentions (name, type votes, sentence index, span in it), relations (source, relation,
+    target, s) and the names pronouns stand for (name, s, start, end)."""
     sents = sentences(text)
     plains = [prose(s) for s in sents]
     caps_mid: set[str] = set()
@@ -417,6 +423,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
                 caps_mid.update(m.group(0).split())
     mentions: list[dict[str, Any]] = []
     relations: list[dict[str, Any]] = []
+    corefs: list[tuple[str, int, int, int]] = []  # (name, sentence, start, end) of a pronoun
     last_person: str | None = None
     last_thing: str | None = None
     topic: str | None = None
@@ -476,10 +483,12 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
         subject = next((m.name for m in found if m.kind == "coref"), None)
         for m in found:
             if m.kind == "coref":
+                corefs.append((m.name, i, m.start, m.end))
                 continue
             if m.kind == "kebab" and not component(m.name) and id(m) not in related:
                 continue  # "long-lived", "warm-up": a kebab word names nothing on its own
-            mentions.append({"name": m.name, "votes": dict(sorted(m.votes.items())), "s": i})
+            mentions.append({"name": m.name, "votes": dict(sorted(m.votes.items())), "s": i,
+                             "at": [m.start, m.end]})  # fmt: skip
             if subject is None and kind_of(m) == "PERSON" and m.votes:
                 subject = m.name
         last_person = subject or last_person
@@ -495,7 +504,7 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             first = found[0]
             last_thing = first.name if first.kind != "self" and kind_of(first) != "PERSON" else None
     _alias_first_names(mentions, relations)
-    return {"mentions": mentions, "relations": relations}
+    return {"mentions": mentions, "relations": relations, "corefs": corefs}
 
 
 def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str, Any]]) -> None:

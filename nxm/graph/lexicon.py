@@ -77,12 +77,12 @@ Frankfurt=Frankfurt am Main; Cologne=Köln; Stuttgart; Düsseldorf=Dusseldorf; L
 Bremen; Hanover=Hannover; Utrecht; The Hague; Eindhoven; Antwerp; Ghent; Luxembourg; Basel; Bern; Lausanne;
 Graz; Salzburg; Brno; Bratislava; Ljubljana; Zagreb; Belgrade; Sarajevo; Skopje; Tirana; Thessaloniki;
 Izmir; Ankara; Kyiv=Kiev; Lviv; Kharkiv; Odesa=Odessa; Minsk; Moscow; Saint Petersburg=St Petersburg;
-Tbilisi; Yerevan; Baku; Almaty; Tashkent; Seville=Sevilla; Malaga=Málaga; Bilbao; Zaragoza; Palma; Granada;
+Tbilisi; Yerevan; Baku; Almaty; Tashkent; Seville=Sevilla; Málaga=Malaga; Bilbao; Zaragoza; Palma; Granada;
 Coimbra; Braga; Faro; Naples; Turin; Bologna; Venice; Genoa; Palermo; Marseille; Toulouse; Nantes;
 Bordeaux; Lille; Strasbourg; Montpellier; Rennes; Grenoble; Glasgow; Birmingham; Leeds; Liverpool;
 Bristol; Cambridge; Oxford; Cardiff; Belfast; Newcastle; Nottingham; Sheffield; Brighton; Cork; Galway;
 Limerick; Reykjavik; Bergen; Trondheim; Gothenburg; Malmö=Malmo; Uppsala; Aarhus; Odense; Tampere; Turku;
-Gdansk=Gdańsk; Wroclaw=Wrocław; Poznan=Poznań; Lodz=Łódź; Cluj-Napoca=Cluj; Iasi; Timisoara; Casablanca;
+Gdańsk=Gdansk; Wrocław=Wroclaw; Poznań=Poznan; Łódź=Lodz; Cluj-Napoca=Cluj; Iasi; Timisoara; Casablanca;
 Marrakesh; Tunis; Algiers; Abuja; Addis Ababa; Kigali; Kampala; Dar es Salaam; Durban; Riyadh; Jeddah;
 Doha; Abu Dhabi; Amman; Beirut; Tehran; Karachi; Lahore; Islamabad; Dhaka; Kolkata; Chennai; Ahmedabad;
 Colombo; Kathmandu; Bangkok; Hanoi; Ho Chi Minh City; Kuala Lumpur; Jakarta; Manila; Guangzhou; Hangzhou;
