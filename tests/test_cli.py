@@ -427,3 +427,11 @@ def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring(
     prose = capsys.readouterr().out.split("Example:")[0].splitlines()
     assert "the report says what changed" in " ".join(x.strip() for x in prose)
     assert all(len(x.split()) != 1 or x.strip().endswith((".", ":")) for x in prose), prose
+
+
+def test_python_dash_m_nxm_runs_the_cli(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "nxm", "--version"], capture_output=True,
+                          text=True, cwd=tmp_path, check=False)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
