@@ -170,6 +170,9 @@ def check(memory_text: str, old: str | None, new: str | None, path: str, symbol:
 
 
 _PATHY = re.compile(r"[\w.\-/]+(?::[\w.\-]+)?")
+# a command names a definition in the file that declares it: `make ship` -> Makefile:ship
+_RUNS = (("make", "Makefile"), ("npm run", "package.json"), ("yarn", "package.json"),
+         ("pnpm run", "package.json"), ("just", "justfile"))  # fmt: skip
 
 
 def suggest(text: str, refs: Iterable[str], files: set[str], read: object) -> list[str]:
@@ -183,6 +186,9 @@ def suggest(text: str, refs: Iterable[str], files: set[str], read: object) -> li
         path, _, symbol = m.strip(".:/-").partition(":")
         if path in files or (path in folders and "/" in path):
             named.append(f"{path}:{symbol}" if symbol else path)
+    for tool, file in _RUNS:
+        if file in files:
+            named += [f"{file}:{t}" for t in re.findall(rf"\b{tool} +([\w.-]*\w)", text)]
     words = stated(text)
     out: list[str] = []
     for ref in dict.fromkeys([*named, *(r for r in have if r.partition(":")[0] in files)]):

@@ -274,6 +274,9 @@ def test_suggested_refs_name_the_files_and_symbols_the_body_mentions(repo: Path)
     assert got["suggested_refs"] == ["services/billing/fees.py:compute_fee", "Makefile:ship"]
     (created,) = nxm(repo, "history", got["memory"]["key"])["events"]
     assert len(created["data"]["commit"]) == 40
+    said = nxm(repo, "add", "Run `make test` before `make ship`; never make deploy.",
+               "--introduction", "Make targets")  # fmt: skip
+    assert said["suggested_refs"] == ["Makefile:test", "Makefile:ship"]  # no deploy target
     plain = nxm(repo, "add", "Nothing here names code.", "--introduction", "Plain")
     assert "suggested_refs" not in plain
 
