@@ -30,7 +30,8 @@ function eventDetails(events, m) {
     const before = d.before && typeof d.before === "object" ? d.before : null;
     if (d.fields && !before) bits.push(`changed ${d.fields.join(", ")}`);
     for (const [k, v] of Object.entries(d)) {
-      if (!["from", "to", "fields", "signal", "comment", "before", "after"].includes(k)) bits.push(`${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+      if (k === "commit" && typeof v === "string") bits.push(`at commit ${v.slice(0, 10)}`);
+      else if (!["from", "to", "fields", "signal", "comment", "before", "after"].includes(k)) bits.push(`${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
     }
     if (bits.length) out.push(h("div", { class: "small" }, bits.join(" · ")));
     if (before) {
