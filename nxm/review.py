@@ -22,7 +22,7 @@ from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationEr
 
 # The kinds of change, in the order they are listed.
 KINDS = ("added", "changed", "reopened", "restored", "closed", "superseded", "forgotten",
-         "purged", "feedback")  # fmt: skip
+         "purged", "confirmed", "feedback")  # fmt: skip
 SHOWN = (*(f for f in COMMITTED if f != "status"), "body")
 DEFAULTS = ("refs/heads/main", "refs/heads/master", "refs/remotes/origin/main",
             "refs/remotes/origin/master")  # fmt: skip
@@ -212,8 +212,11 @@ def _kind(old: dict | None, new: dict | None, changes: list, events: list) -> st
         return "changed"
     if replaced:
         return "superseded"
-    if events and all(e["type"] == "FEEDBACK_SUBMITTED" for e in events):
+    types = {e["type"] for e in events}
+    if types == {"FEEDBACK_SUBMITTED"}:
         return "feedback"
+    if types and types <= {"FEEDBACK_SUBMITTED", "CONFIRMED"}:
+        return "confirmed"  # still true of the code as it is (`nxm confirm`)
     return "changed" if events else None  # e.g. closed and reopened: no net change
 
 

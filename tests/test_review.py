@@ -397,3 +397,21 @@ def test_after_a_rebase_the_branch_is_its_own_changes_and_the_log_its_new_commit
     log = {(e["key"], e["type"]): e["commit"]["sha"] for e in cli(root, "log")["events"]}
     assert log[(mine, "UPDATED")] == git(root, "rev-parse", "HEAD")  # the rebased commit
     assert log[(theirs, "CREATED")] == log[(shared, "CLOSED")] == git(root, "rev-parse", "main")
+
+
+def test_a_memory_the_branch_only_confirmed_is_listed_as_confirmed(tmp_path: Path) -> None:
+    from nxm import stale
+
+    root = make_workspace(tmp_path / "proj")
+    git(root, "init", "-q", "-b", "main")
+    w = Clock(root)
+    key = w.add("C1")
+    commit(root, "memory")
+    git(root, "checkout", "-qb", "feat")
+    svc = MemoryService(find(root))
+    try:
+        stale.confirm(svc, key=key, now="2026-05-02T08:00:00.000Z", actor="bob")
+    finally:
+        svc.release()
+    (entry,) = cli(root, "diff")["changes"]
+    assert (entry["key"], entry["kind"], entry["changes"]) == (key, "confirmed", [])

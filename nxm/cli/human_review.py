@@ -9,7 +9,8 @@ from nxm.cli.human import _escape, line, when
 
 MARK = {"added": "[green]+[/]", "changed": "[yellow]~[/]", "reopened": "[green]↺[/]",
         "restored": "[green]↺[/]", "closed": "[dim]-[/]", "superseded": "[dim]-[/]",
-        "forgotten": "[red]x[/]", "purged": "[red]x[/]", "feedback": "[cyan]±[/]"}  # fmt: skip
+        "forgotten": "[red]x[/]", "purged": "[red]x[/]", "confirmed": "[green]✓[/]",
+        "feedback": "[cyan]±[/]"}  # fmt: skip
 
 
 def _shown(value: Any, limit: int = 60) -> str:
