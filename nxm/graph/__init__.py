@@ -21,13 +21,25 @@ from typing import Any
 import orjson
 
 from nxm.graph.aliases import aliases
-from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
+from nxm.graph.extract import (
+    ENTITY_TYPES,
+    EXTRACTOR_VERSION,
+    Known,
+    extract,
+    fold,
+    norm,
+    sentences,
+)
+from nxm.graph.lexicon import ORDINARY, STOP, TEAM_HEADS, THING_HEADS
+from nxm.graph.names import listed
 from nxm.lifecycle import is_expired, live
 from nxm.record import reading_order
 from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
+_HEADS = TEAM_HEADS | THING_HEADS
+_WORDS = re.compile(r"[^\W\d_]{3,}")
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
 AGENT_LOG = "graph.jsonl"
 OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
@@ -230,6 +242,19 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
             got = extracted[r["key"]] = _extraction(r)
+    known = _known(support, extracted, agent)
+    graph.index["reread"] = reread = {}
+    for r in support:
+        got = extracted[r["key"]]
+        hits = known.keys() & _WORDS.findall(text_of(r))
+        if hits:  # names the store knows, written here lowercase: read the memory again for them
+            sig = sorted((w, *known[w]) for w in hits)
+            again = got.get("again")
+            if again is None or again["known"] != sig:
+                again = got["again"] = {"known": sig, **extract(text_of(r), r.get("user_id"),
+                                                                {w: known[w] for w in hits})}  # fmt: skip
+                reread[r["key"]] = got
+            got = again
         key, user = r["key"], r.get("user_id")
         for m in got["mentions"]:
             name = m["name"]
@@ -322,6 +347,45 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     return graph
 
 
+def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, Any]) -> Known:
+    """Lowercase words that name one known entity: a person's first name, surname or handle, a
+    team's bare name, a capitalised one-word name; never an ordinary word ("will", "mark")."""
+    votes: dict[str, Counter[str]] = {}
+    shown: dict[str, str] = {}
+    for r in support:
+        for m in extracted[r["key"]]["mentions"]:
+            n = norm(m["name"])
+            votes.setdefault(n, Counter()).update(m["votes"])
+            shown.setdefault(n, m["name"])
+    for n, a in agent["entities"].items():
+        votes[n], shown[n] = Counter({a["type"]: 1_000_000}), a["name"]
+    forms: dict[str, set[str]] = {}
+    forms_kind: dict[str, str] = {}
+    for n, counts in votes.items():
+        kind, words = _type_of(counts), n.lstrip("@").split()
+        if kind == "PERSON" and (n.startswith("@") or shown[n][:1].isupper()):
+            got = {words[0], words[-1], fold(words[0]), fold(words[-1])}
+        elif len(words) == 2 and words[1] in _HEADS:
+            got = {words[0]}  # "payments" for the payments team, "matchmaker" for its service
+            kind = "~" + kind  # before a verb or no word only: not "payments rotation"
+        elif len(words) == 1 and shown[n][:1].isupper() and "-" not in n:
+            got = {words[0]}  # "atlas" for Atlas
+        else:
+            continue
+        for w in got:
+            if len(w) > 2 and w.isalpha() and w not in ORDINARY and w.title() not in STOP:
+                forms.setdefault(w, set()).add(n)
+                forms_kind[w] = kind
+    known: Known = {}
+    for w, names in forms.items():
+        if len(names) > 1:  # "raj" for Raj Malhotra rather than for "Raj" alone
+            names = {n for n in names if " " in n}
+        if len(names) == 1 and not listed([w], 0):
+            n = next(iter(names))
+            known[w] = (shown[n], forms_kind[w])
+    return known
+
+
 def _relation(triples: dict[tuple, Any], a: str, relation: str, b: str) -> dict[str, Any]:
     rel = triples.get((a, relation, b))
     if rel is None:
@@ -352,6 +416,9 @@ def current(service: Any, now: str) -> Graph:
         return kept[2]  # type: ignore[no-any-return]
     support = live(records, now)
     got = build(records, extractions(service, support), load_agent(service.ws), now)
+    if reread := got.index.pop("reread"):
+        with contextlib.suppress(Exception):  # a read-only cache: read again next time
+            service.store.cache.store_extractions(reread)
     service._graph = (stamp, [r for r in support if r.get("expires")], got)  # until one expires
     return got
 
