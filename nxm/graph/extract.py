@@ -65,7 +65,9 @@ _NP_DROP = frozenset(
 _ARTICLES = ("a", "an", "this", "that")
 _NOT_NAME = re.compile(r"^(?:[A-Z0-9]{2,}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
-_PRONOUN = re.compile(r"(?:^|(?<=;)\s+|(?<=:)\s+)(he|she|it|they)\b", re.IGNORECASE)
+_PRONOUN = re.compile(  # "…, he owns it": a person's pronoun may open a clause after a comma
+    r"(?:^|(?<=;)\s+|(?<=:)\s+|(?<=,)\s+(?=s?he\b))(he|she|it|they)\b", re.IGNORECASE
+)
 _OBJECT = re.compile(r"\b(?:owns|maintains|runs|leads|manages|uses|replaced|looks after)\s+(it)\b")
 _PERSON_BEFORE = re.compile(
     r"(?:\bask|\basking|\bping|\btalk to|\bcheck with|\bchecked with|\bcc|\bemail|\bmessage|"
