@@ -21,15 +21,7 @@ from typing import Any
 import orjson
 
 from nxm.graph.aliases import aliases
-from nxm.graph.extract import (
-    ENTITY_TYPES,
-    EXTRACTOR_VERSION,
-    Known,
-    extract,
-    fold,
-    norm,
-    sentences,
-)
+from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
 from nxm.graph.lexicon import ORDINARY, STOP, TEAM_HEADS, THING_HEADS
 from nxm.graph.names import listed
 from nxm.lifecycle import is_expired, live
@@ -347,7 +339,7 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     return graph
 
 
-def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, Any]) -> Known:
+def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, Any]) -> dict:
     """Lowercase words that name one known entity: a person's first name, surname or handle, a
     team's bare name, a capitalised one-word name; never an ordinary word ("will", "mark")."""
     votes: dict[str, Counter[str]] = {}
@@ -359,8 +351,7 @@ def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, A
             shown.setdefault(n, m["name"])
     for n, a in agent["entities"].items():
         votes[n], shown[n] = Counter({a["type"]: 1_000_000}), a["name"]
-    forms: dict[str, set[str]] = {}
-    forms_kind: dict[str, str] = {}
+    forms: dict[str, dict[str, str]] = {}  # word -> {name: type}
     for n, counts in votes.items():
         kind, words = _type_of(counts), n.lstrip("@").split()
         if kind == "PERSON" and (n.startswith("@") or shown[n][:1].isupper()):
@@ -374,15 +365,13 @@ def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, A
             continue
         for w in got:
             if len(w) > 2 and w.isalpha() and w not in ORDINARY and w.title() not in STOP:
-                forms.setdefault(w, set()).add(n)
-                forms_kind[w] = kind
-    known: Known = {}
+                forms.setdefault(w, {})[n] = kind
+    known: dict[str, tuple[str, str]] = {}  # `nxm.graph.extract.Known`
     for w, names in forms.items():
         if len(names) > 1:  # "raj" for Raj Malhotra rather than for "Raj" alone
-            names = {n for n in names if " " in n}
+            names = {n: k for n, k in names.items() if " " in n}
         if len(names) == 1 and not listed([w], 0):
-            n = next(iter(names))
-            known[w] = (shown[n], forms_kind[w])
+            known[w] = next((shown[n], k) for n, k in names.items())
     return known
 
 
