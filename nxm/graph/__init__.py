@@ -22,7 +22,7 @@ import orjson
 
 from nxm.graph.aliases import aliases
 from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
-from nxm.graph.lexicon import ORDINARY, STOP, TEAM_HEADS, THING_HEADS
+from nxm.graph.lexicon import FIRST_NAMES, ORDINARY, STOP, TEAM_HEADS
 from nxm.graph.names import listed
 from nxm.lifecycle import is_expired, live
 from nxm.record import reading_order
@@ -30,8 +30,7 @@ from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
-_HEADS = TEAM_HEADS | THING_HEADS
-_WORDS = re.compile(r"[^\W\d_]{3,}")
+_WORDS = re.compile(r"(?<![\w@./#-])[^\W\d_]{3,}(?![\w@/-])")  # as `extract` reads them
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
 AGENT_LOG = "graph.jsonl"
 OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
@@ -234,13 +233,14 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
             got = extracted[r["key"]] = _extraction(r)
-    known = _known(support, extracted, agent)
+    known, written = _known(support, extracted, agent)
     graph.index["reread"] = reread = {}
     for r in support:
         got = extracted[r["key"]]
-        hits = known.keys() & _WORDS.findall(text_of(r))
-        if hits:  # names the store knows, written here lowercase: read the memory again for them
-            sig = sorted((w, *known[w]) for w in hits)
+        if hits := known.keys() & written.get(
+            r["key"], set()
+        ):  # names the store knows, written here lowercase: read the memory again for them
+            sig = sorted([w, *known[w]] for w in hits)
             again = got.get("again")
             if again is None or again["known"] != sig:
                 again = got["again"] = {"known": sig, **extract(text_of(r), r.get("user_id"),
@@ -339,9 +339,12 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     return graph
 
 
-def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, Any]) -> dict:
-    """Lowercase words that name one known entity: a person's first name, surname or handle, a
-    team's bare name, a capitalised one-word name; never an ordinary word ("will", "mark")."""
+def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, Any]) -> tuple:
+    """Lowercase words that name one known entity, and {memory: those in it}: a person's first
+    name, surname or handle (a person surely: a listed first name, an @, or named by an agent),
+    a team's bare name, a capitalised one-word name. Never an ordinary word ("will", "mark"), nor
+    a word this store writes lowercase as often as capitalised ("tenant", "deployment"; for a
+    person's name, three times as often: people chat)."""
     votes: dict[str, Counter[str]] = {}
     shown: dict[str, str] = {}
     for r in support:
@@ -354,12 +357,12 @@ def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, A
     forms: dict[str, dict[str, str]] = {}  # word -> {name: type}
     for n, counts in votes.items():
         kind, words = _type_of(counts), n.lstrip("@").split()
-        if kind == "PERSON" and (n.startswith("@") or shown[n][:1].isupper()):
+        first = shown[n].lstrip("@").split()[0]
+        if kind == "PERSON" and (n[0] == "@" or first in FIRST_NAMES or n in agent["entities"]):
             got = {words[0], words[-1], fold(words[0]), fold(words[-1])}
-        elif len(words) == 2 and words[1] in _HEADS:
-            got = {words[0]}  # "payments" for the payments team, "matchmaker" for its service
-            kind = "~" + kind  # before a verb or no word only: not "payments rotation"
-        elif len(words) == 1 and shown[n][:1].isupper() and "-" not in n:
+        elif len(words) == 2 and words[1] in TEAM_HEADS:
+            got, kind = {words[0]}, "~" + kind  # "payments" before a verb, not "payments rotation"
+        elif len(words) == 1 and first[:1].isupper() and kind != "PERSON":
             got = {words[0]}  # "atlas" for Atlas
         else:
             continue
@@ -372,7 +375,17 @@ def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, A
             names = {n: k for n, k in names.items() if " " in n}
         if len(names) == 1 and not listed([w], 0):
             known[w] = next((shown[n], k) for n, k in names.items())
-    return known
+    titled = {w.title(): w for w in known}
+    lower, upper, written = Counter[str](), Counter[str](), {}
+    for r in support:
+        words = set(_WORDS.findall(text_of(r)))
+        if hits := known.keys() & words:
+            lower.update(hits)
+            written[r["key"]] = hits
+        upper.update(titled[w] for w in titled.keys() & words)
+    known = {w: (n, k) for w, (n, k) in known.items()
+             if lower[w] <= (3 * upper[w] + 2 if k == "PERSON" else upper[w] // 2)}  # fmt: skip
+    return known, written
 
 
 def _relation(triples: dict[tuple, Any], a: str, relation: str, b: str) -> dict[str, Any]:

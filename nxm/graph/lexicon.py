@@ -202,7 +202,7 @@ FIRST_NAMES = frozenset(
     Sasha Sato Selin Seo Shira Shreya Sigrid Silvia Simon Sina Siobhan Sipho Siti Soo Sora Sunil
     Sven Tamar Tariq Tendai Thabo Thandiwe Theo Thi Tobias Tomás Tuan Ugo Uma Valentin Vasile Viktor
     Vivek Wanjiru Wojciech Xin Yaw Yara Yasmin Yerlan Yosef Yu Yuna Yuto Zain Zanele Zhang Zhen
-    Ziad Zofia""".split()
+    Ziad Zofia Søren Soren Mads Rasmus Henrik Jesper Mikkel Freja""".split()
 )
 # What kind of thing a technology is, for "which database" (`nxm.graph.answer`); unlisted: unknown.
 SUBKINDS = {n: kind for line in """
