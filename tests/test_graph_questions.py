@@ -432,3 +432,13 @@ def test_word_list_names_lowercase_and_which_database() -> None:
     for kind, name in names.items():
         got = ask(g, question=f"Which {kind} does matchmaker-svc use?")
         assert [a["name"] for a in got["answers"]] == [name], kind
+
+
+def test_a_typo_of_a_known_name_in_a_question() -> None:
+    g = _built("ledger-svc is owned by the payments team.", "Omar Haddad owns auth-gw.")
+    for question in ("who owns ledgr-svc?", "Who owns ledegr-svc?", "who owns auth-gw"):
+        assert [a["name"] for a in ask(g, question=question)["answers"]], question
+    assert ask(g, question="who owns ledgr-svc?")["answers"][0]["name"] == "payments team"
+    # two letters off, or a short name: not a typo of it
+    assert ask(g, question="who owns lodgr-svc?")["answers"] == []
+    assert ask(g, question="who owns auth-gx?")["answers"] == []

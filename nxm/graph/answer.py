@@ -142,12 +142,36 @@ def mentioned(graph: Graph, question: str) -> tuple[list[tuple[str, int, int]], 
                 i += n - 1
                 break
         i += 1
+    unknown = []
+    for name, kind, start, end in question_mentions(question):
+        if any(s < end and start < e for _, s, e in spans) or (kind == "np" and spans):
+            continue
+        if eid := _near(index, _key(name)):  # "ledgr-svc": a typo of a name the graph has
+            spans.append((eid, start, end))
+        else:
+            unknown.append(name)
     spans.sort(key=lambda x: x[1])
-    unknown = [
-        name for name, kind, start, end in question_mentions(question)
-        if not any(s < end and start < e for _, s, e in spans) and (kind != "np" or not spans)
-    ]  # fmt: skip
     return spans, unknown
+
+
+def _near(index: dict[str, str], key: str) -> str | None:
+    """The one entity whose name (6 letters or more) is one edit from ``key``, if one is."""
+    if len(key) < 6:
+        return None
+    found = {eid for k, eid in index.items() if abs(len(k) - len(key)) < 2 and _one_edit(k, key)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one letter changed, added, dropped or two swapped."""
+    if len(a) < len(b):
+        a, b = b, a
+    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(b))
+    if len(a) > len(b):
+        return a[i + 1 :] == b[i:]
+    return a[i + 1 :] == b[i + 1 :] or (
+        a[i + 2 :] == b[i + 2 :] and a[i : i + 2] == b[i : i + 2][::-1]
+    )
 
 
 class _Question:

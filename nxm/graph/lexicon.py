@@ -151,7 +151,8 @@ STOP = frozenset(
     Yes No Thanks Hi Hello Otherwise However Therefore Although Though Unless Whether Over Under
     Between Into Onto Upon About Above Below Around Through During Against Among Within Across
     Along Behind Beyond Except Like Unlike Than Once Twice Again Still Just Even Ever Very Really
-    Usually Currently Recently Finally Actually Basically Sometimes Often Later Earlier Soon""".split()
+    Usually Currently Recently Finally Actually Basically Sometimes Often Later Earlier Soon
+    FYI Fyi TBH Tbh PSA BTW Btw IMO IMHO AFAIK ICYMI Re Cc CC Heads""".split()
 )
 # Verbs that open a note ("Traced …", "Ping …"): a sentence's first word that is one of these
 # is not the first word of a name.
