@@ -167,11 +167,8 @@ def _one_edit(a: str, b: str) -> bool:
     if len(a) < len(b):
         a, b = b, a
     i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(b))
-    if len(a) > len(b):
-        return a[i + 1 :] == b[i:]
-    return a[i + 1 :] == b[i + 1 :] or (
-        a[i + 2 :] == b[i + 2 :] and a[i : i + 2] == b[i : i + 2][::-1]
-    )
+    swapped = a[i + 2 :] == b[i + 2 :] and a[i : i + 2] == b[i : i + 2][::-1]
+    return a[i + 1 :] == b[i + (len(a) == len(b)) :] or swapped
 
 
 class _Question:

@@ -236,14 +236,9 @@ def _find(
         if not word.islower():
             continue
         if known and (hit := known.get(word)):
-            kind = hit[1].lstrip("~")
-            if (
-                kind != hit[1]
-                and (after := _NEXT.match(plain, m.end()))
-                and stem(after[1]) not in FAMILY
-            ):
-                continue  # a team's bare name before a noun: "payments rotation"
-            found.append(_Mention(m.start(), m.end(1), hit[0], "known", {kind: 3}))
+            kind, after = hit[1].lstrip("~"), _NEXT.match(plain, m.end())
+            if kind == hit[1] or not after or stem(after[1]) in FAMILY:  # not "payments rotation"
+                found.append(_Mention(m.start(), m.end(1), hit[0], "known", {kind: 3}))
         elif word in _FIRST_LOWER and (m.group(2) or _PERSON_BEFORE.search(plain[: m.start()])):
             found.append(_Mention(m.start(), m.end(1), word.title(), "known", {"PERSON": 2}))
     rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "known": 4, "caps": 5}
