@@ -237,9 +237,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     graph.index["reread"] = reread = {}
     for r in support:
         got = extracted[r["key"]]
-        if hits := known.keys() & written.get(
-            r["key"], set()
-        ):  # names the store knows, written here lowercase: read the memory again for them
+        hits = known.keys() & written.get(r["key"], set())
+        if hits:  # names the store knows, written here lowercase: read the memory again for them
             sig = sorted([w, *known[w]] for w in hits)
             again = got.get("again")
             if again is None or again["known"] != sig:

@@ -48,9 +48,8 @@ TYPE_WORDS: dict[str, str] = {
                     "module package backend frontend cloud broker".split(), "THING"),
 }
 # Nouns that ask for one kind of thing (`SUBKINDS`): "which database" is not answered by a language.
-_SUBKIND_WORDS = {"language": "language", "database": "database", "db": "database",
-                  "datastore": "database", "framework": "framework", "cloud": "cloud",
-                  "queue": "queue", "broker": "queue"}  # fmt: skip
+_SUBKIND_WORDS = {**{k: k for k in SUBKINDS.values()}, "db": "database", "datastore": "database",
+                  "broker": "queue"}  # fmt: skip
 _WHO = frozenset({"PERSON", "ORGANIZATION"})
 _CODE = frozenset(stem(w) for w in ("written", "write", "implemented", "coded"))
 _KINDS = {_WHO: "a person or team", frozenset({"PLACE"}): "a place", frozenset({"THING"}): "a thing",
