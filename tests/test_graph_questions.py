@@ -442,3 +442,16 @@ def test_a_typo_of_a_known_name_in_a_question() -> None:
     # two letters off, or a short name: not a typo of it
     assert ask(g, question="who owns lodgr-svc?")["answers"] == []
     assert ask(g, question="who owns auth-gx?")["answers"] == []
+
+
+def test_a_typo_of_a_name_in_a_memory_is_that_name() -> None:
+    g = _built(
+        "Lucía Gómez leads the risk team.",
+        "Lucía Gómez is based in Warsaw.",
+        "ask Lucía Gomes about limits",
+        "Marta Nowak owns ledger-svc.",
+        "Marta Novak owns payouts-svc.",  # as often as Nowak: maybe someone else, kept apart
+    )
+    assert _sources(g, "Lucía Gómez") == ["k0", "k1", "k2"]
+    assert _sources(g, "Marta Nowak") == ["k3"]
+    assert _sources(g, "Marta Novak") == ["k4"]

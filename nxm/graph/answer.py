@@ -21,7 +21,7 @@ from nxm.graph.connectors import FAMILY as _FAMILY
 from nxm.graph.connectors import ROLE_VOTES, stem
 from nxm.graph.extract import question_mentions
 from nxm.graph.lexicon import SUBKINDS, SUFFIX_KINDS, TEAM_HEADS
-from nxm.graph.names import fold, listed_spans, norm
+from nxm.graph.names import fold, listed_spans, norm, one_edit
 from nxs.errors import ValidationError
 
 IN, OUT = "incoming", "outgoing"
@@ -157,17 +157,8 @@ def _near(index: dict[str, str], key: str) -> str | None:
     """The one entity whose name (6 letters or more) is one edit from ``key``, if one is."""
     if len(key) < 6:
         return None
-    found = {eid for k, eid in index.items() if abs(len(k) - len(key)) < 2 and _one_edit(k, key)}
+    found = {eid for k, eid in index.items() if abs(len(k) - len(key)) < 2 and one_edit(k, key)}
     return found.pop() if len(found) == 1 else None
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one letter changed, added, dropped or two swapped."""
-    if len(a) < len(b):
-        a, b = b, a
-    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(b))
-    swapped = a[i + 2 :] == b[i + 2 :] and a[i : i + 2] == b[i : i + 2][::-1]
-    return a[i + 1 :] == b[i + (len(a) == len(b)) :] or swapped
 
 
 class _Question:

@@ -100,4 +100,13 @@ def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
     return None
 
 
-__all__ = ["LISTED_FIRST", "fold", "listed", "listed_spans", "norm", "sentences"]
+def one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one letter changed, added, dropped or two swapped."""
+    if len(a) < len(b):
+        a, b = b, a
+    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(b))
+    swapped = a[i + 2 :] == b[i + 2 :] and a[i : i + 2] == b[i : i + 2][::-1]
+    return a[i + 1 :] == b[i + (len(a) == len(b)) :] or swapped
+
+
+__all__ = ["LISTED_FIRST", "fold", "listed", "listed_spans", "norm", "one_edit", "sentences"]
