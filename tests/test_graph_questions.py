@@ -377,3 +377,81 @@ def test_a_person_who_moved_teams_is_on_the_newer_one_only() -> None:
     records = _records(("Ines Duarte joined the search team.", "2025-01-10T00:00:00.000Z"))
     got = ask(graph.build(records, {}, NO_AGENT, NOW), question="Which team is Ines Duarte on?")
     assert [a["name"] for a in got["answers"]] == ["search team"]
+
+
+# -- names as people chat (issue 34) -------------------------------------------------------------
+
+
+def _built(*bodies: str) -> graph.Graph:
+    return graph.build(_records(*((b, NOW) for b in bodies)), {}, NO_AGENT, NOW)
+
+
+def _sources(g: graph.Graph, name: str) -> list[str]:
+    found = g.find(name)
+    return found["sourceMemoryIds"] if found else []
+
+
+def test_a_known_person_is_found_lowercase() -> None:
+    g = _built(
+        "Raj Malhotra wrote the matchmaker service.",
+        "tbh ask raj, he owns matchmaker-svc now",
+        "malhotra's laptop has the staging keys",
+        "ping søren re: build-farm",
+        "Søren Kjær is based in Copenhagen.",
+    )
+    assert _sources(g, "Raj Malhotra") == ["k0", "k1", "k2"]
+    assert _sources(g, "Søren Kjær") == ["k3", "k4"]
+    got = ask(g, question="who owns matchmaker-svc?")
+    assert [a["name"] for a in got["answers"]] == ["Raj Malhotra"]
+    # an unknown first name from the common list, after "ask", is a person too
+    assert _names("fyi ask priya before merging") == {"Priya": "PERSON"}
+    assert _names("fyi the priya branch is stale") == {}
+
+
+def test_an_ordinary_word_needs_a_capital_or_an_at() -> None:
+    g = _built(
+        "The search team is led by Bill Nguyen.",
+        "we bill the client friday; mark the ticket done and grant access to ops",
+        "ledger-svc is owned by Mark Lee.",
+        "@grant reviewed the ledger-svc migration",
+    )
+    assert _sources(g, "Bill Nguyen") == ["k0"]
+    assert _sources(g, "Mark Lee") == ["k2"]
+    assert _sources(g, "@grant") == ["k3"]
+    assert not any("k1" in e["sourceMemoryIds"] for e in g.entities.values())
+
+
+def test_word_list_names_lowercase_and_which_database() -> None:
+    g = _built(
+        "matchmaker-svc is written in Python and keeps its state in postgres.",
+        "fyi matchmaker-svc uses rabbitmq for jobs and runs on aws in frankfurt",
+    )
+    assert {g.find(n)["type"] for n in ("RabbitMQ", "AWS")} == {"THING"}
+    assert g.find("Frankfurt")["type"] == "PLACE"
+    names = {"database": "PostgreSQL", "language": "Python", "queue": "RabbitMQ", "cloud": "AWS"}
+    for kind, name in names.items():
+        got = ask(g, question=f"Which {kind} does matchmaker-svc use?")
+        assert [a["name"] for a in got["answers"]] == [name], kind
+
+
+def test_a_typo_of_a_known_name_in_a_question() -> None:
+    g = _built("ledger-svc is owned by the payments team.", "Omar Haddad owns auth-gw.")
+    for question in ("who owns ledgr-svc?", "Who owns ledegr-svc?", "who owns auth-gw"):
+        assert [a["name"] for a in ask(g, question=question)["answers"]], question
+    assert ask(g, question="who owns ledgr-svc?")["answers"][0]["name"] == "payments team"
+    # two letters off, or a short name: not a typo of it
+    assert ask(g, question="who owns lodgr-svc?")["answers"] == []
+    assert ask(g, question="who owns auth-gx?")["answers"] == []
+
+
+def test_a_typo_of_a_name_in_a_memory_is_that_name() -> None:
+    g = _built(
+        "Lucía Gómez leads the risk team.",
+        "Lucía Gómez is based in Warsaw.",
+        "ask Lucía Gomes about limits",
+        "Marta Nowak owns ledger-svc.",
+        "Marta Novak owns payouts-svc.",  # as often as Nowak: maybe someone else, kept apart
+    )
+    assert _sources(g, "Lucía Gómez") == ["k0", "k1", "k2"]
+    assert _sources(g, "Marta Nowak") == ["k3"]
+    assert _sources(g, "Marta Novak") == ["k4"]
