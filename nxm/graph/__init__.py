@@ -22,15 +22,12 @@ import orjson
 
 from nxm.graph.aliases import aliases
 from nxm.graph.extract import ENTITY_TYPES, EXTRACTOR_VERSION, extract, fold, norm, sentences
-from nxm.graph.lexicon import FIRST_NAMES, ORDINARY, STOP, TEAM_HEADS
-from nxm.graph.names import listed
 from nxm.lifecycle import is_expired, live
 from nxm.record import reading_order
 from nxs.errors import ConflictError, NotFoundError, ValidationError
 from nxs.workspace import Workspace
 
 _TYPE_ORDER = {t: i for i, t in enumerate(ENTITY_TYPES)}  # ties: PERSON > ORG > PLACE > THING
-_WORDS = re.compile(r"(?<![\w@./#-])[^\W\d_]{3,}(?![\w@/-])")  # as `extract` reads them
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{1,39}$")
 AGENT_LOG = "graph.jsonl"
 OLD_AGENT_FILE = "graph-agent.json"  # the earlier layout's (`migrate`)
@@ -233,19 +230,6 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
         got = extracted.get(r["key"])
         if got is None or got.get("fingerprint") != fingerprint(r):
             got = extracted[r["key"]] = _extraction(r)
-    known, written = _known(support, extracted, agent)
-    graph.index["reread"] = reread = {}
-    for r in support:
-        got = extracted[r["key"]]
-        hits = known.keys() & written.get(r["key"], set())
-        if hits:  # names the store knows, written here lowercase: read the memory again for them
-            sig = sorted([w, *known[w]] for w in hits)
-            again = got.get("again")
-            if again is None or again["known"] != sig:
-                again = got["again"] = {"known": sig, **extract(text_of(r), r.get("user_id"),
-                                                                {w: known[w] for w in hits})}  # fmt: skip
-                reread[r["key"]] = got
-            got = again
         key, user = r["key"], r.get("user_id")
         for m in got["mentions"]:
             name = m["name"]
@@ -338,55 +322,6 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     return graph
 
 
-def _known(support: list[dict[str, Any]], extracted: Records, agent: dict[str, Any]) -> tuple:
-    """Lowercase words that name one known entity, and {memory: those in it}: a person's first
-    name, surname or handle (a person surely: a listed first name, an @, or named by an agent),
-    a team's bare name, a capitalised one-word name. Never an ordinary word ("will", "mark"), nor
-    a word this store writes lowercase as often as capitalised ("tenant", "deployment"; for a
-    person's name, three times as often: people chat)."""
-    votes: dict[str, Counter[str]] = {}
-    shown: dict[str, str] = {}
-    for r in support:
-        for m in extracted[r["key"]]["mentions"]:
-            n = norm(m["name"])
-            votes.setdefault(n, Counter()).update(m["votes"])
-            shown.setdefault(n, m["name"])
-    for n, a in agent["entities"].items():
-        votes[n], shown[n] = Counter({a["type"]: 1_000_000}), a["name"]
-    forms: dict[str, dict[str, str]] = {}  # word -> {name: type}
-    for n, counts in votes.items():
-        kind, words = _type_of(counts), n.lstrip("@").split()
-        first = shown[n].lstrip("@").split()[0]
-        if kind == "PERSON" and (n[0] == "@" or first in FIRST_NAMES or n in agent["entities"]):
-            got = {words[0], words[-1], fold(words[0]), fold(words[-1])}
-        elif len(words) == 2 and words[1] in TEAM_HEADS:
-            got, kind = {words[0]}, "~" + kind  # "payments" before a verb, not "payments rotation"
-        elif len(words) == 1 and first[:1].isupper() and kind != "PERSON":
-            got = {words[0]}  # "atlas" for Atlas
-        else:
-            continue
-        for w in got:
-            if len(w) > 2 and w.isalpha() and w not in ORDINARY and w.title() not in STOP:
-                forms.setdefault(w, {})[n] = kind
-    known: dict[str, tuple[str, str]] = {}  # `nxm.graph.extract.Known`
-    for w, names in forms.items():
-        if len(names) > 1:  # "raj" for Raj Malhotra rather than for "Raj" alone
-            names = {n: k for n, k in names.items() if " " in n}
-        if len(names) == 1 and not listed([w], 0):
-            known[w] = next((shown[n], k) for n, k in names.items())
-    titled = {w.title(): w for w in known}
-    lower, upper, written = Counter[str](), Counter[str](), {}
-    for r in support:
-        words = set(_WORDS.findall(text_of(r)))
-        if hits := known.keys() & words:
-            lower.update(hits)
-            written[r["key"]] = hits
-        upper.update(titled[w] for w in titled.keys() & words)
-    known = {w: (n, k) for w, (n, k) in known.items()
-             if lower[w] <= (3 * upper[w] + 2 if k == "PERSON" else upper[w] // 2)}  # fmt: skip
-    return known, written
-
-
 def _relation(triples: dict[tuple, Any], a: str, relation: str, b: str) -> dict[str, Any]:
     rel = triples.get((a, relation, b))
     if rel is None:
@@ -417,9 +352,6 @@ def current(service: Any, now: str) -> Graph:
         return kept[2]  # type: ignore[no-any-return]
     support = live(records, now)
     got = build(records, extractions(service, support), load_agent(service.ws), now)
-    if reread := got.index.pop("reread"):
-        with contextlib.suppress(Exception):  # a read-only cache: read again next time
-            service.store.cache.store_extractions(reread)
     service._graph = (stamp, [r for r in support if r.get("expires")], got)  # until one expires
     return got
 

@@ -12,7 +12,6 @@ from collections import Counter
 
 from nxm.graph.extract import fold, norm
 from nxm.graph.lexicon import ORG_SUFFIXES, ORGS, PLACES, TEAM_HEADS, TECH
-from nxm.graph.names import one_edit
 
 _SUFFIXES = frozenset(w.casefold() for w in ORG_SUFFIXES)
 _SERVICE = re.compile(r"^(.+?)(?:[- ](?:svc|service))$")
@@ -24,10 +23,6 @@ def _handle_forms(full: str) -> set[str]:
     first, last = words[0], words[-1]
     return {first, last, first + last, first[0] + last, first + last[0], f"{first[0]}.{last}",
             *(f"{first}{sep}{last}" for sep in ".-_")}  # fmt: skip
-
-
-def _less_one(name: str) -> set[str]:
-    return {name} | {name[:i] + name[i + 1 :] for i in range(len(name))}
 
 
 def aliases(types: dict[str, str], votes: dict[str, Counter[str]], keep: object) -> dict[str, str]:
@@ -77,17 +72,6 @@ def aliases(types: dict[str, str], votes: dict[str, Counter[str]], keep: object)
             hits = [s for s in services.get(m.group(1), ()) if s != n]
             if len(hits) == 1:
                 out[n] = hits[0]
-    near: dict[str, list[str]] = {}  # a name less a letter, accents aside -> names (6+ letters)
-    for n, t in types.items():
-        if len(n) > 5 and t != "THING" and n not in out:
-            for v in _less_one(fold(n)):
-                near.setdefault(v, []).append(n)
-    for n in {x for names in near.values() for x in names} - set(keep):
-        weight = sum(votes[n].values())  # a typo: one edit from one name memories use more
-        hits = {x for v in _less_one(fold(n)) for x in near.get(v, ()) if x != n and types[x] == types[n]
-                and one_edit(fold(x), fold(n)) and sum(votes[x].values()) > weight}  # fmt: skip
-        if len(hits) == 1:
-            out[n] = hits.pop()
     for n in list(out):  # a chain of aliases ends at a name that is no alias
         seen = {n}
         while out[n] in out and out[n] not in seen:

@@ -20,8 +20,8 @@ from nxm.graph import Graph, brief, view_relation
 from nxm.graph.connectors import FAMILY as _FAMILY
 from nxm.graph.connectors import ROLE_VOTES, stem
 from nxm.graph.extract import question_mentions
-from nxm.graph.lexicon import SUBKINDS, SUFFIX_KINDS, TEAM_HEADS
-from nxm.graph.names import fold, listed_spans, norm, one_edit
+from nxm.graph.lexicon import TEAM_HEADS
+from nxm.graph.names import fold, listed_spans, norm
 from nxs.errors import ValidationError
 
 IN, OUT = "incoming", "outgoing"
@@ -45,11 +45,8 @@ TYPE_WORDS: dict[str, str] = {
     **dict.fromkeys("service api app application system component tool database db datastore "
                     "store framework language library technology tech thing platform project "
                     "repo repository cluster queue pipeline job worker dashboard stack product "
-                    "module package backend frontend cloud broker".split(), "THING"),
+                    "module package backend frontend".split(), "THING"),
 }
-# Nouns that ask for one kind of thing (`SUBKINDS`): "which database" is not answered by a language.
-_SUBKIND_WORDS = {**{k: k for k in SUBKINDS.values()}, "db": "database", "datastore": "database",
-                  "broker": "queue"}  # fmt: skip
 _WHO = frozenset({"PERSON", "ORGANIZATION"})
 _CODE = frozenset(stem(w) for w in ("written", "write", "implemented", "coded"))
 _KINDS = {_WHO: "a person or team", frozenset({"PLACE"}): "a place", frozenset({"THING"}): "a thing",
@@ -141,24 +138,12 @@ def mentioned(graph: Graph, question: str) -> tuple[list[tuple[str, int, int]], 
                 i += n - 1
                 break
         i += 1
-    unknown = []
-    for name, kind, start, end in question_mentions(question):
-        if any(s < end and start < e for _, s, e in spans) or (kind == "np" and spans):
-            continue
-        if eid := _near(index, _key(name)):  # "ledgr-svc": a typo of a name the graph has
-            spans.append((eid, start, end))
-        else:
-            unknown.append(name)
     spans.sort(key=lambda x: x[1])
+    unknown = [
+        name for name, kind, start, end in question_mentions(question)
+        if not any(s < end and start < e for _, s, e in spans) and (kind != "np" or not spans)
+    ]  # fmt: skip
     return spans, unknown
-
-
-def _near(index: dict[str, str], key: str) -> str | None:
-    """The one entity whose name (6 letters or more) is one edit from ``key``, if one is."""
-    if len(key) < 6:
-        return None
-    found = {eid for k, eid in index.items() if abs(len(k) - len(key)) < 2 and one_edit(k, key)}
-    return found.pop() if len(found) == 1 else None
 
 
 class _Question:
@@ -175,7 +160,6 @@ class _Question:
         self.optional: list[tuple[int, str, bool]] = []  # type nouns: may explain, need not
         self.kinds: dict[str, str] = {}  # a type noun's stem -> its type
         self.type_word = next((w for _, w in toks if w in _WH), "")
-        self.subkind: str | None = None  # "which database": a thing of that kind (or unknown)
         toks_words = [w for _, w in toks]
         self.types = _WH.get(self.type_word)
         for i, (pos, w) in enumerate(toks):
@@ -186,7 +170,6 @@ class _Question:
             asked = after_wh or (toks[0][1] in _ASK_FIRST and self.type_word in ("", "what"))
             if kind and asked and self.type_word in ("", "what", "which"):
                 self.types, self.type_word = frozenset({kind}), w  # "which city", "list …"
-                self.subkind = next(filter(None, map(_SUBKIND_WORDS.get, (w, w[:-1]))), None)
             if w == "where":
                 self.optional.append((pos, "where", False))
             if w in _STOP:
@@ -372,12 +355,6 @@ def _kinds(graph: Graph, q: _Question, hops: list) -> int:
     return got
 
 
-def _kind_fits(name: str, subkind: str | None) -> bool:
-    """Whether a thing can be of the kind asked for: its kind is that one, or not known."""
-    kind = SUBKINDS.get(name) or SUFFIX_KINDS.get(name.rsplit("-", 1)[-1] if "-" in name else "")
-    return subkind is None or kind in (None, subkind)
-
-
 def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, list]]:
     """The best-explained path to each candidate of the wanted type: {id: (key, hops)}."""
     stale = _stale(graph)
@@ -399,9 +376,7 @@ def _paths(graph: Graph, q: _Question, start: str) -> dict[str, tuple[tuple, lis
             if not got and (words or trail):
                 continue
             hops, explained = [*trail, (eid, rel, other)], [*expl, got]
-            if (q.types is None or graph.entities[other]["type"] in q.types) and _kind_fits(
-                graph.entities[other]["name"], q.subkind
-            ):
+            if q.types is None or graph.entities[other]["type"] in q.types:
                 fit = _assign(explained, needed) if words else (1.0, 0, set())
                 covered = {i for h in explained for i in h if i < n_words}
                 share = sum(weight[i] for i in covered) / total if total else 1.0

@@ -23,7 +23,7 @@ from nxm.graph.connectors import (
 )
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
-EXTRACTOR_VERSION = 5
+EXTRACTOR_VERSION = 4
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
 _WORDS = re.compile(r"[a-z]+")
@@ -65,9 +65,7 @@ _NP_DROP = frozenset(
 _ARTICLES = ("a", "an", "this", "that")
 _NOT_NAME = re.compile(r"^(?:[A-Z0-9]{2,}|[A-Z][A-Z0-9]*-?\d+)$")  # acronyms, issue ids, codes
 _SELF = re.compile(r"^(?:the user|user|i|i'm|i've|my)\b", re.IGNORECASE)
-_PRONOUN = re.compile(  # "…, he owns it": a person's pronoun may open a clause after a comma
-    r"(?:^|(?<=;)\s+|(?<=:)\s+|(?<=,)\s+(?=s?he\b))(he|she|it|they)\b", re.IGNORECASE
-)
+_PRONOUN = re.compile(r"(?:^|(?<=;)\s+|(?<=:)\s+)(he|she|it|they)\b", re.IGNORECASE)
 _OBJECT = re.compile(r"\b(?:owns|maintains|runs|leads|manages|uses|replaced|looks after)\s+(it)\b")
 _PERSON_BEFORE = re.compile(
     r"(?:\bask|\basking|\bping|\btalk to|\bcheck with|\bchecked with|\bcc|\bemail|\bmessage|"
@@ -75,10 +73,6 @@ _PERSON_BEFORE = re.compile(
     r"\bhand (?:it )?over to|\bwith)\s+$",
     re.IGNORECASE,
 )
-# a lowercase word (and a possessive): a name as people chat ("ask raj", "raj's service")
-_LOWER = re.compile(r"(?<![\w@./#-])([^\W\d_]{3,})(['’]s)?(?![\w@/-]|\.\w)")
-_NEXT = re.compile(r" +([a-z]+)")
-_FIRST_LOWER = frozenset(n.lower() for n in lex.FIRST_NAMES) - lex.ORDINARY
 _PLACE_SUBJECT = re.compile(r"(?:is|are) (?:based|located|headquartered) in\b")
 _RELATIVE = re.compile(r"^\s*(?:,\s*)?(?:which|who|that)\s+(.*)$", re.DOTALL)
 _SWAP = re.compile(
@@ -106,10 +100,6 @@ def _caps_shape(words: list[str]) -> dict[str, int]:
     if 2 <= len(words) <= 3:
         return {"PERSON": 1}
     return {"THING": 1}
-
-
-# a lowercase word -> (the name it is, its type: "~TYPE" for a bare name that a noun may follow)
-Known = dict[str, tuple[str, str]]
 
 
 class _Mention:
@@ -180,11 +170,8 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
     return _Mention(start, start + len(name), name, "caps", _caps_shape(words))
 
 
-def _find(
-    sentence: str, later_caps: set[str], plain: str | None = None, known: Known | None = None
-) -> list[_Mention]:
-    """Mentions in one sentence (``plain``: its `prose`), overlaps resolved (word lists first);
-    ``known``: names the store knows, found lowercase too ({word: (name, type)})."""
+def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list[_Mention]:
+    """Mentions in one sentence (``plain``: its `prose`), overlaps resolved (word lists first)."""
     text = sentence.replace("`", " ")
     plain = prose(sentence) if plain is None else plain
     found: list[_Mention] = []
@@ -231,17 +218,7 @@ def _find(
         end = start + len(" ".join(words))
         if got := _caps(plain, words, start, end, later_caps):
             found.append(got)
-    for m in _LOWER.finditer(plain):
-        word = m.group(1)
-        if not word.islower():
-            continue
-        if known and (hit := known.get(word)):
-            kind, after = hit[1].lstrip("~"), _NEXT.match(plain, m.end())
-            if kind == hit[1] or not after or stem(after[1]) in FAMILY:  # not "payments rotation"
-                found.append(_Mention(m.start(), m.end(1), hit[0], "known", {kind: 3}))
-        elif word in _FIRST_LOWER and (m.group(2) or _PERSON_BEFORE.search(plain[: m.start()])):
-            found.append(_Mention(m.start(), m.end(1), word.title(), "known", {"PERSON": 2}))
-    rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "known": 4, "caps": 5}
+    rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "caps": 4}
     found.sort(key=lambda m: (rank[m.kind], m.start, -(m.end - m.start)))
     kept: list[_Mention] = []
     for m in found:
@@ -434,7 +411,7 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     return pairs
 
 
-def extract(text: str, user_id: str | None = None, known: Known | None = None) -> dict[str, Any]:
+def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     """Mentions (name, type votes, sentence index, span in it), relations (source, relation,
     target, s) and the names pronouns stand for (name, s, start, end)."""
     sents = sentences(text)
@@ -451,7 +428,7 @@ def extract(text: str, user_id: str | None = None, known: Known | None = None) -
     last_thing: str | None = None
     topic: str | None = None
     for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
-        found = _find(sent, caps_mid, plain, known)
+        found = _find(sent, caps_mid, plain)
         head = _SELF.match(sent)
         if head and user_id:
             found.insert(0, _Mention(0, head.end(), user_id, "self", {"PERSON": 3}))
@@ -558,5 +535,5 @@ def question_mentions(text: str) -> list[tuple[str, str, int, int]]:
     ]
 
 
-__all__ = ["ENTITY_TYPES", "EXTRACTOR_VERSION", "Known", "component", "extract", "fold", "norm", "prose",
+__all__ = ["ENTITY_TYPES", "EXTRACTOR_VERSION", "component", "extract", "fold", "norm", "prose",
            "question_mentions", "sentences"]  # fmt: skip

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from itertools import pairwise
 
-from nxm.graph.lexicon import ORDINARY, ORGS, PLACES, STOP, TECH
+from nxm.graph.lexicon import ORGS, PLACES, STOP, TECH
 
 _ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "Dr.", "Mr.", "Ms.", "Mrs.", "St.", "approx.", "cf.")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\s\w]*[\w@])|\n+")
@@ -43,10 +43,6 @@ def fold(name: str) -> str:
 
 _LISTS = (("THING", TECH), ("ORGANIZATION", ORGS), ("PLACE", PLACES))
 _KEYS = {tuple(w.split()): (kind, c) for kind, names in _LISTS for w, c in names.items()}
-for _key, _hit in list(_KEYS.items()):  # as people chat: "we moved to clickhouse", "in lisbon"
-    _low = tuple(w.lower() for w in _key)
-    if len(_low) > 1 or (len(_low[0]) > 2 and _low[0] not in ORDINARY):
-        _KEYS.setdefault(_low, _hit)
 _TOKEN = re.compile(r"[^\W_][\w.+#'’-]*")
 _NAME_AFTER = re.compile(r" [A-Z][a-z]")
 _BEFORE, _AFTER = ("/", "@", ".", "-", "_"), ("/", "_", "-")  # a name never follows / precedes
@@ -100,13 +96,4 @@ def listed(words: list[str], i: int) -> tuple[int, str, str] | None:
     return None
 
 
-def one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one letter changed, added, dropped or two swapped."""
-    if len(a) < len(b):
-        a, b = b, a
-    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(b))
-    swapped = a[i + 2 :] == b[i + 2 :] and a[i : i + 2] == b[i : i + 2][::-1]
-    return a[i + 1 :] == b[i + (len(a) == len(b)) :] or swapped
-
-
-__all__ = ["LISTED_FIRST", "fold", "listed", "listed_spans", "norm", "one_edit", "sentences"]
+__all__ = ["LISTED_FIRST", "fold", "listed", "listed_spans", "norm", "sentences"]
