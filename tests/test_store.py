@@ -709,3 +709,23 @@ def test_the_counts_a_list_page_gives_follow_every_write_the_cache_sees(
     check()
     svc.reopen(key=keys[0], now=NOW, actor="t")
     check()
+
+
+def test_a_new_cache_file_is_made_in_place_while_another_process_holds_it(tmp_path: Path) -> None:
+    """Two commands starting at once both find the cache file without tables: the second must
+    make the tables in the file the first holds open, never remove it (in WAL mode that lost
+    the first one's tables: "no such table: meta")."""
+    import sqlite3
+
+    from nxm.store.cache import Cache
+
+    path = tmp_path / "records.db"
+    first = sqlite3.connect(path, isolation_level=None)  # the other process: opened, no tables
+    first.execute("PRAGMA journal_mode=WAL")
+    inode = path.stat().st_ino
+    cache = Cache(path, "m", None)  # type: ignore[arg-type]
+    assert cache.meta("version") is not None
+    assert path.stat().st_ino == inode  # the same file: not removed and made again
+    assert first.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
+    first.close()
+    cache.close()

@@ -114,7 +114,12 @@ class Cache:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = self._connect(str(self.path))
-                if self._version(conn) == VERSION:
+                version = self._version(conn)
+                if version is None:  # new, maybe being made by another process: made in place
+                    conn.executescript(SCHEMA)  # (removing it would pull it from under that one)
+                    conn.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (VERSION,))
+                    version = self._version(conn)
+                if version == VERSION:
                     return conn
                 conn.close()
                 self.reset()  # another version: made again from the files
