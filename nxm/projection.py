@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from nxm.record import CONTROL, reading_sort_key
+from nxm.record import CONTROL, memories, reading_sort_key
 
 NAME = "NEXUS_MEMORY.md"
 LIMIT = 1000  # index lines; the rest are counted
@@ -77,7 +77,7 @@ def render(entries: list[str], total: int) -> bytes:
     more = total - len(entries)
     word = "memory" if more == 1 else "memories"
     rest = f"\n{more} more open {word}, in `nxm list` (not shown here).\n" if more > 0 else ""
-    count = f"{total} open memor{'y' if total == 1 else 'ies'}."
+    count = f"{memories(total, 'open')}."
     return (HEADER + f"\n{count}\n\n" + "".join(entries) + rest).encode("utf-8")
 
 

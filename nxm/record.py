@@ -211,3 +211,8 @@ def contexts(records: dict[str, dict[str, Any]], keys: Iterable[str]) -> dict[st
                 before = order[max(0, i - CONTEXT) : i][::-1]
                 out[key] = "\n".join([out[key], *(records[k]["body"] for k in before)])
     return out
+
+
+def memories(n: int, word: str = "") -> str:
+    """``1 open memory``, ``2 open memories``."""
+    return f"{n}{word and ' ' + word} memor{'y' if n == 1 else 'ies'}"

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from nxm.record import FIELDS
+from nxm.record import FIELDS, memories
 from nxm.store.text import COMMITTED, KEY, FileProblem, event_line, parse, parse_log
 from nxs.errors import ConflictError, NotFoundError, UpstreamError, ValidationError
 
@@ -336,8 +336,7 @@ def branch_line(ws_dir: Path, seam: str = "cli", served: Any = None) -> str:
     more = "`nxm diff` shows them"
     if seam == "mcp" and (served is None or "memory_diff" in served):
         more = "memory_diff shows them"
-    n = got["total"]
-    return (f"This branch changed {n} memor{'y' if n == 1 else 'ies'} against {got['base']} "
+    return (f"This branch changed {memories(got['total'])} against {got['base']} "
             f"({counted(got['counts'])}); {more}.\n")  # fmt: skip
 
 
@@ -381,7 +380,7 @@ def as_markdown(result: dict[str, Any]) -> str:
     n = result["total"]
     what = "including uncommitted changes" if result["uncommitted"] else "committed"
     out = ["### Memory changes", "",
-           f"**{n} memor{'y' if n == 1 else 'ies'}** against `{_md(result['base'])}` (merge base "
+           f"**{memories(n)}** against `{_md(result['base'])}` (merge base "
            f"`{result['merge_base'][:8]}`, {what}){': ' + counted(result['counts']) if n else ''}."]  # fmt: skip
     for kind in KINDS:
         rows = [e for e in result["changes"] if e["kind"] == kind]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nxm.record import memories  # noqa: F401 (the verbs' counts: human.memories)
 from nxs.clitool import printable as _escape
 
 _console: Any = None
@@ -39,11 +40,6 @@ def styled(value: Any, styles: dict[str, str]) -> str:
 def when(stamp: str | None) -> str:
     """An ISO timestamp as ``2026-05-29 10:00`` (minutes are enough to read a list)."""
     return _escape(str(stamp)[:16].replace("T", " ")) if stamp else ""
-
-
-def memories(n: int, word: str = "") -> str:
-    """``1 open memory``, ``2 open memories``."""
-    return f"{n}{word and ' ' + word} memor{'y' if n == 1 else 'ies'}"
 
 
 def line(text: Any, limit: int = 0) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from nxm.cli.human import _escape, line, when
+from nxm.cli.human import _escape, line, memories, when
 
 MARK = {"added": "[green]+[/]", "changed": "[yellow]~[/]", "reopened": "[green]↺[/]",
         "restored": "[green]↺[/]", "closed": "[dim]-[/]", "superseded": "[dim]-[/]",
@@ -59,7 +59,7 @@ def _diff(out: Any, r: dict[str, Any]) -> None:
                 else:
                     out.print(f"      {change_line(c, _shown)}", soft_wrap=True)
     if r["total"]:
-        out.print(f"\n[dim]{r['total']} memor{'y' if r['total'] == 1 else 'ies'}: "
+        out.print(f"\n[dim]{memories(r['total'])}: "
                   f"{counted(r['counts'])}[/]")  # fmt: skip
     for p in r["unreadable"]:
         out.print(f"[yellow]unreadable[/] {_escape(p['key'][:8])}: {_escape(p['problem'])}")
