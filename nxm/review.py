@@ -30,30 +30,30 @@ _FOLDERS = ("memories", "history")
 
 
 class Git:
-    """git run in one repository, read-only."""
+    """git run in one repository, read-only (`nxm.stale.run`: the one runner)."""
 
     def __init__(self, top: Path) -> None:
         self.top = top
-        self.env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
     def __call__(self, *args: str, input: bytes | None = None, ok: bool = True) -> bytes | None:
         """git's stdout; on failure None, or (``ok``) an UpstreamError."""
-        try:
-            got = subprocess.run(["git", *args], cwd=self.top, input=input, capture_output=True,
-                                 env=self.env, check=False)  # fmt: skip
-        except FileNotFoundError:
-            raise UpstreamError("git is not installed", suggestion="install git",
-                                code="NO_GIT") from None  # fmt: skip
+        from nxm.stale import run
+
+        got = run(self.top, *args, data=input)
+        if got is None:
+            raise UpstreamError("git is not installed", suggestion="install git", code="NO_GIT")
         if got.returncode == 0:
-            return got.stdout
+            return got.stdout  # type: ignore[no-any-return]
         if not ok:
             return None
         why = got.stderr.decode(errors="replace").strip()[:300]
         raise UpstreamError(f"git {args[0]} failed: {why}", code="GIT_FAILED")
 
     def stream(self, *args: str) -> subprocess.Popen[bytes]:
+        from nxm.stale import ENV
+
         return subprocess.Popen(["git", *args], cwd=self.top, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=self.env)  # fmt: skip
+                                stderr=subprocess.DEVNULL, env={**os.environ, **ENV})  # fmt: skip
 
 
 def repository(ws_dir: Path) -> tuple[Git, str] | None:

@@ -37,15 +37,22 @@ CREATE TABLE IF NOT EXISTS flags(key TEXT PRIMARY KEY, ident TEXT NOT NULL, head
 """
 
 
-def git(root: Path, *args: str, data: bytes | None = None) -> bytes | None:
-    """A git command's output in ``root``, or None when it fails (not a repository, no git)."""
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
+ENV = {"GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}  # reads only
+
+
+def run(root: Path, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess | None:
+    """git run in ``root`` (paths literal, output unquoted, no lock taken); None: no git."""
     try:
-        done = subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=root, input=data,
-                              capture_output=True, env=env, check=False)  # fmt: skip
+        return subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=root, input=data,
+                              capture_output=True, env={**os.environ, **ENV}, check=False)  # fmt: skip
     except OSError:
         return None
-    return done.stdout if done.returncode == 0 else None
+
+
+def git(root: Path, *args: str, data: bytes | None = None) -> bytes | None:
+    """A git command's output in ``root``, or None when it fails (not a repository, no git)."""
+    done = run(root, *args, data=data)
+    return done.stdout if done is not None and done.returncode == 0 else None
 
 
 def here(root: Path) -> tuple[str, str, Path] | None:
