@@ -4,6 +4,7 @@
     python -m bench.project_memory --json out.json    # also the figures and every ranked list
     python -m bench.project_memory --model hash       # the test embedder (no model needed)
     python -m bench.project_memory --floor "nxs hybrid=0.5"   # drop hits scoring below 0.5
+    python -m bench.project_memory --data bench/project_memory/reversals   # the reversal set
 
 The set (``data/``, described in docs/retrieval.md) is 319 memories of four invented teams
 (``data/memories/*.jsonl``: a payments API, a hiking app, a data platform, an infra team) and

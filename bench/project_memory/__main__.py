@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from bench.project_memory import __doc__ as DOC
-from bench.project_memory import memories, queries
+from bench.project_memory import DATA, memories, queries
 from bench.project_memory.harness import MODES, HarnessError, evaluate
 from bench.project_memory.report import markdown
 
@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         help="drop the system's hits scoring below SCORE (repeatable)",
     )  # fmt: skip
     parser.add_argument("--json", type=Path, default=None, help="also write everything here")
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the set: memories/ and queries/ (default: data/)"
+    )
     args = parser.parse_args(argv)
     from nxm.embed.model import MODEL_NAME
 
@@ -48,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nxs-project-memory-") as tmp:
         try:
             got = evaluate(
-                memories(), queries(), Path(tmp) / "ws", model, floors=dict(args.floor), log=log
+                memories(args.data), queries(args.data), Path(tmp) / "ws", model, floors=dict(args.floor), log=log
             )
         except HarnessError as exc:
             log(f"error: {exc}")
