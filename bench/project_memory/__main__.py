@@ -8,8 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.project_memory import __doc__ as DOC
 from bench.project_memory import DATA, memories, queries
+from bench.project_memory import __doc__ as DOC
 from bench.project_memory.harness import MODES, HarnessError, evaluate
 from bench.project_memory.report import markdown
 

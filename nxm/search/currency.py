@@ -1,17 +1,15 @@
 """Currency: when memories state two versions of one fact, the current one ranks first.
 
 Search results are re-ordered after fusion from what the records know, with no language model:
-a memory that links an older one (``supersedes``), or a later one on the same subject worded as a
-change (`CHANGE`), trades places and scores with it (``currency``, ``newer``). Turns of one
-session are compared only through a link: a later "now" there is a reply, not a new version.
+a memory that links an older one (``supersedes``), or a later one on the same subject scoring
+near it, trades places and scores with it (``currency``, ``newer``). Turns of one session
+are compared only through a link: a later "now" there is a reply, not a new version.
 docs/retrieval.md, "Currency", gives the thresholds.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from nxm.curate import linked
@@ -19,21 +17,6 @@ from nxm.curate import linked
 SAME = 0.6
 NEAR = 0.7
 DEPTH = 20  # results looked at: a newer version ranked below this is not lifted
-CHANGE = re.compile(
-    r"\b(?:replac\w*|moved?|migrat\w*|switch\w*|chang\w*|supersed\w*|deprecat\w*|retired|"
-    r"no longer|now|instead|since|extended|reduced|raised|lowered|increased|dropped|"
-    r"took over|hand(?:ed|s)? over|reversed?|reverted)\b",
-    re.IGNORECASE,
-)
-
-
-def worded_as_change(record: Mapping[str, Any]) -> bool:
-    return _worded(f"{record.get('introduction', '')}\n{record.get('body', '')}")
-
-
-@lru_cache(maxsize=4096)
-def _worded(text: str) -> bool:
-    return bool(CHANGE.search(text))
 
 
 def _cosine(a: Any, b: Any) -> float:
@@ -49,8 +32,8 @@ def replaces(new: Mapping[str, Any], old: Mapping[str, Any], vectors: Mapping[st
         return True
     if new.get("session_id") or old.get("session_id"):
         return False  # lines of a conversation answer each other; they are not versions
-    if (new.get("created") or "") <= (old.get("created") or "") or not worded_as_change(new):
-        return False
+    if (new.get("created") or "") <= (old.get("created") or ""):
+        return False  # whoever wrote the later one need not have said "now" or "replaced"
     a, b = vectors.get(new["key"]), vectors.get(old["key"])
     return a is not None and b is not None and _cosine(a, b) >= SAME
 
