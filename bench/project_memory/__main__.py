@@ -51,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nxs-project-memory-") as tmp:
         try:
             got = evaluate(
-                memories(args.data), queries(args.data), Path(tmp) / "ws", model, floors=dict(args.floor), log=log
+                memories(args.data),
+                queries(args.data),
+                Path(tmp) / "ws",
+                model,
+                floors=dict(args.floor),
+                log=log,
             )
         except HarnessError as exc:
             log(f"error: {exc}")
