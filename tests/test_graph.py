@@ -132,7 +132,8 @@ def test_extraction_quality_on_the_labelled_sets() -> None:
 def test_question_accuracy() -> None:
     results = question_results()
     assert len(results) >= 20
-    assert sum(r[3] for r in results) == len(results) - 2  # two held-out entities not extracted
+    # every one: the two held-out entities the extractor misses are found as plain words
+    assert sum(r[3] for r in results) == len(results)
     assert all(r[3] for r in results if r[2] >= 0.5)  # every confident answer was right
 
 
@@ -314,10 +315,9 @@ def test_a_question_answered_and_one_refused() -> None:
     assert (got["intent"], got["confidence"]) == ("OWNS", 0.75)
     nothing = ask(g, question="Who is the CFO of Wayne Enterprises?")
     assert (nothing["answer"], nothing["confidence"], nothing["entitiesUsed"]) == (
-        DONT_KNOW,
-        0.0,
-        [],
-    )
+        "I don't know: no memory mentions CFO, Wayne, Enterprises.", 0.0, [],
+    )  # fmt: skip
+    assert ask(g, question="Who is?")["answer"] == DONT_KNOW
     partial = ask(g, question="Who owns the Kubernetes cluster in Frankfurt?")
     assert (partial["answer"], partial["confidence"], partial["answers"]) == (
         "I don't know: the graph has no Frankfurt.", 0.0, [],

@@ -377,3 +377,28 @@ def test_a_person_who_moved_teams_is_on_the_newer_one_only() -> None:
     records = _records(("Ines Duarte joined the search team.", "2025-01-10T00:00:00.000Z"))
     got = ask(graph.build(records, {}, NO_AGENT, NOW), question="Which team is Ines Duarte on?")
     assert [a["name"] for a in got["answers"]] == ["search team"]
+
+
+# -- a plain word as the anchor (issue 34): a component no pattern took for a name -------------
+
+
+def test_a_component_written_as_a_plain_word_anchors_the_question() -> None:
+    g = graph.build(_records(
+        ("If the exporter stalls again, ask Mara Ilunga; she wrote most of it.", NOW),
+        ("Mara Ilunga sits in Kinshasa with the data team.", NOW),
+        ("The dashboard and the exporter both read from ClickHouse.", NOW),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+    assert "exporter" not in {e["name"].casefold() for e in g.entities.values()}
+    got = ask(g, question="Who owns the exporter?")  # "ask" is a word of the OWNS family
+    assert [a["name"] for a in got["answers"]] == ["Mara Ilunga"]
+    assert got["sourceMemoryIds"] == ["k0"] and 0.5 <= got["confidence"] < 0.75
+    got = ask(g, question="Which city does the person who owns the exporter sit in?")
+    assert [a["name"] for a in got["answers"]] == ["Kinshasa"]
+    assert [p["relation"] for p in got["path"]] == ["MENTIONED_WITH", "LOCATED_IN"]
+    # a word no memory uses: about something the memories do not hold
+    got = ask(g, question="Who owns the scheduler?")
+    assert (got["answers"], got["confidence"]) == ([], 0.0)
+    assert got["answer"] == "I don't know: no memory mentions scheduler."
+    # the stand-in is the question's alone: the graph is as it was
+    assert not any(e.startswith("word:") for e in g.entities)
+    assert not any(e.startswith("word:") for e in g.index.get("together", {}))

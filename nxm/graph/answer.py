@@ -402,6 +402,18 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
             "question must not be empty", suggestion="ask about someone or something"
         )
     spans, unknown = mentioned(graph, question)
+    word = None if spans or unknown else _word_anchor(graph, question)
+    if isinstance(word, str):
+        return _answer(f"I don't know: no memory mentions {word}.", 0.0, [])
+    if word:
+        try:  # a plain word stands in for an entity the extractor did not find
+            return _ask(graph, question, [word[1]], [])
+        finally:
+            _drop_anchor(graph, word[0])
+    return _ask(graph, question, spans, unknown)
+
+
+def _ask(graph: Graph, question: str, spans: list, unknown: list[str]) -> dict[str, Any]:
     found = list(dict.fromkeys(eid for eid, _, _ in spans))
     used = [brief(graph.entities[e]) for e in found]
     if unknown:
@@ -449,6 +461,64 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
     } for i, hop in enumerate(trails[0])]  # fmt: skip
     answers = [found[0], *winners] if joined else winners
     return _answer(quoted.strip(), confidence, used, answers, chosen, graph, path)
+
+
+ANCHOR_SENTENCES = 12  # a word in more sentences names no one thing
+
+
+def _word_anchor(graph: Graph, question: str) -> tuple[str, tuple[str, int, int]] | str | None:
+    """The question's rarest plain content word that sentences naming entities use (a component
+    written as a word: "the exporter"), as a stand-in entity linked to every name in those
+    sentences: its id and span in the question. A plain word no such sentence uses, instead:
+    the question is about something the memories do not hold."""
+    stems = graph.index.get("sentence stems")
+    if stems is None:
+        stems = graph.index["sentence stems"] = {
+            place: [(m.start(), m.end(), stem(m.group(0).casefold()))
+                    for m in _WORD.finditer(graph.sentence(*place))]
+            for place in graph.mentions
+        }  # fmt: skip
+    best, missing = None, []
+    for m in _WORD.finditer(question.replace("’", "'")):
+        w = m.group(0).casefold()
+        st = stem(w)
+        if len(w) < 3 or w in _STOP or w in _WH or st in _FAMILY or _type_of(w):
+            continue
+        where = [(place, a, b) for place, toks in stems.items() for a, b, t in toks if t == st]
+        if not where:
+            missing.append(m.group(0))
+            continue
+        count = len({place for place, _, _ in where})
+        if count <= ANCHOR_SENTENCES and (best is None or count <= best[0]):
+            best = (count, w, m.start(), m.end(), where)
+    if missing or best is None:
+        return ", ".join(missing) or None
+    _, w, start, end, where = best
+    pid = f"word:{w}"
+    graph.entities[pid] = {"id": pid, "name": w, "type": "THING", "aliases": [],
+                           "description": "", "sourceMemoryIds": []}  # fmt: skip
+    edges = _together(graph).setdefault(pid, [])
+    for (key, s), a, b in where:
+        spans = sorted([*graph.mentions[key, s], (a, b, pid)])
+        i = spans.index((a, b, pid))
+        for j, (_, _, eid) in enumerate(spans):
+            if eid == pid or any(r["target"] == eid and r["sourceMemoryIds"] == [key]
+                                 and r["evidence"][0]["sentence"] == s for r, _, _ in edges):
+                continue  # fmt: skip
+            lo, hi = min(i, j), max(i, j)
+            rel = {"id": f"{pid}-{eid}-{key}-{s}", "source": pid, "target": eid,
+                   "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
+                   "read": set(), "gap": (spans[lo][1], spans[hi][0]), "crowded": hi > lo + 1,
+                   "subject": spans[0][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+            edges.append((rel, eid, OUT))
+    return pid, (pid, start, end)
+
+
+def _drop_anchor(graph: Graph, pid: str) -> None:
+    graph.entities.pop(pid, None)
+    for rel, _, _ in graph.index.get("together", {}).pop(pid, []):
+        graph.index.get("stems", {}).pop(rel["id"], None)
+        graph.index.get("stems", {}).pop((rel["id"], "bare"), None)
 
 
 def _describe(graph: Graph, found: list[str], used: list[dict]) -> dict[str, Any]:
