@@ -402,15 +402,21 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
             "question must not be empty", suggestion="ask about someone or something"
         )
     spans, unknown = mentioned(graph, question)
-    word = None if spans or unknown else _word_anchor(graph, question)
-    if isinstance(word, str):
-        return _answer(f"I don't know: no memory mentions {word}.", 0.0, [])
-    if word:
-        try:  # a plain word stands in for an entity the extractor did not find
-            return _ask(graph, question, [word[1]], [])
-        finally:
-            _drop_anchor(graph, word[0])
-    return _ask(graph, question, spans, unknown)
+    if spans or unknown:
+        return _ask(graph, question, spans, unknown)
+    words, missing = _plain_words(graph, question)
+    if not words:
+        return _answer(f"I don't know: no memory mentions {', '.join(w for w, _, _ in missing)}."
+                       if missing else DONT_KNOW, 0.0, [])  # fmt: skip
+    _, w, start, end, where = words[0]  # the rarest: the likeliest to be a name
+    beside = [x for x, a, b in missing if not question[min(b, end) : max(a, start)].strip()]
+    if beside:  # "the warehouse robots" when no memory says "robots": not what they hold
+        return _answer(f"I don't know: no memory mentions {', '.join(beside)}.", 0.0, [])
+    pid = _anchor(graph, w, where)
+    try:  # a plain word stands in for an entity the extractor did not find
+        return _ask(graph, question, [(pid, start, end)], [])
+    finally:
+        _drop_anchor(graph, pid)
 
 
 def _ask(graph: Graph, question: str, spans: list, unknown: list[str]) -> dict[str, Any]:
@@ -466,11 +472,9 @@ def _ask(graph: Graph, question: str, spans: list, unknown: list[str]) -> dict[s
 ANCHOR_SENTENCES = 12  # a word in more sentences names no one thing
 
 
-def _word_anchor(graph: Graph, question: str) -> tuple[str, tuple[str, int, int]] | str | None:
-    """The question's rarest plain content word that sentences naming entities use (a component
-    written as a word: "the exporter"), as a stand-in entity linked to every name in those
-    sentences: its id and span in the question. A plain word no such sentence uses, instead:
-    the question is about something the memories do not hold."""
+def _plain_words(graph: Graph, question: str) -> tuple[list[tuple], list[tuple[str, int, int]]]:
+    """The question's plain content words that sentences naming entities use, rarest first,
+    each (sentences, word, start, end, where it is used); and those no such sentence uses."""
     stems = graph.index.get("sentence stems")
     if stems is None:
         stems = graph.index["sentence stems"] = {
@@ -478,22 +482,25 @@ def _word_anchor(graph: Graph, question: str) -> tuple[str, tuple[str, int, int]
                     for m in _WORD.finditer(graph.sentence(*place))]
             for place in graph.mentions
         }  # fmt: skip
-    best, missing = None, []
+    used, missing = [], []
     for m in _WORD.finditer(question.replace("’", "'")):
         w = m.group(0).casefold()
         st = stem(w)
         if len(w) < 3 or w in _STOP or w in _WH or st in _FAMILY or _type_of(w):
             continue
         where = [(place, a, b) for place, toks in stems.items() for a, b, t in toks if t == st]
-        if not where:
-            missing.append(m.group(0))
-            continue
         count = len({place for place, _, _ in where})
-        if count <= ANCHOR_SENTENCES and (best is None or count <= best[0]):
-            best = (count, w, m.start(), m.end(), where)
-    if missing or best is None:
-        return ", ".join(missing) or None
-    _, w, start, end, where = best
+        if not where:
+            missing.append((m.group(0), m.start(), m.end()))
+        elif count <= ANCHOR_SENTENCES:
+            used.append((count, w, m.start(), m.end(), where))
+    used.sort(key=lambda u: (u[0], -u[2]))  # a tie: the later word, where a question's object is
+    return used, missing
+
+
+def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]]) -> str:
+    """A stand-in entity for a plain word (a component written as a word: "the exporter"),
+    linked to every name in the sentences using it, as a co-mention is; its id."""
     pid = f"word:{w}"
     graph.entities[pid] = {"id": pid, "name": w, "type": "THING", "aliases": [],
                            "description": "", "sourceMemoryIds": []}  # fmt: skip
@@ -501,17 +508,19 @@ def _word_anchor(graph: Graph, question: str) -> tuple[str, tuple[str, int, int]
     for (key, s), a, b in where:
         spans = sorted([*graph.mentions[key, s], (a, b, pid)])
         i = spans.index((a, b, pid))
-        for j, (_, _, eid) in enumerate(spans):
-            if eid == pid or any(r["target"] == eid and r["sourceMemoryIds"] == [key]
-                                 and r["evidence"][0]["sentence"] == s for r, _, _ in edges):
-                continue  # fmt: skip
+        linked = set()
+        for j in sorted(range(len(spans)), key=lambda j: abs(j - i)):
+            eid = spans[j][2]
+            if eid == pid or eid in linked:
+                continue  # one edge a sentence, to the name's nearest mention
+            linked.add(eid)
             lo, hi = min(i, j), max(i, j)
             rel = {"id": f"{pid}-{eid}-{key}-{s}", "source": pid, "target": eid,
                    "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
                    "read": set(), "gap": (spans[lo][1], spans[hi][0]), "crowded": hi > lo + 1,
                    "subject": spans[0][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
             edges.append((rel, eid, OUT))
-    return pid, (pid, start, end)
+    return pid
 
 
 def _drop_anchor(graph: Graph, pid: str) -> None:
