@@ -40,6 +40,7 @@ HALVES = (
     ("heldout3", "held-out 3 (seen since 2026-12-07 15:15)"),
     ("heldout4", "held-out 4 (unseen)"),
     ("heldout5", "held-out 5 (seen since 2026-12-07 17:17)"),
+    ("heldout6", "held-out 6 (unseen)"),
 )
 NOW = "2026-06-01T10:00:00.000Z"
 UPDATED = "2026-03-01T09:00:00.000Z"

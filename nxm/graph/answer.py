@@ -469,7 +469,7 @@ def _ask(graph: Graph, question: str, spans: list, unknown: list[str]) -> dict[s
     return _answer(quoted.strip(), confidence, used, answers, chosen, graph, path)
 
 
-ANCHOR_SENTENCES = 12  # a word in more sentences names no one thing
+ANCHOR_SENTENCES = 12  # a word in more sentences (or 1 % of a large store's) names no one thing
 
 
 def _plain_words(graph: Graph, question: str) -> tuple[list[tuple], list[tuple[str, int, int]]]:
@@ -492,7 +492,7 @@ def _plain_words(graph: Graph, question: str) -> tuple[list[tuple], list[tuple[s
         count = len({place for place, _, _ in where})
         if not where:
             missing.append((m.group(0), m.start(), m.end()))
-        elif count <= ANCHOR_SENTENCES:
+        elif count <= max(ANCHOR_SENTENCES, len(stems) // 100):
             used.append((count, w, m.start(), m.end(), where))
     used.sort(key=lambda u: (u[0], -u[2]))  # a tie: the later word, where a question's object is
     return used, missing
