@@ -148,8 +148,11 @@ def _ref_verdict(
         return None  # not code at the baseline (an issue id, a path added since): no flag
     if was[0] == "tree":
         under = path + "/"
-        moved = [(c, ch) for c in commits for ch in c["changes"]
-                 if ch[0] in "RD" and ch[1].startswith(under)]  # fmt: skip
+        moved = [(c, ch) for c in commits for ch in c["changes"] if ch[0] in "RD"
+                 and ch[1].startswith(under) and got.get(f"{tip}:{ch[1]}") is None
+                 and got.get(f"{base}:{ch[1]}") is not None]  # fmt: skip
+        # (there at the baseline and gone now: not moved back, not restored by a revert)
+        moved = list({ch[1]: (c, ch) for c, ch in moved}.values())  # each path's last move
         if not moved:
             return None
         c, ch = moved[0]
@@ -211,7 +214,9 @@ def judge(root: Path, prefix: str, tip: str, records: list[dict[str, Any]]) -> d
         touched = {n for c in history for ch in c["changes"] for n in ch[1:]}
         asks = [(r, ref) for r in members for ref in refs[r["key"]]
                 if any(n == ref[1] or n.startswith(ref[1] + "/") for n in touched)]  # fmt: skip
-        got = objects(root, [f"{rev}:{ref[1]}" for _, ref in asks for rev in (base, tip)])
+        gone = [f"{rev}:{ch[1]}" for c in history for ch in c["changes"] if ch[0] in "RD"
+                for rev in (base, tip)]  # fmt: skip
+        got = objects(root, [f"{rev}:{ref[1]}" for _, ref in asks for rev in (base, tip)] + gone)
         said = {r["key"]: f"{r['introduction']}\n{r['body']}" for r in members}
         found = [(r, ref, _ref_verdict(said[r["key"]], ref, base, tip, history, got))
                  for r, ref in asks]  # fmt: skip

@@ -246,6 +246,22 @@ def test_confirm_and_update_clear_the_flag_until_the_code_moves_again(repo: Path
     assert nxm(repo, "confirm", "ffff", ok=False)["code"] == "NOT_FOUND"
 
 
+def test_a_git_revert_of_the_change_clears_its_flags(repo: Path) -> None:
+    fee = add(repo, "services/billing/fees.py:compute_fee", "The fee is 2.5% of the amount.")
+    folder = add(repo, "services/billing", "Billing lives in services/billing.")
+    commit(repo, "memories")
+    edit(repo, "services/billing/fees.py", "amount * 25 //", "amount * 30 //")
+    git(repo, "mv", "services/billing/rates.py", "services/billing/rate.py")
+    commit(repo, "fee to 3%, rates renamed")
+    assert set(flagged(repo)) == {fee, folder}
+    git(repo, "revert", "--no-edit", "HEAD")  # the code is as the memories describe it again
+    assert flagged(repo) == {}
+    git(repo, "revert", "--no-edit", "HEAD")  # and moved again
+    assert flagged(repo)[folder]["reason"] == (
+        "services/billing/rates.py renamed to services/billing/rate.py"
+    )
+
+
 def test_a_memory_written_in_the_commit_that_changed_the_code_is_not_flagged(repo: Path) -> None:
     edit(repo, "services/billing/fees.py", "amount * 25 //", "amount * 30 //")
     key = add(repo, "services/billing/fees.py:compute_fee", "The fee is 3% of the amount.")
