@@ -475,24 +475,24 @@ ANCHOR_SENTENCES = 12  # a word in more sentences (or 1 % of a large store's) na
 def _plain_words(graph: Graph, question: str) -> tuple[list[tuple], list[tuple[str, int, int]]]:
     """The question's plain content words that sentences naming entities use, rarest first,
     each (sentences, word, start, end, where it is used); and those no such sentence uses."""
-    stems = graph.index.get("sentence stems")
-    if stems is None:
-        stems = graph.index["sentence stems"] = {
-            place: [(m.start(), m.end(), stem(m.group(0).casefold()))
-                    for m in _WORD.finditer(graph.sentence(*place))]
-            for place in graph.mentions
-        }  # fmt: skip
+    words = graph.index.get("words")
+    if words is None:  # stem -> where sentences naming entities use it, built once a graph
+        words = graph.index["words"] = {}
+        for place in graph.mentions:
+            for m in _WORD.finditer(graph.sentence(*place)):
+                words.setdefault(stem(m.group(0).casefold()), []).append((place, *m.span()))
+    cap = max(ANCHOR_SENTENCES, len(graph.mentions) // 100)
     used, missing = [], []
     for m in _WORD.finditer(question.replace("’", "'")):
         w = m.group(0).casefold()
         st = stem(w)
         if len(w) < 3 or w in _STOP or w in _WH or st in _FAMILY or _type_of(w):
             continue
-        where = [(place, a, b) for place, toks in stems.items() for a, b, t in toks if t == st]
+        where = words.get(st, [])
         count = len({place for place, _, _ in where})
         if not where:
             missing.append((m.group(0), m.start(), m.end()))
-        elif count <= max(ANCHOR_SENTENCES, len(stems) // 100):
+        elif count <= cap:
             used.append((count, w, m.start(), m.end(), where))
     used.sort(key=lambda u: (u[0], -u[2]))  # a tie: the later word, where a question's object is
     return used, missing
