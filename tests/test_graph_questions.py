@@ -392,6 +392,7 @@ def test_a_component_written_as_a_plain_word_anchors_the_question() -> None:
     got = ask(g, question="Who owns the exporter?")  # "ask" is a word of the OWNS family
     assert [a["name"] for a in got["answers"]] == ["Mara Ilunga"]
     assert got["sourceMemoryIds"] == ["k0"] and 0.5 <= got["confidence"] < 0.75
+    assert got["entitiesUsed"] == []  # a word is no entity a client could look up
     got = ask(g, question="Which city does the person who owns the exporter sit in?")
     assert [a["name"] for a in got["answers"]] == ["Kinshasa"]
     assert [p["relation"] for p in got["path"]] == ["MENTIONED_WITH", "LOCATED_IN"]

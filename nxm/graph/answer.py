@@ -421,7 +421,7 @@ def ask(graph: Graph, *, question: str) -> dict[str, Any]:
 
 def _ask(graph: Graph, question: str, spans: list, unknown: list[str]) -> dict[str, Any]:
     found = list(dict.fromkeys(eid for eid, _, _ in spans))
-    used = [brief(graph.entities[e]) for e in found]
+    used = [brief(graph.entities[e]) for e in found if not e.startswith("word:")]  # real ones
     if unknown:
         return _answer(f"I don't know: the graph has no {', '.join(unknown)}.", 0.0, used)
     if not found:
