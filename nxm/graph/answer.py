@@ -64,6 +64,8 @@ _ASIDE = frozenset("our the their its his her a an my".split())  # "X, our Y", "
 _AT = re.compile(r"\b(?:in|from|out of|at)\s*$", re.IGNORECASE)  # before a place: where it is
 _PRONOUN = re.compile(r"\b(?:he|she|it|they)\b", re.IGNORECASE)
 _ASK_FIRST = frozenset("name list give show find identify".split())
+# relations whose two ends are of one type: only the order says which is which
+_ORDERED = frozenset({"REPORTS_TO", "DEPENDS_ON", "REPLACES", "PART_OF"})
 _YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|has|have)\b", re.IGNORECASE)
 _QTOKEN = re.compile(r"@[\w.-]*\w|[^\W_]+(?:[.+#-][^\W_]+)*[+#]*")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -230,7 +232,8 @@ def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
                 rel = {"id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
                        "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
                        "read": read, "gap": (spans[i][1], spans[j][0]), "crowded": j > i + 1,
-                       "subject": spans[0][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+                       "subject": spans[0][2], "first": spans[i][2],
+                       "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
                 got.setdefault(a, []).append((rel, b, OUT))
                 got.setdefault(b, []).append((rel, a, IN))
         graph.index["together"] = got
@@ -253,8 +256,14 @@ def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     kinds = graph.entities[near]["type"], graph.entities[far]["type"]
     bare = graph.index["stems"][rel["id"], "bare"]  # "X, our Y", "X: Y": side by side
     out: dict[int, tuple[float, int]] = {}
-    for i, (_, st, _) in enumerate(q.words + q.optional):
+    for i, (pos, st, passive) in enumerate(q.words + q.optional):
         family = {r for r, _ in _FAMILY.get(st, ())} if i < len(q.words) else set()
+        ordered = any(r in _ORDERED and not role for r, role in _FAMILY.get(st, ()))
+        if from_anchor and ordered and near in q.anchors:
+            asked = (q.anchors[near] < pos) ^ passive  # the named one is the verb's subject
+            said_so = (rel.get("first") == near) ^ ("by" in words)  # "managed by" turns it
+            if asked != said_so:
+                continue  # the sentence says it the other way round
         if (i < len(q.words) and st in words) or family & said:
             out[i] = (0.4, 0)
         elif (bare or not from_anchor) and q.kinds.get(st) == kinds[1]:
@@ -286,6 +295,8 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
                 anchor_first = q.anchors.get(rel["source"] if way == OUT else rel["target"], -1)
                 subject = (anchor_first < pos) ^ passive ^ (role == "~")  # not a != b != c
                 agree = 1 if subject == (way == OUT) else -1
+                if agree < 0 and label in _ORDERED:
+                    continue  # "who does X report to" is not answered by who reports to X
             else:  # a verb further on: the path so far is its subject ("the lead … reports to")
                 agree = 1 if (way == OUT) != (role == "~") else -1
             out[i] = (1.0 if st in rel["said"] else 0.8, agree)
@@ -518,7 +529,8 @@ def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]])
             rel = {"id": f"{pid}-{eid}-{key}-{s}", "source": pid, "target": eid,
                    "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
                    "read": set(), "gap": (spans[lo][1], spans[hi][0]), "crowded": hi > lo + 1,
-                   "subject": spans[0][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+                   "subject": spans[0][2], "first": spans[lo][2],
+                   "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
             edges.append((rel, eid, OUT))
     return pid
 
