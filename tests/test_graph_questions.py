@@ -406,17 +406,19 @@ def test_a_component_written_as_a_plain_word_anchors_the_question() -> None:
 
 
 def test_who_answers_to_whom_is_read_in_the_order_the_sentence_says_it() -> None:
-    """Two people (or two things): only the order says which end is which, so a question the
-    other way round is refused, not answered with the wrong end (issue 34)."""
+    """Two people: only the order (and the verb's way: "reports to", "manages") says which end
+    is which, so a question the other way round is refused, not answered with the wrong end."""
     g = graph.build(_records(
         ("Tariq Osei and Lena Park report to Ines Moreau.", NOW),  # a relation a pattern reads
         ("Ines Moreau, in practice, reports to Kofi Mensah these days.", NOW),  # a co-mention
-        ("The tiler service needs the regridder.", NOW),
+        ("Ruth Adeyemi, for the time being, manages Kofi Mensah.", NOW),  # the other way
     ), {}, NO_AGENT, NOW)  # fmt: skip
     names = lambda q: [a["name"] for a in ask(g, question=q)["answers"]]  # noqa: E731
     assert names("Who does Tariq Osei report to?") == ["Ines Moreau"]
     assert names("Who reports to Ines Moreau?") == ["Lena Park", "Tariq Osei"]
     assert names("Who does Ines Moreau report to?") == ["Kofi Mensah"]
-    for question in ("Who does Kofi Mensah report to?", "Who does Ines Moreau's boss report to?"):
+    assert names("Who is Tariq Osei's manager?") == ["Ines Moreau"]
+    assert names("Who does Kofi Mensah report to?") == ["Ruth Adeyemi"]
+    for question in ("Who does Ruth Adeyemi report to?", "Who is Ruth Adeyemi's manager?"):
         got = ask(g, question=question)
         assert (got["answers"], got["confidence"]) == ([], 0.0), question

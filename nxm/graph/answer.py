@@ -157,6 +157,7 @@ class _Question:
             text = f"{text[:s]}{' ' * (e - s)}{text[e:]}"  # keep positions
         toks = [(m.start(), m.group(0).casefold()) for m in _WORD.finditer(text)]
         toks = [(p, w) for p, w in toks if w != "s"]
+        self.raw = dict(toks)  # position -> the word as written: "manager" is no "manages"
         self.anchors = {eid: s for eid, s, _ in spans}
         self.words: list[tuple[int, str, bool]] = []  # (position, stem, passive: "by" follows)
         self.optional: list[tuple[int, str, bool]] = []  # type nouns: may explain, need not
@@ -258,12 +259,12 @@ def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     out: dict[int, tuple[float, int]] = {}
     for i, (pos, st, passive) in enumerate(q.words + q.optional):
         family = {r for r, _ in _FAMILY.get(st, ())} if i < len(q.words) else set()
-        ordered = any(r in _ORDERED and not role for r, role in _FAMILY.get(st, ()))
-        if from_anchor and ordered and near in q.anchors:
-            asked = (q.anchors[near] < pos) ^ passive  # the named one is the verb's subject
-            said_so = (rel.get("first") == near) ^ ("by" in words)  # "managed by" turns it
-            if asked != said_so:
-                continue  # the sentence says it the other way round
+        if (
+            from_anchor
+            and near in q.anchors
+            and not _ordered(q, st, pos, passive, near, rel, words)
+        ):
+            continue  # the sentence says it the other way round
         if (i < len(q.words) and st in words) or family & said:
             out[i] = (0.4, 0)
         elif (bare or not from_anchor) and q.kinds.get(st) == kinds[1]:
@@ -271,6 +272,35 @@ def _loosely(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
         elif bare and any(_fits(r, *kinds) or _fits(r, *kinds[::-1]) for r in family):
             out[i] = (0.25, 0)
     return out
+
+
+_NOUN = re.compile(r"(?:er|or|ee|ent)s?$")  # "manager", "supervisors", "employee"
+
+
+def _roles(st: str, relation: str, word: str) -> list[str]:
+    """The roles a word of ``relation``'s family plays (`RELATION_WORDS`), a noun's when the
+    word as written looks like one ("manager" names the target, "manages" is a verb)."""
+    roles = [role for r, role in _FAMILY.get(st, ()) if r == relation]
+    noun = bool(_NOUN.search(word))
+    return [x for x in roles if (x in ("+", "-")) == noun] or roles
+
+
+def _ordered(q: _Question, st: str, pos: int, passive: bool, near: str, rel: dict[str, Any],
+             words: set[str]) -> bool:  # fmt: skip
+    """Whether a co-mention can be walked from ``near`` the way question word ``st`` asks, for a
+    relation whose ends are of one type (`_ORDERED`): the question's named entity is the
+    relation's source when it is the verb's subject (or the possessor of a noun for the target:
+    "X's manager"); the sentence's first name is, unless its own word of that relation runs the
+    other way ("manages") or "by" turns it."""
+    asks = [r for r, _ in _FAMILY.get(st, ()) if r in _ORDERED]
+    if not asks:
+        return True
+    role = _roles(st, asks[0], q.raw.get(pos, ""))[0]
+    says = [x for w in words for x in _roles(w, asks[0], "") if x in ("", "~")] or [""]
+    source = role == "-" or (role == "" or role == "~") and ((q.anchors[near] < pos) ^ passive
+                                                             ^ (role == "~"))  # fmt: skip
+    first = (rel.get("first") == near) ^ ("by" in words) ^ (says[0] == "~")
+    return source == first
 
 
 def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anchor: bool):
@@ -282,7 +312,7 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
     sentence = None
     out: dict[int, tuple[float, int]] = {}
     for i, (pos, st, passive) in enumerate(q.words + q.optional):
-        roles = [r for rl, r in _FAMILY.get(st, ()) if rl == label]
+        roles = _roles(st, label, q.raw.get(pos, ""))
         if not roles and {r for r, _ in _FAMILY.get(st, ())} & _families(rel["said"], True):
             roles = [""]  # "part of" asks what "is a member of" says, whatever its label
         if st in _CODE and rel["said"] and not rel["said"] & _CODE:
@@ -295,10 +325,10 @@ def _explain(graph: Graph, q: _Question, rel: dict[str, Any], way: str, from_anc
                 anchor_first = q.anchors.get(rel["source"] if way == OUT else rel["target"], -1)
                 subject = (anchor_first < pos) ^ passive ^ (role == "~")  # not a != b != c
                 agree = 1 if subject == (way == OUT) else -1
-                if agree < 0 and label in _ORDERED:
-                    continue  # "who does X report to" is not answered by who reports to X
             else:  # a verb further on: the path so far is its subject ("the lead … reports to")
                 agree = 1 if (way == OUT) != (role == "~") else -1
+            if agree < 0 and label in _ORDERED and (from_anchor or role in ("+", "-")):
+                continue  # "who does X report to" is not answered by who reports to X
             out[i] = (1.0 if st in rel["said"] else 0.8, agree)
             continue
         if sentence is None:
