@@ -419,6 +419,9 @@ def test_who_answers_to_whom_is_read_in_the_order_the_sentence_says_it() -> None
     assert names("Who does Ines Moreau report to?") == ["Kofi Mensah"]
     assert names("Who is Tariq Osei's manager?") == ["Ines Moreau"]
     assert names("Who does Kofi Mensah report to?") == ["Ruth Adeyemi"]
+    assert names("Whom does Ines Moreau manage?") == ["Lena Park", "Tariq Osei"]
+    assert names("Who manages Ines Moreau?") == ["Kofi Mensah"]
+    assert names("Who is Kofi Mensah's manager?") == ["Ruth Adeyemi"]  # not Ines: she reports
     for question in ("Who does Ruth Adeyemi report to?", "Who is Ruth Adeyemi's manager?"):
         got = ask(g, question=question)
         assert (got["answers"], got["confidence"]) == ([], 0.0), question
