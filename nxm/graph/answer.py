@@ -297,8 +297,10 @@ def _ordered(q: _Question, st: str, pos: int, passive: bool, near: str, rel: dic
         return True
     role = _roles(st, asks[0], q.raw.get(pos, ""))[0]
     says = [x for w in words for x in _roles(w, asks[0], "") if x in ("", "~")] or [""]
-    source = role == "-" or (role == "" or role == "~") and ((q.anchors[near] < pos) ^ passive
-                                                             ^ (role == "~"))  # fmt: skip
+    if role in ("+", "-"):  # a noun for the target ("X's manager"): X is the source
+        source = role == "-"
+    else:  # a verb: its subject is the source, unless it runs the other way ("manages")
+        source = (q.anchors[near] < pos) ^ passive ^ (role == "~")
     first = (rel.get("first") == near) ^ ("by" in words) ^ (says[0] == "~")
     return source == first
 
