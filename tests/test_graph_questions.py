@@ -425,3 +425,19 @@ def test_who_answers_to_whom_is_read_in_the_order_the_sentence_says_it() -> None
     for question in ("Who does Ruth Adeyemi report to?", "Who is Ruth Adeyemi's manager?"):
         got = ask(g, question=question)
         assert (got["answers"], got["confidence"]) == ([], 0.0), question
+
+
+def test_the_words_between_a_plain_word_and_a_name_are_read_as_between_two_names() -> None:
+    """ "The indexer belongs to the search team" is a relation once "indexer" anchors, so a team
+    the indexer merely runs beside is no owner (both were co-mentions before)."""
+    g = graph.build(_records(
+        ("The indexer belongs to the search team.", NOW),
+        ("In prod the indexer runs on the infra team's cluster.", NOW),
+        ("Amara Diallo leads the search team.", NOW),
+        ("Piotr Nowak leads the infra team.", NOW),
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+    got = ask(g, question="Who owns the indexer?")
+    assert [a["name"] for a in got["answers"]] == ["search team"]
+    assert [p["relation"] for p in got["path"]] == ["OWNS"]
+    got = ask(g, question="Who leads the team that owns the indexer?")
+    assert [a["name"] for a in got["answers"]] == ["Amara Diallo"]

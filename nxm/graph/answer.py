@@ -18,7 +18,7 @@ from typing import Any
 
 from nxm.graph import Graph, brief, view_relation
 from nxm.graph.connectors import FAMILY as _FAMILY
-from nxm.graph.connectors import ROLE_VOTES, stem
+from nxm.graph.connectors import ROLE_VOTES, connect, stem
 from nxm.graph.extract import question_mentions
 from nxm.graph.lexicon import TEAM_HEADS
 from nxm.graph.names import fold, listed_spans, norm
@@ -543,7 +543,8 @@ def _plain_words(graph: Graph, question: str) -> tuple[list[tuple], list[tuple[s
 
 def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]]) -> str:
     """A stand-in entity for a plain word (a component written as a word: "the exporter"),
-    linked to every name in the sentences using it, as a co-mention is; its id."""
+    linked to every name in the sentences using it, as a co-mention is, or by the relation the
+    words between state when they are next to each other ("the indexer belongs to X"); its id."""
     pid = f"word:{w}"
     graph.entities[pid] = {"id": pid, "name": w, "type": "THING", "aliases": [],
                            "description": "", "sourceMemoryIds": []}  # fmt: skip
@@ -563,7 +564,14 @@ def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]])
                    "read": set(), "gap": (spans[lo][1], spans[hi][0]), "crowded": hi > lo + 1,
                    "subject": spans[0][2], "first": spans[lo][2],
                    "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
-            edges.append((rel, eid, OUT))
+            between = graph.sentence(key, s)[spans[lo][1] : spans[hi][0]]
+            if hi == lo + 1 and (got := connect(between.strip(" :—–"))) is not None:
+                # the words between say a relation, as the extractor reads between two names
+                ends = (spans[lo][2], spans[hi][2])[:: -1 if got[1] else 1]
+                rel |= {"relation": got[0], "source": ends[0], "target": ends[1],
+                        "said": {st for x in _WORD.findall(between.casefold())
+                                 if (st := stem(x)) in _FAMILY}}  # fmt: skip
+            edges.append((rel, eid, OUT if rel["source"] == pid else IN))
     return pid
 
 
