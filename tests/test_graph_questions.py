@@ -441,3 +441,13 @@ def test_the_words_between_a_plain_word_and_a_name_are_read_as_between_two_names
     assert [p["relation"] for p in got["path"]] == ["OWNS"]
     got = ask(g, question="Who leads the team that owns the indexer?")
     assert [a["name"] for a in got["answers"]] == ["Amara Diallo"]
+    # a plain word in a list: "the crawler and the indexer ..." / "... owns X and Y"
+    g = graph.build(_records(
+        ("The crawler, the parser and the indexer are maintained by the search team.", NOW),
+        ("The infra team looks after the scheduler and the mailer.", NOW),
+        ("The infra team is the one to ask about the parser.", NOW),  # a co-mention: weaker
+    ), {}, NO_AGENT, NOW)  # fmt: skip
+    for component, team in (("crawler", "search team"), ("parser", "search team"),
+                            ("scheduler", "infra team"), ("mailer", "infra team")):  # fmt: skip
+        got = ask(g, question=f"Who owns the {component}?")
+        assert [a["name"] for a in got["answers"]] == [team], component

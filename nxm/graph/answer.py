@@ -565,6 +565,10 @@ def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]])
                    "subject": spans[0][2], "first": spans[lo][2],
                    "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
             between = graph.sentence(key, s)[spans[lo][1] : spans[hi][0]]
+            if i == lo:  # "the indexer and the crawler belong to X": the list's other words out
+                between = _LISTED_AFTER.sub("", between)
+            else:  # "X owns the crawler and the indexer"
+                between = _LISTED_BEFORE.sub("", between)
             if hi == lo + 1 and (got := connect(between.strip(" :—–"))) is not None:
                 # the words between say a relation, as the extractor reads between two names
                 ends = (spans[lo][2], spans[hi][2])[:: -1 if got[1] else 1]
@@ -573,6 +577,13 @@ def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]])
                                  if (st := stem(x)) in _FAMILY}}  # fmt: skip
             edges.append((rel, eid, OUT if rel["source"] == pid else IN))
     return pid
+
+
+_ITEM = r"(?:the\s+)?[\w-]+"
+_LISTED_AFTER = re.compile(rf"^(?:\s*,\s*{_ITEM})*\s*,?\s*(?:and|or|&)\s+{_ITEM}(?=\s)")
+_LISTED_BEFORE = re.compile(
+    rf"(?<=\s){_ITEM}(?:\s*,\s*{_ITEM})*\s*,?\s*(?:and|or|&)\s*(?:the\s*)?$"
+)
 
 
 def _drop_anchor(graph: Graph, pid: str) -> None:
