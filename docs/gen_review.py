@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from gen_screens import run  # docs/ is the script's folder, on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "concepts.md"
@@ -53,13 +54,6 @@ SHOTS = (
     ("nxm diff", ["diff"], "text"),
     ("nxm log --limit 8", ["log", "--limit", "8"], "text"),
 )
-
-
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, env=env, check=False, timeout=300)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
-    return "\n".join(line.rstrip() for line in done.stdout.decode().rstrip().splitlines())
 
 
 def captures() -> str:

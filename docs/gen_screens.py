@@ -61,15 +61,17 @@ importing memories ━━━━━━━━━━━━━━━━━━━━�
 """
 
 
-def nxm(args: list[str], workspace: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", "from nxm.cli import main; main()", *args, "--workspace",
-         str(workspace)],
-        capture_output=True, env=env, check=False, timeout=300,
-    )  # fmt: skip
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """A command's output as a page shows it (trailing spaces off); its failure ends the run."""
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, env=env, check=False, timeout=300)
     if done.returncode != 0:
-        raise SystemExit(f"nxm {' '.join(args)} failed: {done.stderr.decode()}")
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
     return "\n".join(line.rstrip() for line in done.stdout.decode().rstrip().splitlines())
+
+
+def nxm(args: list[str], workspace: Path, env: dict[str, str]) -> str:
+    cli = [sys.executable, "-c", "from nxm.cli import main; main()"]
+    return run([*cli, *args, "--workspace", str(workspace)], workspace, env)
 
 
 def main() -> int:
