@@ -230,15 +230,24 @@ def _together(graph: Graph) -> dict[str, list[tuple[dict[str, Any], str, str]]]:
                 # the nearest two mentions of a and b (and whether another name is between)
                 i, j = min(((i, j) for i, x in enumerate(spans) for j, y in enumerate(spans)
                             if i < j and {x[2], y[2]} == {a, b}), key=lambda p: p[1] - p[0])  # fmt: skip
-                rel = {"id": f"with-{a[4:]}-{b[4:]}-{key}-{s}", "source": a, "target": b,
-                       "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
-                       "read": read, "gap": (spans[i][1], spans[j][0]), "crowded": j > i + 1,
-                       "subject": spans[0][2], "first": spans[i][2],
-                       "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+                rel = _co_mention(f"with-{a[4:]}-{b[4:]}-{key}-{s}", a, b, key, s, spans, i, j)
+                rel["read"] = read
                 got.setdefault(a, []).append((rel, b, OUT))
                 got.setdefault(b, []).append((rel, a, IN))
         graph.index["together"] = got
     return got
+
+
+def _co_mention(
+    rid: str, source: str, target: str, key: str, s: int, spans: list[tuple[int, int, str]],
+    i: int, j: int,
+) -> dict[str, Any]:  # fmt: skip
+    """A `WITH` edge between the names at ``spans[i]`` and ``spans[j]`` (i < j) of sentence
+    ``s`` of memory ``key``: the words between them explain it (`_loosely`)."""
+    return {"id": rid, "source": source, "target": target, "relation": WITH,
+            "sourceMemoryIds": [key], "authored": False, "said": set(), "read": set(),
+            "gap": (spans[i][1], spans[j][0]), "crowded": j > i + 1, "subject": spans[0][2],
+            "first": spans[i][2], "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
 
 
 def _fits(relation: str, source: str, target: str) -> bool:
@@ -541,6 +550,13 @@ def _plain_words(graph: Graph, question: str) -> tuple[list[tuple], list[tuple[s
     return used, missing
 
 
+_ITEM = r"(?:the\s+)?[\w-]+"
+_LISTED_AFTER = re.compile(rf"^(?:\s*,\s*{_ITEM})*\s*,?\s*(?:and|or|&)\s+{_ITEM}(?=\s)")
+_LISTED_BEFORE = re.compile(
+    rf"(?<=\s){_ITEM}(?:\s*,\s*{_ITEM})*\s*,?\s*(?:and|or|&)\s*(?:the\s*)?$"
+)
+
+
 def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]]) -> str:
     """A stand-in entity for a plain word (a component written as a word: "the exporter"),
     linked to every name in the sentences using it, as a co-mention is, or by the relation the
@@ -559,11 +575,7 @@ def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]])
                 continue  # one edge a sentence, to the name's nearest mention
             linked.add(eid)
             lo, hi = min(i, j), max(i, j)
-            rel = {"id": f"{pid}-{eid}-{key}-{s}", "source": pid, "target": eid,
-                   "relation": WITH, "sourceMemoryIds": [key], "authored": False, "said": set(),
-                   "read": set(), "gap": (spans[lo][1], spans[hi][0]), "crowded": hi > lo + 1,
-                   "subject": spans[0][2], "first": spans[lo][2],
-                   "evidence": [{"memory": key, "sentence": s}]}  # fmt: skip
+            rel = _co_mention(f"{pid}-{eid}-{key}-{s}", pid, eid, key, s, spans, lo, hi)
             between = graph.sentence(key, s)[spans[lo][1] : spans[hi][0]]
             if i == lo:  # "the indexer and the crawler belong to X": the list's other words out
                 between = _LISTED_AFTER.sub("", between)
@@ -577,13 +589,6 @@ def _anchor(graph: Graph, w: str, where: list[tuple[tuple[str, int], int, int]])
                                  if (st := stem(x)) in _FAMILY}}  # fmt: skip
             edges.append((rel, eid, OUT if rel["source"] == pid else IN))
     return pid
-
-
-_ITEM = r"(?:the\s+)?[\w-]+"
-_LISTED_AFTER = re.compile(rf"^(?:\s*,\s*{_ITEM})*\s*,?\s*(?:and|or|&)\s+{_ITEM}(?=\s)")
-_LISTED_BEFORE = re.compile(
-    rf"(?<=\s){_ITEM}(?:\s*,\s*{_ITEM})*\s*,?\s*(?:and|or|&)\s*(?:the\s*)?$"
-)
 
 
 def _drop_anchor(graph: Graph, pid: str) -> None:
