@@ -41,6 +41,7 @@ HALVES = (
     ("heldout4", "held-out 4 (unseen)"),
     ("heldout5", "held-out 5 (seen since 2026-12-07 17:17)"),
     ("heldout6", "held-out 6 (unseen)"),
+    ("heldout7", "held-out 7 (seen since 2026-12-07 18:42)"),
 )
 NOW = "2026-06-01T10:00:00.000Z"
 UPDATED = "2026-03-01T09:00:00.000Z"
@@ -102,7 +103,7 @@ def questions(data: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for q in data["questions"]:
         got = ask(built, question=q["q"])
-        names = {norm(a["name"]) for a in got["answers"]}
+        names = {_canon(data, a["name"]) for a in got["answers"]}  # the set's aliases too
         refused = got["confidence"] < 0.5 or not names
         if q["answers"] is None:
             right = refused
