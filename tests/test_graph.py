@@ -226,6 +226,69 @@ def test_types_are_voted_and_first_names_fold_into_full_names() -> None:
     assert marco["id"] == graph.entity_id("marco rossi")
 
 
+def _built(*bodies: str) -> tuple[list[tuple], list[tuple]]:
+    """(name, type, memories) of each entity and (source, relation, target) of each relation."""
+    g = graph.build(_records(*bodies), {}, NO_AGENT, NOW)
+    names = {eid: e["name"] for eid, e in g.entities.items()}
+    entities = sorted(
+        (e["name"], e["type"], tuple(e["sourceMemoryIds"])) for e in g.entities.values()
+    )
+    return entities, sorted((names[r["source"]], r["relation"], names[r["target"]])
+                            for r in g.relations.values())  # fmt: skip
+
+
+def test_a_lowercase_word_one_memory_names_a_thing_by_names_it_in_the_others() -> None:
+    entities, relations = _built(
+        "crawler is a small Rust job. It runs every night on the batch cluster.",
+        "The Search team owns crawler and a few scripts.",
+        "deploys are frozen until friday, ping me if it's urgent",  # chat: no sentence says much
+    )
+    assert ("crawler", "THING", ("k0", "k1")) in entities
+    assert ("Search team", "OWNS", "crawler") in relations
+    assert not any(name in ("deploys", "friday", "memory") for name, _, _ in entities)
+    # without the memory that names it, "crawler" is a plain word again
+    entities, relations = _built("The Search team owns crawler and a few scripts.")
+    assert [e[0] for e in entities] == ["Search team"] and relations == []
+
+
+def test_an_acronym_defined_beside_a_name_stands_for_it_everywhere() -> None:
+    entities, relations = _built(
+        "The Payments Platform group (PPG) is led by Ines Moreau.",
+        "PPG owns ledger-svc and is based in Lyon.",
+        "Questions about refunds go to PPG, not to SRE.",
+    )
+    assert ("Payments Platform group", "ORGANIZATION", ("k0", "k1", "k2")) in entities
+    assert relations == [
+        ("Ines Moreau", "LEADS", "Payments Platform group"),  # read across "(PPG)"
+        ("Payments Platform group", "LOCATED_IN", "Lyon"),
+        ("Payments Platform group", "OWNS", "ledger-svc"),
+    ]
+    assert not any(e[0] in ("PPG", "SRE") for e in entities)  # an undefined acronym is no name
+    # letters that are not the name's initials define nothing
+    entities, _ = _built(
+        "The Payments Platform group (EMEA) is led by Ines Moreau.", "EMEA owns x."
+    )
+    assert ("Payments Platform group", "ORGANIZATION", ("k0",)) in entities
+
+
+def test_a_line_keyed_by_a_name_relates_it_to_the_names_it_lists() -> None:
+    _, relations = _built(
+        "Directory\n- Payments Platform group: Ines Moreau (lead), Karl Weiss\n- On call: nobody",
+        "Who sits where:\n- Karl Weiss: Lyon\n- Ines Moreau: Paris",
+        "ledger-svc facts\nname: ledger-svc\nowner: Payments Platform group\nlanguage: Kotlin\n"
+        "region: Frankfurt\nrunbook: see the wiki, Karl Weiss wrote most of it",
+    )
+    assert relations == [
+        ("Ines Moreau", "LEADS", "Payments Platform group"),
+        ("Ines Moreau", "LOCATED_IN", "Paris"),
+        ("Karl Weiss", "LOCATED_IN", "Lyon"),
+        ("Karl Weiss", "MEMBER_OF", "Payments Platform group"),
+        ("Payments Platform group", "OWNS", "ledger-svc"),
+        ("ledger-svc", "LOCATED_IN", "Frankfurt"),
+        ("ledger-svc", "USES", "Kotlin"),
+    ]  # the runbook line is a sentence, not a list of names: nothing read from it
+
+
 def test_stored_extraction_is_used_only_while_it_matches() -> None:
     records = _records("Dana Kim prefers Vim.")
     stale = {"k0": {"fingerprint": "0" * 16, "mentions": [], "relations": []}}

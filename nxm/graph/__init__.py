@@ -57,20 +57,46 @@ def relation_id(source: str, relation: str, target: str) -> str:
     return "rel-" + hashlib.sha256(f"{source}\x00{relation}\x00{target}".encode()).hexdigest()[:12]
 
 
-def _extraction(record: dict[str, Any]) -> dict[str, Any]:
-    got = extract(text_of(record), record.get("user_id"))
-    return {"fingerprint": fingerprint(record), **got}
+def _extraction(
+    record: dict[str, Any], names: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
+    given = {w: (v[0], v[1]) for w, v in (names or {}).items()}
+    return {
+        "fingerprint": fingerprint(record),
+        **extract(text_of(record), record.get("user_id"), given),
+    }
+
+
+def complete(records: list[dict[str, Any]], extracted: Records) -> Records:
+    """Bring ``extracted`` up to date for ``records`` and return what was made. A name one
+    memory gives ("tiler is a Go service", "… group (RSE)") is read in the others using it."""
+    made = {}
+    for r in records:
+        got = extracted.get(r["key"])
+        if got is None or got.get("fingerprint") != fingerprint(r):
+            made[r["key"]] = extracted[r["key"]] = _extraction(r)
+    gives: dict[str, list[str]] = {}
+    for r in records:
+        for w, v in extracted[r["key"]].get("gives", {}).items():
+            gives.setdefault(w, v)  # the first memory in reading order to give it
+    words = sorted(gives, key=len, reverse=True)
+    used = re.compile(rf"(?<![\w@./-])(?:{'|'.join(map(re.escape, words))})(?![\w/-])")
+    for r in records:
+        got, text = extracted[r["key"]], text_of(r)
+        names = {}
+        if words and any(w in text for w in words):  # a substring test first: most texts have none
+            own = got.get("gives", {})
+            names = {w: gives[w] for w in sorted(set(used.findall(text))) if w not in own}
+        if names != got.get("names", {}):
+            made[r["key"]] = extracted[r["key"]] = _extraction(r, names)
+    return made
 
 
 def extractions(service: Any, records: list[dict[str, Any]]) -> Records:
     """Each record's extraction: the cached one while its fingerprint holds, else made and kept."""
     cache = service.store.cache
     stored = cache.extractions()
-    made = {}
-    for r in records:
-        got = stored.get(r["key"])
-        if got is None or got.get("fingerprint") != fingerprint(r):
-            made[r["key"]] = stored[r["key"]] = _extraction(r)
+    made = complete(records, stored)
     if made:
         with contextlib.suppress(Exception):  # a read-only cache: made again next time
             cache.store_extractions(made)
@@ -226,10 +252,9 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     first: dict[str, tuple[str, int]] = {}
     rels: list[tuple[str, str, str, str, int, Any]] = []
     named: list[tuple[str, int, str, int, int]] = []  # (memory, sentence, name, start, end)
+    complete(support, extracted)
     for r in support:
-        got = extracted.get(r["key"])
-        if got is None or got.get("fingerprint") != fingerprint(r):
-            got = extracted[r["key"]] = _extraction(r)
+        got = extracted[r["key"]]
         key, user = r["key"], r.get("user_id")
         for m in got["mentions"]:
             name = m["name"]

@@ -206,8 +206,12 @@ def allowed(relation: str, source: Any, target: Any) -> str | None:
         return "MEMBER_OF" if is_team(target) else None  # "moved to the growth team"
     if relation == "OWNS" and source.kind == "dict" and skind == "THING":
         return None  # a technology owns nothing: "Kafka handles ledger-svc events"
-    if relation == "OWNS" and is_team(target) and not is_team(source):
-        return "LEADS"  # a person runs a team; nobody owns one
+    if (
+        relation == "OWNS"
+        and not is_team(source)
+        and (is_team(target) or (tkind == "ORGANIZATION" and skind == "PERSON"))
+    ):
+        return "LEADS"  # a person runs a team or a company; nobody owns one
     if relation == "LEADS" and is_team(source) and tkind == "THING" and not is_team(target):
         return "OWNS"  # "the payments team runs billing-api", "billing-api is under the team"
     if relation == "LEADS" and skind != "PERSON" and source.kind in ("dict", "kebab", "np"):

@@ -7,6 +7,7 @@ memory's guess can be outvoted; code and job titles name no one. docs/graph.md g
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import nxm.graph.lexicon as lex
@@ -23,7 +24,7 @@ from nxm.graph.connectors import (
 )
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
-EXTRACTOR_VERSION = 4
+EXTRACTOR_VERSION = 5
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
 _WORDS = re.compile(r"[a-z]+")
@@ -32,7 +33,15 @@ _FIELDS = {"owner": ("OWNS", True), "owners": ("OWNS", True), "maintainer": ("OW
            "maintainers": ("OWNS", True), "owned by": ("OWNS", True), "lead": ("LEADS", True),
            "led by": ("LEADS", True), "stack": ("USES", False), "built with": ("USES", False),
            "depends on": ("DEPENDS_ON", False), "location": ("LOCATED_IN", False),
-           "based in": ("LOCATED_IN", False), "replaces": ("REPLACES", False)}  # fmt: skip
+           "based in": ("LOCATED_IN", False), "replaces": ("REPLACES", False),
+           **dict.fromkeys("os lang language runtime db database storage framework platform cloud "
+                           "hosting cdn cache queue editor".split(), ("USES", False)),
+           **dict.fromkeys("site region city office datacentre datacenter".split(),
+                           ("LOCATED_IN", False)),
+           **dict.fromkeys("contact on-call oncall pager steward codeowners".split(), ("OWNS", True)),
+           "manager": ("REPORTS_TO", False), "reports to": ("REPORTS_TO", False),
+           "employer": ("WORKS_AT", False), "upstream": ("DEPENDS_ON", False)}  # fmt: skip
+_NAMED = re.compile(r"^\s*name\s*:\s*", re.IGNORECASE)  # "name: Cairn": what the memory is about
 _FIELD = re.compile(rf"^\s*([\w -]{{2,40}} )?({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
@@ -58,7 +67,9 @@ _NP = re.compile(
     rf"\b(?:the|our|their|its|his|her|my|your)\s+((?:(?!the\b)[A-Za-z][\w.-]*\s+){{0,2}}(?:{_HEADS})s?)\b",
     re.IGNORECASE,
 )
-_CAP_TEAM = re.compile(rf"(?<![\w-])([A-Z][a-z]+) (?:{'|'.join(lex.TEAM_HEADS)})\b")
+_CAP_TEAM = re.compile(  # "Risk team", "Research Software Engineering group"
+    rf"(?<![\w-])((?:[A-Z][\w&-]* ){{0,3}}[A-Z][a-z]+) (?:{'|'.join(lex.TEAM_HEADS)})\b"
+)
 _NP_DROP = frozenset(
     "new old current main entire whole same other existing legacy shared internal standard".split()
 )
@@ -170,7 +181,49 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
     return _Mention(start, start + len(name), name, "caps", _caps_shape(words))
 
 
-def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list[_Mention]:
+_BARE_SUBJECT = re.compile(  # a sentence opening with a lowercase word and a verb or a list
+    r"^[\"'(*\[–— -]*([a-z][a-z0-9]{2,})(?:['’]s)?(?:\s+(?:is|are|was|has|had|can(?:['’]t|not)?"
+    r"|will|won['’]t|does|doesn['’]t|did|didn['’]t|should|must|[a-z]{2,}s)\b|:|,| and )"
+)
+_BARE_OWNER = re.compile(r"(?<![\w@./-])([a-z][a-z0-9]{2,})['’]s\b")
+_DETERMINER = re.compile(
+    r"\b(?:a|an|the|this|that|these|those|our|your|their|its|his|her|my|each|every|any|some|no"
+    r"|one|another|which|whose)\s+$"
+)
+_NOT_BARE = frozenset(
+    """fyi btw imo tbh note also please pls the this that there here each every everything
+    nothing someone anyone everyone nobody one who what which when where why how our your their
+    its his her she they it we you and but for not now then today tomorrow yesterday prod staging
+    dev main master year week month day night morning other last next nobody somebody everybody
+    anything something another both either neither none all any some most more less few many
+    much such same own""".split()
+)
+
+
+def bare_names(sents: list[str]) -> set[str]:
+    """Lowercase words a memory names things by: an owner with no article ("tiler reads
+    gridder's output"), and where its writer capitalises sentences, one opening a sentence
+    ("tiler is a Go service", "almanac, the portal, …")."""
+    capitalised = any(s[:1].isupper() for s in sents)
+    out = set()
+    for sent in sents:
+        hits = [m for m in _BARE_OWNER.finditer(sent) if not _DETERMINER.search(sent[: m.start()])]
+        if capitalised and (m := _BARE_SUBJECT.match(sent)):
+            hits.append(m)
+        for m in hits:
+            w = m.group(1)
+            if w.endswith("s") or w in _NOT_BARE or w.capitalize() in lex.STOP:
+                continue
+            if w in lex.TEAM_HEADS or w in lex.THING_HEADS or stem(w) in FAMILY:
+                continue
+            out.add(w)
+    return out
+
+
+def _find(
+    sentence: str, later_caps: set[str], plain: str | None = None,
+    names: Mapping[str, tuple[str, str]] | None = None,
+) -> list[_Mention]:  # fmt: skip
     """Mentions in one sentence (``plain``: its `prose`), overlaps resolved (word lists first)."""
     text = sentence.replace("`", " ")
     plain = prose(sentence) if plain is None else plain
@@ -198,11 +251,14 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         name = " ".join(words)
         start = m.end(1) - len(name)
         found.append(_Mention(start, m.end(1), name, "np", {kind: 3}))
-    found.extend(  # "Risk team is now led by …": a capitalised name before a team word
-        _Mention(m.start(), m.end(), m.group(0), "np", {"ORGANIZATION": 3})
-        for m in _CAP_TEAM.finditer(plain)
-        if m.group(1) not in lex.STOP
-    )
+    for m in _CAP_TEAM.finditer(plain):  # "Risk team is now led by …": names before a team word
+        words, start = m.group(1).split(), m.start()
+        while words and words[0] in lex.STOP:
+            start += len(words.pop(0)) + 1
+        if words:
+            found.append(
+                _Mention(start, m.end(), plain[start : m.end()], "np", {"ORGANIZATION": 3})
+            )
     for m in _CAPS.finditer(plain):
         words = m.group(0).split()
         start = m.start()
@@ -218,7 +274,13 @@ def _find(sentence: str, later_caps: set[str], plain: str | None = None) -> list
         end = start + len(" ".join(words))
         if got := _caps(plain, words, start, end, later_caps):
             found.append(got)
-    rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "caps": 4}
+    for surface, (name, kind) in (names or {}).items():  # names the memory or the store gave
+        found.extend(
+            _Mention(m.start(), m.end(), name, "bare", {kind: 2})
+            for m in re.finditer(rf"(?<![\w@./-]){re.escape(surface)}(?![\w/-])", plain)
+            if not (plain[: m.start()].endswith("(") and plain[m.end() :].startswith(")"))
+        )  # "(RSE)" where it is defined is the name's own aside
+    rank = {"dict": 0, "handle": 1, "kebab": 2, "np": 3, "bare": 3, "caps": 4}
     found.sort(key=lambda m: (rank[m.kind], m.start, -(m.end - m.start)))
     kept: list[_Mention] = []
     for m in found:
@@ -298,6 +360,41 @@ def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple |
     return None
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_KEY = re.compile(r"\s*:\s+")
+_VALUE_SEP = re.compile(r"\s*(?:,|;|/|&|,?\s*and)\s*")
+_LEAD_MARK = re.compile(r"\s*\((?:team )?(?:lead|head)\)", re.IGNORECASE)
+# (the key's type, a value's type) -> the relation, and whether the value is its source
+_KEYED = {("ORGANIZATION", "PERSON"): ("MEMBER_OF", True), ("THING", "PERSON"): ("OWNS", True),
+          ("THING", "ORGANIZATION"): ("OWNS", True), ("PERSON", "PLACE"): ("LOCATED_IN", False),
+          ("THING", "PLACE"): ("LOCATED_IN", False), ("ORGANIZATION", "PLACE"): ("LOCATED_IN", False),
+          ("THING", "THING"): ("USES", False)}  # fmt: skip
+
+
+def _keyed(sent: str, found: list[_Mention]) -> list[Pair]:
+    """A line keyed by a name relates it to the names it lists, by their types: "HPC Systems:
+    Emeka Nwosu (lead), Rhys Pritchard", "scrubber: Ilse de Vries", "Tom Achterberg: Sheffield"."""
+    if not found or found[0].kind == "coref" or sent[: found[0].start].strip(" •*-"):
+        return []
+    head = found[0]
+    key = _KEY.match(sent, head.end)
+    if key is None:
+        return []
+    out: list[Pair] = []
+    at = key.end()
+    for value in found[1:]:
+        gap = _ASIDE.sub("", sent[at : value.start])
+        if (at == key.end() and gap.strip()) or (at > key.end() and not _VALUE_SEP.fullmatch(gap)):
+            break  # not a list of names: a sentence after the key
+        relation, backwards = _KEYED.get((kind_of(head), kind_of(value)), (None, False))
+        if relation == "MEMBER_OF" and _LEAD_MARK.match(sent, value.end):
+            relation = "LEADS"
+        if relation:
+            out.append((value, relation, head, ":") if backwards else (head, relation, value, ":"))
+        at = value.end
+    return out
+
+
 Pair = tuple["_Mention", str, "_Mention", str]  # (source, relation, target, connecting words)
 
 
@@ -309,7 +406,7 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     aside: _Mention | None = None  # the noun an apposition ("A, led by B, owns C") is about
     bare = False  # an aside without punctuation: "the team in Berlin owns", "the team under B"
     for a, b in zip(found, found[1:], strict=False):
-        between = sent[a.end : b.start]
+        between = _ASIDE.sub("", sent[a.end : b.start])  # "X (RSE) is led by Y"
         source = a
         if aside is not None and bare:
             source, aside = aside, None  # "the platform team in Berlin owns …": an aside
@@ -411,9 +508,13 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     return pairs
 
 
-def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
+def extract(
+    text: str, user_id: str | None = None, names: Mapping[str, tuple[str, str]] | None = None
+) -> dict[str, Any]:
     """Mentions (name, type votes, sentence index, span in it), relations (source, relation,
-    target, s) and the names pronouns stand for (name, s, start, end)."""
+    target, s), the names pronouns stand for (name, s, start, end), and the names this text
+    gives: lowercase words (`bare_names`) and acronyms it defines ("… group (RSE)"), each
+    {word: (name, type)}; ``names``: those other memories give that this text uses."""
     sents = sentences(text)
     plains = [prose(s) for s in sents]
     caps_mid: set[str] = set()
@@ -427,8 +528,14 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
     last_person: str | None = None
     last_thing: str | None = None
     topic: str | None = None
+    given = {w: (w, "THING") for w in bare_names(sents)}
+    known = {**(names or {}), **given}
     for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
-        found = _find(sent, caps_mid, plain)
+        found = _find(sent, caps_mid, plain, known)
+        for short, m in _defined(sent, found):  # from here on "RSE" names the group
+            if kind_of(m) == "PERSON":
+                m.vote({"ORGANIZATION": 2})  # people have initials, not acronyms
+            given[short] = known[short] = (m.name, kind_of(m))
         head = _SELF.match(sent)
         if head and user_id:
             found.insert(0, _Mention(0, head.end(), user_id, "self", {"PERSON": 3}))
@@ -444,6 +551,10 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
         _pronouns(sent, found, last_person, last_thing)
         pairs = _pairs(sent, found)
         field = _FIELD.match(sent)
+        if not field:
+            pairs += _keyed(sent, found)
+        if (named := _NAMED.match(sent)) and found and found[0].start == named.end():
+            topic = found[0].name
         about, rest = topic, found  # "Owner: X" is about the memory, "Risk team lead: X" the team
         if (
             field
@@ -504,7 +615,31 @@ def extract(text: str, user_id: str | None = None) -> dict[str, Any]:
             first = found[0]
             last_thing = first.name if first.kind != "self" and kind_of(first) != "PERSON" else None
     _alias_first_names(mentions, relations)
-    return {"mentions": mentions, "relations": relations, "corefs": corefs}
+    got = {"mentions": mentions, "relations": relations, "corefs": corefs,
+           "gives": {w: list(v) for w, v in sorted(given.items())}}  # fmt: skip
+    return got | ({"names": {w: list(v) for w, v in sorted(names.items())}} if names else {})
+
+
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9&]{1,7}")
+
+
+def _initials(name: str) -> set[str]:
+    """ "Payments Platform group" -> {"PP", "PPG"}: its capitals' initials, or its words'."""
+    words = [w for w in re.split(r"[\s-]+", name) if w not in ("of", "for", "and", "the", "&")]
+    return {"".join(w[0] for w in words if w[:1].isupper()), "".join(w[0] for w in words).upper()}
+
+
+def _defined(sent: str, found: list[_Mention]) -> list[tuple[str, _Mention]]:
+    """Acronyms the sentence defines beside a name: "the Research Software Engineering group
+    (RSE)", "TRC (Thornbury Research Computing)", when the letters are the name's initials."""
+    out = []
+    for m in found:
+        after = re.match(rf"\s*\(({_ACRONYM.pattern})\)", sent[m.end :])
+        before = re.search(rf"\b({_ACRONYM.pattern})\s*\($", sent[: m.start])
+        short = after or (before if sent[m.end : m.end + 1] == ")" else None)
+        if short and m.kind in ("caps", "np", "dict") and short.group(1) in _initials(m.name):
+            out.append((short.group(1), m))
+    return out
 
 
 def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str, Any]]) -> None:
