@@ -289,6 +289,39 @@ def test_a_line_keyed_by_a_name_relates_it_to_the_names_it_lists() -> None:
     ]  # the runbook line is a sentence, not a list of names: nothing read from it
 
 
+def test_a_markdown_table_relates_each_row_to_its_first_cell_by_column() -> None:
+    _, relations = _built(
+        "Who runs what, as of March:\n"
+        "| component | team | database | region |\n|:--|:--|:--|:--|\n"
+        "| billing-svc | Ledger | PostgreSQL | Frankfurt |\n"
+        "| courier | Dispatch squad | Redis, DynamoDB | Dublin |\n"
+        "| notes | whatever is left | | |"
+    )
+    assert relations == [
+        ("Dispatch squad", "OWNS", "courier"),
+        ("Ledger", "OWNS", "billing-svc"),
+        ("billing-svc", "LOCATED_IN", "Frankfurt"),
+        ("billing-svc", "USES", "PostgreSQL"),
+        ("courier", "LOCATED_IN", "Dublin"),
+        ("courier", "USES", "DynamoDB"),
+        ("courier", "USES", "Redis"),
+    ]
+    # the same cells without a header row say nothing
+    assert _built("| billing-svc | Ledger | PostgreSQL | Frankfurt |")[1] == []
+
+
+def test_a_field_line_states_its_relation_for_every_name_it_lists() -> None:
+    _, relations = _built(
+        "courier notes\nname: courier\nstack: Go, Redis and NATS\nowner: Dispatch squad"
+    )
+    assert relations == [
+        ("Dispatch squad", "OWNS", "courier"),
+        ("courier", "USES", "Golang"),
+        ("courier", "USES", "NATS"),
+        ("courier", "USES", "Redis"),
+    ]
+
+
 def test_stored_extraction_is_used_only_while_it_matches() -> None:
     records = _records("Dana Kim prefers Vim.")
     stale = {"k0": {"fingerprint": "0" * 16, "mentions": [], "relations": []}}

@@ -42,6 +42,10 @@ _FIELDS = {"owner": ("OWNS", True), "owners": ("OWNS", True), "maintainer": ("OW
            "manager": ("REPORTS_TO", False), "reports to": ("REPORTS_TO", False),
            "employer": ("WORKS_AT", False), "upstream": ("DEPENDS_ON", False)}  # fmt: skip
 _NAMED = re.compile(r"^\s*name\s*:\s*", re.IGNORECASE)  # "name: Cairn": what the memory is about
+# a Markdown table's columns: what a cell states about its row's first cell
+_COLUMNS = {**_FIELDS, "team": ("OWNS", True), "owning team": ("OWNS", True)}
+_ROW = re.compile(r"^\|.*\|$")
+_RULE = re.compile(r"^\|[\s:|-]+\|$")
 _FIELD = re.compile(rf"^\s*([\w -]{{2,40}} )?({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
@@ -68,7 +72,7 @@ _NP = re.compile(
     re.IGNORECASE,
 )
 _CAP_TEAM = re.compile(  # "Risk team", "Research Software Engineering group"
-    rf"(?<![\w-])((?:[A-Z][\w&-]* ){{0,3}}[A-Z][a-z]+) (?:{'|'.join(lex.TEAM_HEADS)})\b"
+    rf"(?<![\w-])((?:[A-Z][\w&-]* ){{0,3}}[A-Z][a-z][\w&-]*) (?:{'|'.join(lex.TEAM_HEADS)})\b"
 )
 _NP_DROP = frozenset(
     "new old current main entire whole same other existing legacy shared internal standard".split()
@@ -206,7 +210,14 @@ def bare_names(sents: list[str]) -> set[str]:
     ("tiler is a Go service", "almanac, the portal, …")."""
     capitalised = any(s[:1].isupper() for s in sents)
     out = set()
-    for sent in sents:
+    for sent, after in zip(sents, [*sents[1:], ""], strict=True):
+        first = None
+        if _ROW.match(sent) and not _RULE.match(sent) and not _RULE.match(after):
+            first = sent.strip("|").split("|")[0].strip()  # a table row's own name
+        elif named := _NAMED.match(sent):
+            first = sent[named.end() :].strip()  # "name: courier"
+        if first and re.fullmatch(r"[a-z][a-z0-9]{2,}", first) and first not in _NOT_BARE:
+            out.add(first)
         hits = [m for m in _BARE_OWNER.finditer(sent) if not _DETERMINER.search(sent[: m.start()])]
         if capitalised and (m := _BARE_SUBJECT.match(sent)):
             hits.append(m)
@@ -363,6 +374,7 @@ def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple |
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 _KEY = re.compile(r"\s*:\s+")
 _VALUE_SEP = re.compile(r"\s*(?:,|;|/|&|,?\s*and)\s*")
+_LEAD_IN = re.compile(r"\s*(?:(?:the|our|their|its|a|an)\s+)?", re.IGNORECASE)
 _LEAD_MARK = re.compile(r"\s*\((?:team )?(?:lead|head)\)", re.IGNORECASE)
 # (the key's type, a value's type) -> the relation, and whether the value is its source
 _KEYED = {("ORGANIZATION", "PERSON"): ("MEMBER_OF", True), ("THING", "PERSON"): ("OWNS", True),
@@ -381,17 +393,49 @@ def _keyed(sent: str, found: list[_Mention]) -> list[Pair]:
     if key is None:
         return []
     out: list[Pair] = []
-    at = key.end()
-    for value in found[1:]:
-        gap = _ASIDE.sub("", sent[at : value.start])
-        if (at == key.end() and gap.strip()) or (at > key.end() and not _VALUE_SEP.fullmatch(gap)):
-            break  # not a list of names: a sentence after the key
+    for value in listed_from(sent, found[1:], key.end()):
         relation, backwards = _KEYED.get((kind_of(head), kind_of(value)), (None, False))
         if relation == "MEMBER_OF" and _LEAD_MARK.match(sent, value.end):
             relation = "LEADS"
         if relation:
             out.append((value, relation, head, ":") if backwards else (head, relation, value, ":"))
-        at = value.end
+    return out
+
+
+def _row(sent: str, found: list[_Mention], columns: list[str]) -> list[Pair]:
+    """A Markdown table row: each cell under a column a field names ("team", "language",
+    "region") relates the names in it to the row's first name ("| ride-engine | Trips | Elixir |")."""
+    bars = [i for i, c in enumerate(sent) if c == "|"]
+    cell = {id(m): sum(1 for b in bars if b < m.start) - 1 for m in found}
+    keys = [m for m in found if cell[id(m)] == 0]
+    if not keys:
+        return []
+    out: list[Pair] = []
+    for m in found:
+        column = columns[cell[id(m)]] if 0 < cell[id(m)] < len(columns) else ""
+        if column in _COLUMNS:
+            relation, backwards = _COLUMNS[column]
+            if column.endswith("team"):
+                m.vote({"ORGANIZATION": 3})  # a name under "team" is one, whatever its shape
+            out.append(
+                (m, relation, keys[0], column) if backwards else (keys[0], relation, m, column)
+            )
+    return out
+
+
+def listed_from(sent: str, found: list[_Mention], start: int) -> list[_Mention]:
+    """The names listed from ``start`` on ("A, B (lead) and C"): nothing else before the first,
+    only separators and asides between them."""
+    out: list[_Mention] = []
+    at = start
+    for m in found:
+        if m.start < start:
+            continue
+        gap = _ASIDE.sub("", sent[at : m.start])
+        if (not out and not _LEAD_IN.fullmatch(gap)) or (out and not _VALUE_SEP.fullmatch(gap)):
+            break  # not a list of names: a sentence
+        out.append(m)
+        at = m.end
     return out
 
 
@@ -528,6 +572,7 @@ def extract(
     last_person: str | None = None
     last_thing: str | None = None
     topic: str | None = None
+    columns: list[str] = []  # the header of the Markdown table being read
     given = {w: (w, "THING") for w in bare_names(sents)}
     known = {**(names or {}), **given}
     for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
@@ -553,6 +598,13 @@ def extract(
         field = _FIELD.match(sent)
         if not field:
             pairs += _keyed(sent, found)
+        if _ROW.match(sent) and not _RULE.match(sent):
+            if i + 1 < len(sents) and _RULE.match(sents[i + 1]):
+                columns = [c.strip().lower() for c in sent.strip("|").split("|")]
+            else:
+                pairs += _row(sent, found, columns)
+        elif not _RULE.match(sent):
+            columns = []
         if (named := _NAMED.match(sent)) and found and found[0].start == named.end():
             topic = found[0].name
         about, rest = topic, found  # "Owner: X" is about the memory, "Risk team lead: X" the team
@@ -565,13 +617,17 @@ def extract(
         ):
             if not sent[found[0].end : field.start(2)].strip():
                 about, rest = found[0].name, found[1:]
-        if field and about and rest and rest[0].start >= field.end() and rest[0].name != about:
+        # a name in the key ("Decision owner:") makes the line about something else
+        keyed = field and rest and rest[0].start >= field.end()
+        values = listed_from(sent, rest, field.end()) if keyed else []
+        if field and about and values and values[0].name != about:
             relation, reverse = _FIELDS[field.group(2).lower()]
             it = _Mention(0, 0, about, "coref", {})
-            if not reverse:
-                pairs.append((it, relation, rest[0], field.group(2)))
-            elif kind_of(rest[0]) != "THING":  # an owner or a lead is a person or a team
-                pairs.append((rest[0], relation, it, field.group(2)))
+            for value in values:
+                if not reverse:
+                    pairs.append((it, relation, value, field.group(2)))
+                elif kind_of(value) != "THING":  # an owner or a lead is a person or a team
+                    pairs.append((value, relation, it, field.group(2)))
         related: set[int] = set()
         seen = set()
         for source, relation, target, words in pairs:
