@@ -472,6 +472,35 @@ def test_extractions_are_kept_by_text_and_hold_no_bodies(ctx: Context) -> None:
     assert keys[0] not in svc.store.cache.extractions()
 
 
+def test_a_given_name_costs_one_more_extraction_of_the_memories_using_it(ctx: Context) -> None:
+    svc = ctx.memory
+
+    def add(body: str, intro: str) -> str:
+        return svc.add(body=body, introduction=intro, now=NOW, actor="t")["memory"]["key"]
+
+    user = add("The Search team owns crawler and a few scripts.", "What search owns")
+    calls: list[tuple[str, bool]] = []
+    real = graph._extraction
+    try:
+        graph._extraction = lambda r, names=None: (
+            calls.append((r["key"], bool(names))) or real(r, names)
+        )  # type: ignore[assignment]
+        graph.current(svc, NOW)
+        calls.clear()
+        giver = add("crawler is a small Rust job. It runs every night.", "Crawler")
+        built = graph.current(svc, NOW)
+        assert sorted(calls) == sorted([(giver, False), (user, True)])
+        assert built.find("crawler")["sourceMemoryIds"] == [user, giver]
+        calls.clear()
+        graph.current(MemoryService(find(svc.ws.root)), NOW)  # kept: a new process redoes none
+        assert calls == []
+        svc.forget(key=giver, now=NOW, actor="t")  # the name goes with the memory that gave it
+        assert graph.current(svc, NOW).find("crawler") is None
+        assert calls == [(user, False)]
+    finally:
+        graph._extraction = real  # type: ignore[assignment]
+
+
 def test_agent_facts_survive_re_extraction_and_forgetting(ctx: Context) -> None:
     svc = ctx.memory
     key = svc.add(body="Dana Kim owns the billing service.", introduction="Dana owns billing",

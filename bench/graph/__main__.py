@@ -42,7 +42,7 @@ HALVES = (
     ("heldout5", "held-out 5 (seen since 2026-12-07 17:17)"),
     ("heldout6", "held-out 6 (unseen)"),
     ("heldout7", "held-out 7 (seen since 2026-12-07 18:42)"),
-    ("heldout8", "held-out 8 (unseen)"),
+    ("heldout8", "held-out 8 (seen since 2026-12-07 18:58)"),
 )
 NOW = "2026-06-01T10:00:00.000Z"
 UPDATED = "2026-03-01T09:00:00.000Z"

@@ -76,9 +76,9 @@ def complete(records: list[dict[str, Any]], extracted: Records) -> Records:
         if got is None or got.get("fingerprint") != fingerprint(r):
             made[r["key"]] = extracted[r["key"]] = _extraction(r)
     gives: dict[str, list[str]] = {}
-    for r in records:
+    for r in reading_order(records):  # the first memory to give a name decides what it means
         for w, v in extracted[r["key"]].get("gives", {}).items():
-            gives.setdefault(w, v)  # the first memory in reading order to give it
+            gives.setdefault(w, v)
     words = sorted(gives, key=len, reverse=True)
     used = re.compile(rf"(?<![\w@./-])(?:{'|'.join(map(re.escape, words))})(?![\w/-])")
     for r in records:
