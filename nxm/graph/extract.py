@@ -22,31 +22,14 @@ from nxm.graph.connectors import (
     person_role,
     stem,
 )
+from nxm.graph.given import bare_names, defined
+from nxm.graph.lines import ASIDE, FIELD, FIELDS, NAMED, ROW, RULE, Pair, keyed, listed_from, row
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
 EXTRACTOR_VERSION = 5
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
 _WORDS = re.compile(r"[a-z]+")
-# "Owner: X" lines: the relation X stands in to the memory's topic, and whether X is its source
-_FIELDS = {"owner": ("OWNS", True), "owners": ("OWNS", True), "maintainer": ("OWNS", True),
-           "maintainers": ("OWNS", True), "owned by": ("OWNS", True), "lead": ("LEADS", True),
-           "led by": ("LEADS", True), "stack": ("USES", False), "built with": ("USES", False),
-           "depends on": ("DEPENDS_ON", False), "location": ("LOCATED_IN", False),
-           "based in": ("LOCATED_IN", False), "replaces": ("REPLACES", False),
-           **dict.fromkeys("os lang language runtime db database storage framework platform cloud "
-                           "hosting cdn cache queue editor".split(), ("USES", False)),
-           **dict.fromkeys("site region city office datacentre datacenter".split(),
-                           ("LOCATED_IN", False)),
-           **dict.fromkeys("contact on-call oncall pager steward codeowners".split(), ("OWNS", True)),
-           "manager": ("REPORTS_TO", False), "reports to": ("REPORTS_TO", False),
-           "employer": ("WORKS_AT", False), "upstream": ("DEPENDS_ON", False)}  # fmt: skip
-_NAMED = re.compile(r"^\s*name\s*:\s*", re.IGNORECASE)  # "name: Cairn": what the memory is about
-# a Markdown table's columns: what a cell states about its row's first cell
-_COLUMNS = {**_FIELDS, "team": ("OWNS", True), "owning team": ("OWNS", True)}
-_ROW = re.compile(r"^\|.*\|$")
-_RULE = re.compile(r"^\|[\s:|-]+\|$")
-_FIELD = re.compile(rf"^\s*([\w -]{{2,40}} )?({'|'.join(_FIELDS)})\s*:\s*", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w-]*(?![\w.-]*\.\w)")
 _CODE = re.compile(r"`([^`]*)`")
 _KEBAB = re.compile(r"(?<![\w@#./:-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-]|\.\w)")
@@ -183,52 +166,6 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
     if len(words) == 1 and (len(name) == 1 or _NOT_NAME.match(name)):
         return None
     return _Mention(start, start + len(name), name, "caps", _caps_shape(words))
-
-
-_BARE_SUBJECT = re.compile(  # a sentence opening with a lowercase word and a verb or a list
-    r"^[\"'(*\[–— -]*([a-z][a-z0-9]{2,})(?:['’]s)?(?:\s+(?:is|are|was|has|had|can(?:['’]t|not)?"
-    r"|will|won['’]t|does|doesn['’]t|did|didn['’]t|should|must|[a-z]{2,}s)\b|:|,| and )"
-)
-_BARE_OWNER = re.compile(r"(?<![\w@./-])([a-z][a-z0-9]{2,})['’]s\b")
-_DETERMINER = re.compile(
-    r"\b(?:a|an|the|this|that|these|those|our|your|their|its|his|her|my|each|every|any|some|no"
-    r"|one|another|which|whose)\s+$"
-)
-_NOT_BARE = frozenset(
-    """fyi btw imo tbh note also please pls the this that there here each every everything
-    nothing someone anyone everyone nobody one who what which when where why how our your their
-    its his her she they it we you and but for not now then today tomorrow yesterday prod staging
-    dev main master year week month day night morning other last next nobody somebody everybody
-    anything something another both either neither none all any some most more less few many
-    much such same own""".split()
-)
-
-
-def bare_names(sents: list[str]) -> set[str]:
-    """Lowercase words a memory names things by: an owner with no article ("tiler reads
-    gridder's output"), and where its writer capitalises sentences, one opening a sentence
-    ("tiler is a Go service", "almanac, the portal, …")."""
-    capitalised = any(s[:1].isupper() for s in sents)
-    out = set()
-    for sent, after in zip(sents, [*sents[1:], ""], strict=True):
-        first = None
-        if _ROW.match(sent) and not _RULE.match(sent) and not _RULE.match(after):
-            first = sent.strip("|").split("|")[0].strip()  # a table row's own name
-        elif named := _NAMED.match(sent):
-            first = sent[named.end() :].strip()  # "name: courier"
-        if first and re.fullmatch(r"[a-z][a-z0-9]{2,}", first) and first not in _NOT_BARE:
-            out.add(first)
-        hits = [m for m in _BARE_OWNER.finditer(sent) if not _DETERMINER.search(sent[: m.start()])]
-        if capitalised and (m := _BARE_SUBJECT.match(sent)):
-            hits.append(m)
-        for m in hits:
-            w = m.group(1)
-            if w.endswith("s") or w in _NOT_BARE or w.capitalize() in lex.STOP:
-                continue
-            if w in lex.TEAM_HEADS or w in lex.THING_HEADS or stem(w) in FAMILY:
-                continue
-            out.add(w)
-    return out
 
 
 def _find(
@@ -371,77 +308,6 @@ def _said(sent: str, gap: str, a: _Mention, b: _Mention, first: bool) -> tuple |
     return None
 
 
-_ASIDE = re.compile(r"\s*\([^()]*\)")
-_KEY = re.compile(r"\s*:\s+")
-_VALUE_SEP = re.compile(r"\s*(?:,|;|/|&|,?\s*and)\s*")
-_LEAD_IN = re.compile(r"\s*(?:(?:the|our|their|its|a|an)\s+)?", re.IGNORECASE)
-_LEAD_MARK = re.compile(r"\s*\((?:team )?(?:lead|head)\)", re.IGNORECASE)
-# (the key's type, a value's type) -> the relation, and whether the value is its source
-_KEYED = {("ORGANIZATION", "PERSON"): ("MEMBER_OF", True), ("THING", "PERSON"): ("OWNS", True),
-          ("THING", "ORGANIZATION"): ("OWNS", True), ("PERSON", "PLACE"): ("LOCATED_IN", False),
-          ("THING", "PLACE"): ("LOCATED_IN", False), ("ORGANIZATION", "PLACE"): ("LOCATED_IN", False),
-          ("THING", "THING"): ("USES", False)}  # fmt: skip
-
-
-def _keyed(sent: str, found: list[_Mention]) -> list[Pair]:
-    """A line keyed by a name relates it to the names it lists, by their types: "HPC Systems:
-    Emeka Nwosu (lead), Rhys Pritchard", "scrubber: Ilse de Vries", "Tom Achterberg: Sheffield"."""
-    if not found or found[0].kind == "coref" or sent[: found[0].start].strip(" •*-"):
-        return []
-    head = found[0]
-    key = _KEY.match(sent, head.end)
-    if key is None:
-        return []
-    out: list[Pair] = []
-    for value in listed_from(sent, found[1:], key.end()):
-        relation, backwards = _KEYED.get((kind_of(head), kind_of(value)), (None, False))
-        if relation == "MEMBER_OF" and _LEAD_MARK.match(sent, value.end):
-            relation = "LEADS"
-        if relation:
-            out.append((value, relation, head, ":") if backwards else (head, relation, value, ":"))
-    return out
-
-
-def _row(sent: str, found: list[_Mention], columns: list[str]) -> list[Pair]:
-    """A Markdown table row: each cell under a column a field names ("team", "language",
-    "region") relates the names in it to the row's first name ("| ride-engine | Trips | Elixir |")."""
-    bars = [i for i, c in enumerate(sent) if c == "|"]
-    cell = {id(m): sum(1 for b in bars if b < m.start) - 1 for m in found}
-    keys = [m for m in found if cell[id(m)] == 0]
-    if not keys:
-        return []
-    out: list[Pair] = []
-    for m in found:
-        column = columns[cell[id(m)]] if 0 < cell[id(m)] < len(columns) else ""
-        if column in _COLUMNS:
-            relation, backwards = _COLUMNS[column]
-            if column.endswith("team"):
-                m.vote({"ORGANIZATION": 3})  # a name under "team" is one, whatever its shape
-            out.append(
-                (m, relation, keys[0], column) if backwards else (keys[0], relation, m, column)
-            )
-    return out
-
-
-def listed_from(sent: str, found: list[_Mention], start: int) -> list[_Mention]:
-    """The names listed from ``start`` on ("A, B (lead) and C"): nothing else before the first,
-    only separators and asides between them."""
-    out: list[_Mention] = []
-    at = start
-    for m in found:
-        if m.start < start:
-            continue
-        gap = _ASIDE.sub("", sent[at : m.start])
-        if (not out and not _LEAD_IN.fullmatch(gap)) or (out and not _VALUE_SEP.fullmatch(gap)):
-            break  # not a list of names: a sentence
-        out.append(m)
-        at = m.end
-    return out
-
-
-Pair = tuple["_Mention", str, "_Mention", str]  # (source, relation, target, connecting words)
-
-
 def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     """(source, relation, target, words) for each neighbouring pair of mentions whose gap states
     one."""
@@ -450,7 +316,7 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
     aside: _Mention | None = None  # the noun an apposition ("A, led by B, owns C") is about
     bare = False  # an aside without punctuation: "the team in Berlin owns", "the team under B"
     for a, b in zip(found, found[1:], strict=False):
-        between = _ASIDE.sub("", sent[a.end : b.start])  # "X (RSE) is led by Y"
+        between = ASIDE.sub("", sent[a.end : b.start])  # "X (RSE) is led by Y"
         source = a
         if aside is not None and bare:
             source, aside = aside, None  # "the platform team in Berlin owns …": an aside
@@ -577,7 +443,7 @@ def extract(
     known = {**(names or {}), **given}
     for i, (sent, plain) in enumerate(zip(sents, plains, strict=True)):
         found = _find(sent, caps_mid, plain, known)
-        for short, m in _defined(sent, found):  # from here on "RSE" names the group
+        for short, m in defined(sent, found):  # from here on "RSE" names the group
             if kind_of(m) == "PERSON":
                 m.vote({"ORGANIZATION": 2})  # people have initials, not acronyms
             given[short] = known[short] = (m.name, kind_of(m))
@@ -595,17 +461,17 @@ def extract(
                 m.vote(ROLE_VOTES[role][0])
         _pronouns(sent, found, last_person, last_thing)
         pairs = _pairs(sent, found)
-        field = _FIELD.match(sent)
+        field = FIELD.match(sent)
         if not field:
-            pairs += _keyed(sent, found)
-        if _ROW.match(sent) and not _RULE.match(sent):
-            if i + 1 < len(sents) and _RULE.match(sents[i + 1]):
+            pairs += keyed(sent, found)
+        if ROW.match(sent) and not RULE.match(sent):
+            if i + 1 < len(sents) and RULE.match(sents[i + 1]):
                 columns = [c.strip().lower() for c in sent.strip("|").split("|")]
             else:
-                pairs += _row(sent, found, columns)
-        elif not _RULE.match(sent):
+                pairs += row(sent, found, columns)
+        elif not RULE.match(sent):
             columns = []
-        if (named := _NAMED.match(sent)) and found and found[0].start == named.end():
+        if (named := NAMED.match(sent)) and found and found[0].start == named.end():
             topic = found[0].name
         about, rest = topic, found  # "Owner: X" is about the memory, "Risk team lead: X" the team
         if (
@@ -618,10 +484,10 @@ def extract(
             if not sent[found[0].end : field.start(2)].strip():
                 about, rest = found[0].name, found[1:]
         # a name in the key ("Decision owner:") makes the line about something else
-        keyed = field and rest and rest[0].start >= field.end()
-        values = listed_from(sent, rest, field.end()) if keyed else []
+        about_topic = field and rest and rest[0].start >= field.end()
+        values = listed_from(sent, rest, field.end()) if about_topic else []
         if field and about and values and values[0].name != about:
-            relation, reverse = _FIELDS[field.group(2).lower()]
+            relation, reverse = FIELDS[field.group(2).lower()]
             it = _Mention(0, 0, about, "coref", {})
             for value in values:
                 if not reverse:
@@ -674,28 +540,6 @@ def extract(
     got = {"mentions": mentions, "relations": relations, "corefs": corefs,
            "gives": {w: list(v) for w, v in sorted(given.items())}}  # fmt: skip
     return got | ({"names": {w: list(v) for w, v in sorted(names.items())}} if names else {})
-
-
-_ACRONYM = re.compile(r"[A-Z][A-Z0-9&]{1,7}")
-
-
-def _initials(name: str) -> set[str]:
-    """ "Payments Platform group" -> {"PP", "PPG"}: its capitals' initials, or its words'."""
-    words = [w for w in re.split(r"[\s-]+", name) if w not in ("of", "for", "and", "the", "&")]
-    return {"".join(w[0] for w in words if w[:1].isupper()), "".join(w[0] for w in words).upper()}
-
-
-def _defined(sent: str, found: list[_Mention]) -> list[tuple[str, _Mention]]:
-    """Acronyms the sentence defines beside a name: "the Research Software Engineering group
-    (RSE)", "TRC (Thornbury Research Computing)", when the letters are the name's initials."""
-    out = []
-    for m in found:
-        after = re.match(rf"\s*\(({_ACRONYM.pattern})\)", sent[m.end :])
-        before = re.search(rf"\b({_ACRONYM.pattern})\s*\($", sent[: m.start])
-        short = after or (before if sent[m.end : m.end + 1] == ")" else None)
-        if short and m.kind in ("caps", "np", "dict") and short.group(1) in _initials(m.name):
-            out.append((short.group(1), m))
-    return out
 
 
 def _alias_first_names(mentions: list[dict[str, Any]], relations: list[dict[str, Any]]) -> None:
