@@ -621,6 +621,7 @@ def test_the_graph_stays_readable_at_200_entities(
     browser.wait("!document.querySelector('#graph-all').hidden", "the neighbourhood")
     near = api(browser, "graph_traverse", {"entity": name, "hops": 1})
     expected = {name} | {p["entity"]["name"] for p in near["paths"]}
+    browser.wait(f"{DRAWN}.length === {len(expected)}", "only the neighbourhood drawn")
     drawn = set(browser.js(f"{DRAWN}.map(n => n.dataset.name)"))
     assert drawn == expected
     browser.wait("document.querySelector('#entity-relations')", "the entity panel")

@@ -43,6 +43,7 @@ HALVES = (
     ("heldout6", "held-out 6 (unseen)"),
     ("heldout7", "held-out 7 (seen since 2026-12-07 18:42)"),
     ("heldout8", "held-out 8 (seen since 2026-12-07 18:58)"),
+    ("heldout9", "held-out 9 (unseen)"),
 )
 NOW = "2026-06-01T10:00:00.000Z"
 UPDATED = "2026-03-01T09:00:00.000Z"
