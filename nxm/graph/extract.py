@@ -26,7 +26,7 @@ from nxm.graph.given import bare_names, defined
 from nxm.graph.lines import ASIDE, FIELD, FIELDS, NAMED, ROW, RULE, Pair, keyed, listed_from, row
 from nxm.graph.names import fold, listed_spans, norm, sentences
 
-EXTRACTOR_VERSION = 5
+EXTRACTOR_VERSION = 6
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "PLACE", "THING")
 
 _WORDS = re.compile(r"[a-z]+")
