@@ -57,14 +57,9 @@ def relation_id(source: str, relation: str, target: str) -> str:
     return "rel-" + hashlib.sha256(f"{source}\x00{relation}\x00{target}".encode()).hexdigest()[:12]
 
 
-def _extraction(
-    record: dict[str, Any], names: dict[str, list[str]] | None = None
-) -> dict[str, Any]:
-    given = {w: (v[0], v[1]) for w, v in (names or {}).items()}
-    return {
-        "fingerprint": fingerprint(record),
-        **extract(text_of(record), record.get("user_id"), given),
-    }
+def _extraction(record: dict[str, Any], names: dict[str, Any] | None = None) -> dict[str, Any]:
+    got = extract(text_of(record), record.get("user_id"), names)
+    return {"fingerprint": fingerprint(record), **got}
 
 
 def complete(records: list[dict[str, Any]], extracted: Records) -> Records:
@@ -252,7 +247,8 @@ def build(records: Records, extracted: Records, agent: dict[str, Any], now: str)
     first: dict[str, tuple[str, int]] = {}
     rels: list[tuple[str, str, str, str, int, Any]] = []
     named: list[tuple[str, int, str, int, int]] = []  # (memory, sentence, name, start, end)
-    complete(support, extracted)
+    if any(extracted.get(r["key"], {}).get("fingerprint") != fingerprint(r) for r in support):
+        complete(support, extracted)  # `extractions` has done it for a service's graph
     for r in support:
         got = extracted[r["key"]]
         key, user = r["key"], r.get("user_id")

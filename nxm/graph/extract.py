@@ -7,7 +7,7 @@ memory's guess can be outvoted; code and job titles name no one. docs/graph.md g
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import nxm.graph.lexicon as lex
@@ -170,7 +170,7 @@ def _caps(text: str, words: list[str], start: int, end: int, later: set[str]) ->
 
 def _find(
     sentence: str, later_caps: set[str], plain: str | None = None,
-    names: Mapping[str, tuple[str, str]] | None = None,
+    names: Mapping[str, Sequence[str]] | None = None,
 ) -> list[_Mention]:  # fmt: skip
     """Mentions in one sentence (``plain``: its `prose`), overlaps resolved (word lists first)."""
     text = sentence.replace("`", " ")
@@ -419,7 +419,7 @@ def _pairs(sent: str, found: list[_Mention]) -> list[Pair]:
 
 
 def extract(
-    text: str, user_id: str | None = None, names: Mapping[str, tuple[str, str]] | None = None
+    text: str, user_id: str | None = None, names: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, Any]:
     """Mentions (name, type votes, sentence index, span in it), relations (source, relation,
     target, s), the names pronouns stand for (name, s, start, end), and the names this text

@@ -58,7 +58,9 @@ def bare_names(sents: list[str]) -> set[str]:
     return out
 
 
-_ACRONYM = re.compile(r"[A-Z][A-Z0-9&]{1,7}")
+_ACRONYM = r"[A-Z][A-Z0-9&]{1,7}"
+_ACRONYM_AFTER = re.compile(rf"\s*\(({_ACRONYM})\)")  # "the … group (RSE)"
+_ACRONYM_BEFORE = re.compile(rf"\b({_ACRONYM})\s*\($")  # "TRC (Thornbury Research Computing)"
 
 
 def _initials(name: str) -> set[str]:
@@ -70,10 +72,12 @@ def _initials(name: str) -> set[str]:
 def defined(sent: str, found: list[Any]) -> list[tuple[str, Any]]:
     """Acronyms the sentence defines beside a name: "the Research Software Engineering group
     (RSE)", "TRC (Thornbury Research Computing)", when the letters are the name's initials."""
-    out = []
+    out: list[tuple[str, Any]] = []
+    if "(" not in sent:
+        return out  # most sentences: nothing to look at
     for m in found:
-        after = re.match(rf"\s*\(({_ACRONYM.pattern})\)", sent[m.end :])
-        before = re.search(rf"\b({_ACRONYM.pattern})\s*\($", sent[: m.start])
+        after = _ACRONYM_AFTER.match(sent, m.end)
+        before = _ACRONYM_BEFORE.search(sent[: m.start])
         short = after or (before if sent[m.end : m.end + 1] == ")" else None)
         if short and m.kind in ("caps", "np", "dict") and short.group(1) in _initials(m.name):
             out.append((short.group(1), m))
